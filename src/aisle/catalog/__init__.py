@@ -1,0 +1,1 @@
+"""Tenant product catalogs: schema mapping, import, versioned storage."""

@@ -1,0 +1,77 @@
+"""BlobStore backed by obstore (local filesystem, S3 and S3-compatible servers)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import obstore
+from obstore.exceptions import AlreadyExistsError
+from obstore.exceptions import NotFoundError as ObstoreNotFound
+
+from aisle.core.storage.blob import BlobNotFound
+
+
+class ObstoreBlobStore:
+    """A :class:`~aisle.core.storage.blob.BlobStore` over any obstore store.
+
+    Args:
+        store: an ``obstore.store.*Store`` instance.
+        root: for a ``LocalStore``, its directory (enables :meth:`local_path`).
+    """
+
+    def __init__(self, store: Any, root: Path | None = None) -> None:
+        self.store = store
+        self.root = root
+
+    def get(self, path: str) -> bytes:
+        try:
+            return bytes(obstore.get(self.store, path).bytes())
+        except (ObstoreNotFound, FileNotFoundError) as exc:
+            raise BlobNotFound(f"object '{path}' not found") from exc
+
+    def put(self, path: str, data: bytes) -> None:
+        obstore.put(self.store, path, data)
+
+    def put_if_absent(self, path: str, data: bytes) -> bool:
+        try:
+            obstore.put(self.store, path, data, mode="create")
+        except (AlreadyExistsError, FileExistsError):
+            return False
+        return True
+
+    def exists(self, path: str) -> bool:
+        try:
+            obstore.head(self.store, path)
+        except (ObstoreNotFound, FileNotFoundError):
+            return False
+        return True
+
+    def delete(self, path: str) -> None:
+        try:
+            obstore.delete(self.store, path)
+        except (ObstoreNotFound, FileNotFoundError):
+            pass
+
+    def list(self, prefix: str = "") -> Iterator[str]:
+        prefix = prefix.strip("/")
+        if self.root is not None and not (self.root / prefix).exists():
+            return
+        for batch in obstore.list(self.store, prefix=prefix or None):
+            for meta in batch:
+                yield meta["path"]
+
+    def list_dirs(self, prefix: str = "") -> list[str]:
+        prefix = prefix.strip("/")
+        if self.root is not None and not (self.root / prefix).is_dir():
+            return []
+        result = obstore.list_with_delimiter(self.store, prefix=prefix or None)
+        cut = len(prefix) + 1 if prefix else 0
+        return sorted(p[cut:].rstrip("/") for p in result["common_prefixes"])
+
+    def local_path(self, path: str) -> str | None:
+        if self.root is None:
+            return None
+        return os.fspath(self.root / path)

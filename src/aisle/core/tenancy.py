@@ -1,0 +1,145 @@
+"""Tenants: names, their storage scope, and validated loading of their five configuration files."""
+
+from __future__ import annotations
+
+import re
+import threading
+import time
+from dataclasses import dataclass
+
+import orjson
+from pydantic import BaseModel, ValidationError
+
+from aisle.core.errors import BadRequest, ConfigInvalid, TenantNotFound
+from aisle.core.storage import BlobNotFound, BlobStore, PrefixBlobStore
+from aisle.core.tenant_config import (
+    CONFIG_FILES,
+    AttributeConfiguration,
+    AutocompleteConfiguration,
+    CrsConfig,
+    GlobalConfiguration,
+    UserGroupConfiguration,
+)
+
+TENANT_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
+MARKER_FILE = "attribute_configuration.json"
+
+
+def check_tenant_name(tenant: str) -> str:
+    """Return ``tenant`` when it is a valid name. Raises :class:`BadRequest` (``tenant_invalid``)."""
+    if not TENANT_NAME.match(tenant or ""):
+        raise BadRequest(
+            f"tenant name '{tenant}' is invalid: use 1-64 lowercase letters, digits, '-' or '_'",
+            code="tenant_invalid",
+        )
+    return tenant
+
+
+@dataclass(frozen=True)
+class TenantConfig:
+    """The five validated configuration files of one tenant."""
+
+    tenant: str
+    attributes: AttributeConfiguration
+    autocomplete: AutocompleteConfiguration
+    crs: CrsConfig
+    global_: GlobalConfiguration
+    user_groups: UserGroupConfiguration
+
+
+def parse_config_file(tenant: str, file: str, raw: bytes) -> BaseModel:
+    """Validate one configuration file's bytes.
+
+    Raises:
+        ConfigInvalid: bad JSON or a field that does not validate (the first error's field is named).
+    """
+    model = CONFIG_FILES[file]
+    try:
+        data = orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        raise ConfigInvalid(tenant, file, f"not valid JSON ({exc})") from exc
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        field = ".".join(str(p) for p in err["loc"]) or None
+        raise ConfigInvalid(tenant, file, err["msg"], field=field) from exc
+
+
+def tenant_scope(store: BlobStore, tenant: str) -> PrefixBlobStore:
+    """The tenant's own view of object storage (every path below ``<tenant>/``)."""
+    return PrefixBlobStore(store, check_tenant_name(tenant))
+
+
+class Tenants:
+    """Finds tenants in object storage and loads their configuration, cached for ``ttl`` seconds.
+
+    A configuration change in storage is picked up at most ``ttl`` seconds later.
+    """
+
+    def __init__(self, store: BlobStore, ttl: float = 2.0) -> None:
+        self.store = store
+        self.ttl = ttl
+        self._cache: dict[str, tuple[float, TenantConfig]] = {}
+        self._lock = threading.Lock()
+
+    def names(self) -> list[str]:
+        """Tenant names in storage: top-level folders holding ``attribute_configuration.json``."""
+        return [
+            d for d in self.store.list_dirs("") if TENANT_NAME.match(d) and self.store.exists(f"{d}/{MARKER_FILE}")
+        ]
+
+    def exists(self, tenant: str) -> bool:
+        return bool(TENANT_NAME.match(tenant or "")) and self.store.exists(f"{tenant}/{MARKER_FILE}")
+
+    def scope(self, tenant: str) -> PrefixBlobStore:
+        return tenant_scope(self.store, tenant)
+
+    def config(self, tenant: str) -> TenantConfig:
+        """Load and validate the tenant's five files.
+
+        Raises:
+            TenantNotFound: no such tenant in storage.
+            ConfigInvalid: a file is missing or invalid (tenant, file and field named).
+        """
+        now = time.monotonic()
+        hit = self._cache.get(tenant)
+        if hit is not None and now - hit[0] < self.ttl:
+            return hit[1]
+        if not self.exists(tenant):
+            raise TenantNotFound(tenant)
+        scope = self.scope(tenant)
+        parsed: dict[str, BaseModel] = {}
+        for file in CONFIG_FILES:
+            try:
+                raw = scope.get(file)
+            except BlobNotFound as exc:
+                raise ConfigInvalid(tenant, file, "required file is missing") from exc
+            parsed[file] = parse_config_file(tenant, file, raw)
+        config = TenantConfig(
+            tenant=tenant,
+            attributes=parsed["attribute_configuration.json"],  # type: ignore[arg-type]
+            autocomplete=parsed["autocomplete_configuration.json"],  # type: ignore[arg-type]
+            crs=parsed["crs_config.json"],  # type: ignore[arg-type]
+            global_=parsed["global_configuration.json"],  # type: ignore[arg-type]
+            user_groups=parsed["user_group_configuration.json"],  # type: ignore[arg-type]
+        )
+        with self._lock:
+            self._cache[tenant] = (now, config)
+        return config
+
+    def write_config(self, tenant: str, files: dict[str, BaseModel]) -> None:
+        """Validate and write configuration files (all five when creating a tenant).
+
+        The marker file is written last, so a half-created tenant is never listed.
+        """
+        scope = self.scope(tenant)
+        ordered = sorted(files.items(), key=lambda kv: kv[0] == MARKER_FILE)
+        for file, model in ordered:
+            if file not in CONFIG_FILES:
+                raise BadRequest(f"'{file}' is not a tenant configuration file", code="config_file_unknown")
+            raw = model.model_dump_json(indent=2, by_alias=True, exclude_none=True).encode()
+            parse_config_file(tenant, file, raw)
+            scope.put(file, raw)
+        with self._lock:
+            self._cache.pop(tenant, None)

@@ -1,0 +1,247 @@
+"""The five per-tenant configuration files, as versioned pydantic models.
+
+Stored under ``<bucket>/<tenant>/`` (interface spec, "Tenant configuration files"); all five are
+required. :func:`aisle.core.tenancy.load_tenant_config` validates them on load and names the
+tenant, file and field of any problem.
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class AttributeType(str, Enum):
+    """How a catalog field is stored and indexed.
+
+    ``text``: tokenised full text; ``keyword``: exact string (facets, filters); ``number``: float;
+    ``integer``; ``boolean``; ``category_path``: hierarchical category, levels joined with ``>``.
+    """
+
+    text = "text"
+    keyword = "keyword"
+    number = "number"
+    integer = "integer"
+    boolean = "boolean"
+    category_path = "category_path"
+
+
+class AttributeRole(str, Enum):
+    """What a field means to the platform (spec "Search response": id, title, price, brand, color)."""
+
+    title = "title"
+    description = "description"
+    brand = "brand"
+    color = "color"
+    price = "price"
+    category = "category"
+    gender = "gender"
+    size = "size"
+    image = "image"
+
+
+class Attribute(_Strict):
+    """One catalog field of the tenant's products.
+
+    ``source`` names the column(s) it is read from on import (default: ``name``); for a
+    ``category_path`` a list of columns gives the levels, top first.
+    """
+
+    name: Annotated[str, Field(pattern=r"^[a-z][a-z0-9_]{0,63}$")]
+    type: AttributeType = AttributeType.keyword
+    source: str | list[str] | None = None
+    role: AttributeRole | None = None
+    searchable: bool = False
+    weight: Annotated[float, Field(gt=0, le=100)] = 1.0
+    filterable: bool = False
+    facetable: bool = False
+    sortable: bool = False
+    returned: bool = True
+    html: bool = Field(default=False, description="Strip HTML tags from this field on import.")
+
+    @model_validator(mode="after")
+    def _check(self) -> Attribute:
+        if self.searchable and self.type not in (AttributeType.text, AttributeType.keyword, AttributeType.category_path):
+            raise ValueError(f"attribute '{self.name}': only text, keyword or category_path fields can be searchable")
+        if self.sortable and self.type not in (AttributeType.number, AttributeType.integer, AttributeType.keyword):
+            raise ValueError(f"attribute '{self.name}': only number, integer or keyword fields can be sortable")
+        if isinstance(self.source, list) and self.type is not AttributeType.category_path:
+            raise ValueError(f"attribute '{self.name}': a list of source columns needs type category_path")
+        return self
+
+    @property
+    def sources(self) -> list[str]:
+        if self.source is None:
+            return [self.name]
+        return [self.source] if isinstance(self.source, str) else list(self.source)
+
+
+class AttributeConfiguration(_Strict):
+    """``attribute_configuration.json``: the field schema of the tenant's catalog."""
+
+    version: Literal[1] = 1
+    id_source: str = Field(default="id", description="Column holding the product id.")
+    attributes: list[Attribute]
+
+    @field_validator("attributes")
+    @classmethod
+    def _unique(cls, value: list[Attribute]) -> list[Attribute]:
+        seen: set[str] = set()
+        for attr in value:
+            if attr.name in seen or attr.name == "id":
+                raise ValueError(f"attribute name '{attr.name}' is reserved or repeated")
+            seen.add(attr.name)
+        roles = [a.role for a in value if a.role is not None]
+        if len(roles) != len(set(roles)):
+            raise ValueError("each role may be given to one attribute only")
+        if not any(a.role is AttributeRole.title for a in value):
+            raise ValueError("one attribute must have role 'title'")
+        return value
+
+    def by_name(self, name: str) -> Attribute | None:
+        for attr in self.attributes:
+            if attr.name == name:
+                return attr
+        return None
+
+    def by_role(self, role: AttributeRole) -> Attribute | None:
+        for attr in self.attributes:
+            if attr.role is role:
+                return attr
+        return None
+
+
+class TypeSuggestionConfig(_Strict):
+    enabled: bool = True
+    boost: Annotated[float, Field(ge=0, le=100)] = 1.0
+    limit: Annotated[int, Field(ge=0, le=50)] = 5
+
+
+class AutocompleteConfiguration(_Strict):
+    """``autocomplete_configuration.json``: suggestion sources, per-type boosts and limits."""
+
+    version: Literal[1] = 1
+    max_suggestions: Annotated[int, Field(ge=1, le=50)] = 10
+    min_prefix_length: Annotated[int, Field(ge=1, le=10)] = 1
+    typo_tolerance: bool = True
+    types: dict[Literal["query", "brand", "category", "product"], TypeSuggestionConfig] = Field(
+        default_factory=lambda: {
+            "query": TypeSuggestionConfig(boost=1.0, limit=5),
+            "brand": TypeSuggestionConfig(boost=1.5, limit=3),
+            "category": TypeSuggestionConfig(boost=1.2, limit=3),
+            "product": TypeSuggestionConfig(boost=0.8, limit=4),
+        }
+    )
+
+
+class CrsConfig(_Strict):
+    """``crs_config.json``: the external retail search service used as a fallback."""
+
+    version: Literal[1] = 1
+    enabled: bool = False
+    endpoint: str | None = None
+    project: str | None = None
+    catalog: str | None = None
+    timeout_ms: Annotated[int, Field(ge=10, le=10_000)] = 800
+    min_results: Annotated[int, Field(ge=0)] = Field(default=0, description="Fall back when fewer hits than this.")
+
+    @model_validator(mode="after")
+    def _endpoint_when_enabled(self) -> CrsConfig:
+        if self.enabled and not self.endpoint:
+            raise ValueError("endpoint is required when enabled is true")
+        return self
+
+
+class Synonym(_Strict):
+    """Two-way (``terms`` all equivalent) or one-way (``from`` expands to ``to``) synonym."""
+
+    terms: list[str] | None = None
+    from_: str | None = Field(default=None, alias="from")
+    to: list[str] | None = None
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    @model_validator(mode="after")
+    def _shape(self) -> Synonym:
+        two_way = self.terms is not None
+        one_way = self.from_ is not None or self.to is not None
+        if two_way == one_way:
+            raise ValueError("give either 'terms' (two-way) or 'from' and 'to' (one-way)")
+        if one_way and not (self.from_ and self.to):
+            raise ValueError("a one-way synonym needs both 'from' and 'to'")
+        if two_way and len(self.terms or []) < 2:
+            raise ValueError("a two-way synonym needs at least two terms")
+        return self
+
+
+class TypoConfig(_Strict):
+    """Edit distance allowed by term length (Typesense/Algolia convention: 1 typo from 4 chars, 2 from 8)."""
+
+    enabled: bool = True
+    min_length_one_typo: Annotated[int, Field(ge=1, le=20)] = 4
+    min_length_two_typos: Annotated[int, Field(ge=2, le=30)] = 8
+
+
+class StageConfig(_Strict):
+    """Staged retrieval: stop at the first stage reaching ``min_hits``."""
+
+    min_hits: Annotated[int, Field(ge=0, le=10_000)] = 10
+    relaxed_min_should_match: Annotated[float, Field(gt=0, le=1)] = 0.6
+    typo: TypoConfig = Field(default_factory=TypoConfig)
+
+
+class PriceRange(_Strict):
+    start: float | None = None
+    end: float | None = None
+
+
+class GlobalConfiguration(_Strict):
+    """``global_configuration.json``: tenant-wide search settings."""
+
+    version: Literal[1] = 1
+    display_name: str | None = None
+    currency: Annotated[str, Field(pattern=r"^[A-Z]{3}$")] = "USD"
+    locale: str = "en"
+    default_size: Annotated[int, Field(ge=1, le=100)] = 20
+    max_size: Annotated[int, Field(ge=1, le=100)] = 100
+    stages: StageConfig = Field(default_factory=StageConfig)
+    synonyms: list[Synonym] = Field(default_factory=list)
+    stop_words: list[str] = Field(default_factory=list)
+    price_ranges: list[PriceRange] = Field(
+        default_factory=list, description="Buckets of the price facet; empty means derived from the catalog."
+    )
+    event_types: list[str] = Field(default_factory=lambda: ["view", "add_to_cart", "purchase"])
+
+
+class UserGroup(_Strict):
+    id: Annotated[str, Field(pattern=r"^[A-Za-z0-9_-]{1,64}$")]
+    description: str = ""
+
+
+class PersonalizationConfig(_Strict):
+    enabled: bool = True
+    brand_affinity_weight: Annotated[float, Field(ge=0, le=10)] = 0.3
+    session_events: Annotated[int, Field(ge=0, le=1000)] = 50
+
+
+class UserGroupConfiguration(_Strict):
+    """``user_group_configuration.json``: user groups rules can target, and personalisation settings."""
+
+    version: Literal[1] = 1
+    groups: list[UserGroup] = Field(default_factory=list)
+    personalization: PersonalizationConfig = Field(default_factory=PersonalizationConfig)
+
+
+CONFIG_FILES: dict[str, type[BaseModel]] = {
+    "attribute_configuration.json": AttributeConfiguration,
+    "autocomplete_configuration.json": AutocompleteConfiguration,
+    "crs_config.json": CrsConfig,
+    "global_configuration.json": GlobalConfiguration,
+    "user_group_configuration.json": UserGroupConfiguration,
+}

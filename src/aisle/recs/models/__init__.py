@@ -1,0 +1,1 @@
+"""Recommendation models: one module per model type (spec "Model types")."""

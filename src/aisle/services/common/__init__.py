@@ -1,0 +1,1 @@
+"""What every HTTP service shares: the error envelope, health, app construction."""

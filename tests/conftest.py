@@ -1,0 +1,57 @@
+"""Shared fixtures: real storage, real Redis, the shared data sets.
+
+Outside CI a missing service or data set skips the test with a reason; with ``CI=true`` it fails,
+so CI can never pass by skipping.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from pathlib import Path
+
+import pytest
+
+from aisle.core.storage import BlobStore, open_blob_store
+
+IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
+SHARED_DATA = Path(os.environ.get("AISLE_SHARED_DATA", Path(__file__).resolve().parents[1] / ".." / "shared" / "data"))
+
+
+def require(condition: bool, reason: str) -> None:
+    """Skip (locally) or fail (in CI) when a real dependency is missing."""
+    if condition:
+        return
+    if IN_CI:
+        pytest.fail(f"required in CI: {reason}")
+    pytest.skip(reason)
+
+
+def _port_open(host: str, port: int) -> bool:
+    try:
+        with socket.create_connection((host, port), timeout=0.5):
+            return True
+    except OSError:
+        return False
+
+
+@pytest.fixture(scope="session")
+def shared_data() -> Path:
+    """``../shared/data``; skips (fails in CI) when absent."""
+    path = SHARED_DATA.resolve()
+    require((path / "README.md").exists(), f"shared data not found at {path}")
+    return path
+
+
+@pytest.fixture(scope="session")
+def redis_url() -> str:
+    """A real Redis on 127.0.0.1:6379 (db 15, flushed by the tests that use it)."""
+    url = os.environ.get("AISLE_TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
+    require(_port_open("127.0.0.1", 6379), "Redis is not running on 127.0.0.1:6379")
+    return url
+
+
+@pytest.fixture
+def blob_store(tmp_path: Path) -> BlobStore:
+    """A fresh local object store in a temp dir."""
+    return open_blob_store(f"file://{tmp_path / 'bucket'}")

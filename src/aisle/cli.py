@@ -10,6 +10,8 @@ import logging
 import typer
 
 app = typer.Typer(help="Aisle: retail search and recommendations.", no_args_is_help=True, add_completion=False)
+eval_app = typer.Typer(help="Offline evaluation (NDCG@10, HR@20, ...).", no_args_is_help=True)
+app.add_typer(eval_app, name="eval")
 
 
 def _register() -> None:
@@ -18,7 +20,7 @@ def _register() -> None:
     from aisle.services.cli import register as register_services
 
     register_catalog(app)
-    register_search(app)
+    register_search(app, eval_app)
     register_services(app)
 
 

@@ -19,10 +19,12 @@ class AisleError(Exception):
         message: human-readable explanation naming the offending tenant, file, field or value.
         status: HTTP status code the services answer with.
         details: optional JSON-serialisable extra context.
+        headers: optional HTTP response headers (e.g. ``WWW-Authenticate`` on a 401, RFC 6750 section 3).
     """
 
     code: str = "aisle_error"
     status: int = 400
+    headers: dict[str, str] | None = None
 
     def __init__(
         self,
@@ -31,6 +33,7 @@ class AisleError(Exception):
         code: str | None = None,
         status: int | None = None,
         details: Any = None,
+        headers: dict[str, str] | None = None,
     ) -> None:
         super().__init__(message)
         self.message = message
@@ -39,6 +42,8 @@ class AisleError(Exception):
         if status is not None:
             self.status = status
         self.details = details
+        if headers is not None:
+            self.headers = headers
 
     def to_dict(self) -> dict[str, Any]:
         body: dict[str, Any] = {"code": self.code, "message": self.message}

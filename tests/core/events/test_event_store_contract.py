@@ -1,0 +1,108 @@
+"""One contract suite for every EventStore backend: embedded SQLite and a real Redis."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from aisle.core.events import Event, EventStore, open_event_store_url
+
+
+@pytest.fixture(params=["sqlite", "redis"])
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[EventStore]:
+    if request.param == "redis":
+        url = request.getfixturevalue("redis_url")
+    else:
+        url = f"sqlite://{tmp_path / 'events.sqlite3'}"
+    s = open_event_store_url(url, cap=5, ttl_s=3600)
+    yield s
+    s.close()
+
+
+@pytest.fixture
+def tenant(store: EventStore) -> Iterator[str]:
+    name = f"t{uuid.uuid4().hex[:10]}"
+    yield name
+    store.clear(name)
+
+
+def ev(visitor: str, product: str, kind: str = "view", t: float = 1_700_000_000.0) -> Event:
+    return Event(visitor_id=visitor, event_type=kind, product_id=product, timestamp=t)
+
+
+def test_recent_is_newest_first_and_capped(store: EventStore, tenant: str) -> None:
+    store.append(tenant, [ev("v1", f"p{i}", t=1_700_000_000 + i) for i in range(8)])
+    got = store.recent(tenant, "v1")
+    assert [e.product_id for e in got] == ["p7", "p6", "p5", "p4", "p3"]
+    assert [e.product_id for e in store.recent(tenant, "v1", limit=2)] == ["p7", "p6"]
+
+
+def test_fields_round_trip(store: EventStore, tenant: str) -> None:
+    e = Event("v1", "purchase", "p9", 1_700_000_123.5, user_id="u1", session_id="s1", quantity=2, price=9.99)
+    store.append(tenant, [e])
+    assert store.recent(tenant, "v1") == [e]
+
+
+def test_visitors_and_tenants_are_isolated(store: EventStore, tenant: str) -> None:
+    other = f"{tenant}x"
+    try:
+        store.append(tenant, [ev("v1", "a"), ev("v2", "b")])
+        store.append(other, [ev("v1", "c")])
+        assert [e.product_id for e in store.recent(tenant, "v1")] == ["a"]
+        assert [e.product_id for e in store.recent(tenant, "v2")] == ["b"]
+        assert [e.product_id for e in store.recent(other, "v1")] == ["c"]
+        assert store.recent(tenant, "nobody") == []
+    finally:
+        store.clear(other)
+
+
+def test_separate_appends_accumulate_then_cap(store: EventStore, tenant: str) -> None:
+    for i in range(7):
+        store.append(tenant, [ev("v", f"p{i}")])
+    assert [e.product_id for e in store.recent(tenant, "v")] == ["p6", "p5", "p4", "p3", "p2"]
+
+
+def test_user_features_replace(store: EventStore, tenant: str) -> None:
+    assert store.user_features(tenant, "u1") is None
+    store.put_user_features(tenant, "u1", {"brand_affinity": {"Nike": 0.8}})
+    store.put_user_features(tenant, "u1", {"brand_affinity": {"Puma": 0.5}})
+    assert store.user_features(tenant, "u1") == {"brand_affinity": {"Puma": 0.5}}
+
+
+def test_clear_forgets_the_tenant(store: EventStore, tenant: str) -> None:
+    store.append(tenant, [ev("v", "p")])
+    store.put_user_features(tenant, "u", {"a": 1})
+    store.clear(tenant)
+    assert store.recent(tenant, "v") == [] and store.user_features(tenant, "u") is None
+
+
+def test_expired_events_are_invisible(tmp_path: Path, request: pytest.FixtureRequest) -> None:
+    for url in (f"sqlite://{tmp_path / 'e.sqlite3'}", request.getfixturevalue("redis_url")):
+        s = open_event_store_url(url, cap=5, ttl_s=1)
+        t = f"t{uuid.uuid4().hex[:10]}"
+        s.append(t, [ev("v", "p")])
+        assert len(s.recent(t, "v")) == 1
+        time.sleep(2.1)
+        assert s.recent(t, "v") == [], url
+        s.clear(t)
+        s.close()
+
+
+def test_sqlite_write_is_seen_by_another_process(tmp_path: Path) -> None:
+    """The embedded default carries an event from one process (edit) to another (predict)."""
+    db = tmp_path / "events.sqlite3"
+    reader = open_event_store_url(f"sqlite://{db}")
+    assert reader.recent("shop", "v") == []
+    code = (
+        "from aisle.core.events import Event, open_event_store_url as o;"
+        f"o('sqlite://{db}').append('shop', [Event('v', 'view', 'p42', 1.0)])"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
+    assert [e.product_id for e in reader.recent("shop", "v")] == ["p42"]
+    reader.close()

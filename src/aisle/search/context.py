@@ -1,0 +1,51 @@
+"""The state one search request carries through the pipeline stages."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import tantivy
+
+from aisle.core.tenancy import TenantConfig
+from aisle.search.index.reader import TenantIndex
+from aisle.search.model import FilterSpec, QueryGraph, SortOrder
+
+
+@dataclass(slots=True)
+class Hit:
+    """One matching product: catalog row number and relevance score (or sort key)."""
+
+    ord: int
+    score: float
+
+
+@dataclass
+class SearchContext:
+    """Input, intermediate and output state of one search.
+
+    Stages read what earlier stages produced and add their own part; none reaches back.
+    ``deadline`` is a ``time.perf_counter()`` instant after which optional work is skipped.
+    """
+
+    index: TenantIndex
+    config: TenantConfig
+    query: str
+    size: int = 20
+    offset: int = 0
+    filters: list[FilterSpec] = field(default_factory=list)
+    facets: list[str] = field(default_factory=list)
+    sort: SortOrder = "relevance"
+    deadline: float = field(default_factory=lambda: time.perf_counter() + 0.5)
+    started: float = field(default_factory=time.perf_counter)
+    graph: QueryGraph | None = None
+    terms: list[str] = field(default_factory=list)
+    filter_query: tantivy.Query | None = None
+    match_query: tantivy.Query | None = None
+    hits: list[Hit] = field(default_factory=list)
+    total: int = 0
+    facet_counts: dict[str, list[tuple[str, int]]] = field(default_factory=dict)
+    category_level: dict[str, int] = field(default_factory=dict)
+
+    def past_deadline(self) -> bool:
+        return time.perf_counter() > self.deadline

@@ -1,0 +1,145 @@
+"""A loaded tenant index: the tantivy searcher plus what is needed to answer from memory.
+
+Hits carry a catalog row number (``ord``); products are rendered from pre-built row dicts, so no
+stored document is read on the hot path.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import tantivy
+
+from aisle.catalog.schema import PATH_SEP
+from aisle.catalog.store import Catalog
+from aisle.core.tenant_config import Attribute, AttributeConfiguration, AttributeRole, AttributeType
+from aisle.search.index.schema import ANALYZER, build_analyzer, keyword_field, numeric_field
+
+SPEC_FIELDS = {  # spec "Search response": each product has id, title, price, brand, color, score
+    AttributeRole.title: "title",
+    AttributeRole.price: "price",
+    AttributeRole.brand: "brand",
+    AttributeRole.color: "color",
+}
+
+
+def _nice(x: float) -> float:
+    """Round to 1, 2 or 5 times a power of ten (for readable price buckets)."""
+    if x <= 0:
+        return 0.0
+    exp = math.floor(math.log10(x))
+    base = 10**exp
+    for m in (1, 2, 5, 10):
+        if x <= m * base:
+            return float(m * base)
+    return float(10 * base)
+
+
+def price_buckets(prices: pl.Series, buckets: int = 5) -> list[tuple[float | None, float | None]]:
+    """Range-facet boundaries at rounded quantiles of the catalog's prices: [(from, to), ...]."""
+    clean = prices.drop_nulls()
+    if clean.len() == 0:
+        return []
+    edges: list[float] = []
+    for q in range(1, buckets):
+        edge = _nice(float(clean.quantile(q / buckets)))
+        if edge > 0 and (not edges or edge > edges[-1]):
+            edges.append(edge)
+    ranges: list[tuple[float | None, float | None]] = []
+    lo: float | None = None
+    for edge in edges:
+        ranges.append((lo, edge))
+        lo = edge
+    ranges.append((lo, None))
+    return ranges
+
+
+@dataclass
+class TenantIndex:
+    """Searcher, schema, analyzer and the in-memory product rows of one tenant's catalog version."""
+
+    tenant: str
+    version: str
+    config: AttributeConfiguration
+    index: tantivy.Index
+    searcher: tantivy.Searcher
+    schema: tantivy.Schema
+    analyzer: tantivy.TextAnalyzer
+    rows: list[dict[str, Any]]
+    ord_by_id: dict[str, int]
+    keyword_values: dict[str, dict[str, str]] = field(default_factory=dict)
+    price_ranges: list[tuple[float | None, float | None]] = field(default_factory=list)
+
+    @classmethod
+    def open(cls, tenant: str, path: Path, catalog: Catalog, config: AttributeConfiguration) -> TenantIndex:
+        index = tantivy.Index.open(str(path))
+        analyzer = build_analyzer()
+        index.register_tokenizer(ANALYZER, analyzer)
+        index.reload()
+        products = catalog.products
+        returned = ["id"] + [a.name for a in config.attributes if a.returned and a.name in products.columns]
+        rows = products.select(returned).to_dicts()
+        for attr in config.attributes:  # spec field names (title, price, brand, color) always present
+            if attr.role in SPEC_FIELDS and attr.name != SPEC_FIELDS[attr.role] and attr.name in products.columns:
+                alias = SPEC_FIELDS[attr.role]
+                for row, value in zip(rows, products[attr.name].to_list(), strict=True):
+                    row[alias] = value
+        for row in rows:
+            for alias in SPEC_FIELDS.values():
+                row.setdefault(alias, None)
+        keyword_values: dict[str, dict[str, str]] = {}
+        for attr in config.attributes:
+            if keyword_field(attr) and attr.name in products.columns:
+                values = products[attr.name].drop_nulls().unique().to_list()
+                lookup = {v.lower(): v for v in values}
+                if attr.type is AttributeType.category_path:
+                    for v in values:
+                        parts = v.split(PATH_SEP)
+                        for level in range(1, len(parts)):
+                            prefix = PATH_SEP.join(parts[:level])
+                            lookup.setdefault(prefix.lower(), prefix)
+                keyword_values[attr.name] = lookup
+        price_attr = config.by_role(AttributeRole.price)
+        ranges = (
+            price_buckets(products[price_attr.name])
+            if price_attr is not None and price_attr.name in products.columns
+            else []
+        )
+        return cls(
+            tenant=tenant,
+            version=catalog.version,
+            config=config,
+            index=index,
+            searcher=index.searcher(),
+            schema=index.schema,
+            analyzer=analyzer,
+            rows=rows,
+            ord_by_id={row["id"]: i for i, row in enumerate(rows)},
+            keyword_values=keyword_values,
+            price_ranges=ranges,
+        )
+
+    def analyze(self, text: str) -> list[str]:
+        """Index-time tokens of ``text`` (lowercased, folded, stemmed)."""
+        return list(self.analyzer.analyze(text))
+
+    def attribute(self, name: str) -> Attribute | None:
+        return self.config.by_name(name)
+
+    def ords(self, hits: list[tuple[Any, tantivy.DocAddress]]) -> list[int]:
+        """Catalog row numbers of search hits, in order."""
+        return self.searcher.fast_field_values("ord", [addr for _, addr in hits])
+
+    @property
+    def price_field(self) -> str | None:
+        """The tantivy field of the price attribute, or None when the catalog has no sortable price."""
+        attr = self.config.by_role(AttributeRole.price)
+        return numeric_field(attr) if attr is not None else None
+
+    def num_docs(self) -> int:
+        return int(self.searcher.num_docs)
+

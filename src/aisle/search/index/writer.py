@@ -1,0 +1,111 @@
+"""Build a tenant's tantivy index from a catalog version, atomically.
+
+The index is written to a temporary directory beside its destination and renamed into place
+once committed, so a reader never opens a half-built index.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+import tantivy
+
+from aisle.catalog.schema import PATH_SEP
+from aisle.catalog.store import Catalog
+from aisle.core.tenant_config import AttributeConfiguration, AttributeType
+from aisle.search.index.schema import (
+    ANALYZER,
+    MAX_CATEGORY_LEVELS,
+    build_analyzer,
+    build_schema,
+    keyword_field,
+    level_field,
+    numeric_field,
+)
+
+Progress = Callable[[str, int, int], None]
+
+
+def index_dir(data_dir: Path, tenant: str, version: str, config: AttributeConfiguration) -> Path:
+    """Where the index of ``tenant``'s catalog ``version`` under ``config`` lives in the data dir.
+
+    The attribute configuration's hash is part of the name: a schema change means a new index.
+    """
+    digest = hashlib.sha1(config.model_dump_json().encode()).hexdigest()[:10]
+    return Path(data_dir) / "indexes" / tenant / f"{version}-{digest}"
+
+
+def build_index(
+    catalog: Catalog,
+    config: AttributeConfiguration,
+    dest: Path,
+    *,
+    progress: Progress | None = None,
+    heap_bytes: int = 256_000_000,
+) -> Path:
+    """Index every product of ``catalog`` into ``dest`` (replaced atomically). Returns ``dest``."""
+    dest = Path(dest)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{dest.name}.", dir=dest.parent))
+    try:
+        schema = build_schema(config)
+        index = tantivy.Index(schema, path=str(tmp))
+        index.register_tokenizer(ANALYZER, build_analyzer())
+        writer = index.writer(heap_size=heap_bytes, num_threads=min(2, os.cpu_count() or 1))
+        products = catalog.products
+        total = products.height
+        columns = {c: products[c].to_list() for c in products.columns}
+        ids = columns["id"]
+        plan = []
+        for attr in config.attributes:
+            values = columns.get(attr.name)
+            if values is None:
+                continue
+            plan.append((attr, values, keyword_field(attr), numeric_field(attr)))
+        for i in range(total):
+            doc = tantivy.Document()
+            doc.add_unsigned("ord", i)
+            doc.add_text("id", ids[i])
+            for attr, values, kf, nf in plan:
+                value = values[i]
+                if value is None:
+                    continue
+                if attr.searchable:
+                    doc.add_text(f"s_{attr.name}", str(value).replace(PATH_SEP, " "))
+                if kf:
+                    doc.add_text(kf, value)
+                    if attr.type is AttributeType.category_path:
+                        parts = value.split(PATH_SEP)
+                        for level in range(min(len(parts), MAX_CATEGORY_LEVELS)):
+                            doc.add_text(level_field(attr, level), PATH_SEP.join(parts[: level + 1]))
+                if nf:
+                    if attr.type is AttributeType.number:
+                        doc.add_float(nf, float(value))
+                    else:
+                        doc.add_integer(nf, int(value))
+                if attr.type is AttributeType.boolean and (attr.filterable or attr.facetable):
+                    doc.add_boolean(f"b_{attr.name}", bool(value))
+            writer.add_document(doc)
+            if progress and (i + 1) % 10000 == 0:
+                progress("index", i + 1, total)
+        writer.commit()
+        writer.wait_merging_threads()
+        (tmp / "CATALOG_VERSION").write_text(catalog.version)
+        if progress:
+            progress("index", total, total)
+        try:
+            os.replace(tmp, dest)
+        except OSError:
+            if not (dest / "CATALOG_VERSION").exists():
+                raise
+            shutil.rmtree(tmp, ignore_errors=True)  # another process built the same version first
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return dest
+

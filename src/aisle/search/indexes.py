@@ -1,0 +1,69 @@
+"""The search indexes one process serves: opened on first use, rebuilt or reopened on a new catalog.
+
+A tenant's catalog version is checked at most every ``check_every`` seconds, so a new import is
+served shortly after it completes, without a restart.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from aisle.catalog.store import CatalogStore
+from aisle.core.tenancy import Tenants
+from aisle.search.index.reader import TenantIndex
+from aisle.search.index.writer import build_index, index_dir
+
+Progress = Callable[[str, int, int], None]
+
+
+class IndexRegistry:
+    """Per-tenant :class:`TenantIndex` cache over the local data dir."""
+
+    def __init__(self, tenants: Tenants, data_dir: Path, check_every: float = 1.0) -> None:
+        self.tenants = tenants
+        self.data_dir = Path(data_dir)
+        self.check_every = check_every
+        self._open: dict[str, tuple[float, TenantIndex]] = {}
+        self._locks: dict[str, threading.Lock] = {}
+        self._guard = threading.Lock()
+
+    def _lock(self, tenant: str) -> threading.Lock:
+        with self._guard:
+            return self._locks.setdefault(tenant, threading.Lock())
+
+    def get(self, tenant: str, progress: Progress | None = None) -> TenantIndex:
+        """The tenant's index for its current catalog, built if missing.
+
+        Raises:
+            TenantNotFound, ConfigInvalid: from the tenant's configuration.
+            CatalogNotFound: the tenant has no catalog yet.
+        """
+        config = self.tenants.config(tenant)
+        now = time.monotonic()
+        entry = self._open.get(tenant)
+        if entry is not None and now - entry[0] < self.check_every and entry[1].config is config.attributes:
+            return entry[1]
+        with self._lock(tenant):
+            entry = self._open.get(tenant)
+            store = CatalogStore(self.tenants.scope(tenant))
+            version = store.current_version()
+            if (
+                entry is not None
+                and entry[1].version == version
+                and entry[1].config.model_dump() == config.attributes.model_dump()
+            ):
+                self._open[tenant] = (now, entry[1])
+                return entry[1]
+            catalog = store.load(version)
+            path = index_dir(self.data_dir, tenant, catalog.version, config.attributes)
+            if not (path / "CATALOG_VERSION").exists():
+                build_index(catalog, config.attributes, path, progress=progress)
+            index = TenantIndex.open(tenant, path, catalog, config.attributes)
+            self._open[tenant] = (time.monotonic(), index)
+            return index
+
+    def loaded(self) -> list[str]:
+        return sorted(self._open)

@@ -1,0 +1,82 @@
+"""Search engine request and result types (pydantic, so the services document them as they are)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+SortOrder = Literal["relevance", "price_asc", "price_desc"]
+StageName = Literal["strict", "relaxed", "typo", "browse", "none"]
+
+
+class FilterSpec(BaseModel):
+    """A pre-applied filter (spec "Search request": filters of field and value).
+
+    ``value`` is one value, or a list (OR within the field). Numeric fields also take a range
+    object ``{"gte": 10, "lt": 50}`` (keys gt, gte, lt, lte). Category paths match the node and
+    everything below it (``"Footwear > Shoes"``).
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    field: str = Field(min_length=1, max_length=64, examples=["brand"])
+    value: str | float | bool | list[str | float | bool] | dict[str, float] = Field(examples=["Nike"])
+
+    @model_validator(mode="after")
+    def _check(self) -> FilterSpec:
+        if isinstance(self.value, list) and not self.value:
+            raise ValueError("value: an empty list matches nothing; omit the filter instead")
+        if isinstance(self.value, list) and len(self.value) > 100:
+            raise ValueError("value: at most 100 values per filter")
+        if isinstance(self.value, dict):
+            unknown = set(self.value) - {"gt", "gte", "lt", "lte"}
+            if unknown or not self.value:
+                raise ValueError("value: a range takes keys gt, gte, lt, lte")
+        return self
+
+
+class AppliedFilter(BaseModel):
+    """A filter as the engine applied it (values mapped to the catalog's spelling)."""
+
+    field: str
+    values: list[str | float | bool] = Field(default_factory=list)
+    range: dict[str, float] | None = None
+    source: Literal["request", "query", "rule"] = "request"
+
+
+class QueryGraph(BaseModel):
+    """What the engine understood of the query and how it answered it.
+
+    ``normalized``: the query after case, accent, punctuation and unit normalisation.
+    ``terms``: the analysed (lowercased, stemmed) terms searched. ``stage``: the retrieval stage
+    that answered (``strict``: all terms; ``relaxed``: most terms; ``typo``: edit distance by term
+    length; ``browse``: empty query). ``stages_tried`` lists each stage with its hit count.
+    """
+
+    original: str
+    normalized: str
+    tokens: list[str] = Field(default_factory=list, description="Words of the normalised query.")
+    terms: list[str] = Field(default_factory=list, description="Analysed terms searched (stemmed).")
+    stop_words: list[str] = Field(default_factory=list)
+    stage: StageName = "none"
+    stages_tried: list[dict[str, Any]] = Field(default_factory=list)
+    filters: list[AppliedFilter] = Field(default_factory=list)
+    sort: SortOrder = "relevance"
+    took_ms: float = 0.0
+
+
+class FacetValue(BaseModel):
+    value: str
+    count: int
+
+
+class SearchResult(BaseModel):
+    """Spec "Search response": products, total, facets, queryGraph."""
+
+    model_config = ConfigDict(populate_by_name=True)
+
+    products: list[dict[str, Any]]
+    total: int
+    facets: dict[str, list[FacetValue]] = Field(default_factory=dict)
+    query_graph: QueryGraph = Field(alias="queryGraph")

@@ -1,0 +1,81 @@
+"""The search service (port 8080): search, catalog, categories, tenants, proxied recommendations.
+
+Start with ``uvicorn --factory aisle.services.search.app:create_app`` (``aisle serve`` does).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+
+import httpx
+from fastapi import FastAPI
+from fastapi.responses import ORJSONResponse
+
+from aisle import __version__
+from aisle.core.auth.dependencies import Authorizer
+from aisle.core.config import Settings, load_settings
+from aisle.core.errors import AisleError
+from aisle.core.storage.resolver import open_blob_store_from_settings
+from aisle.core.tenancy import Tenants
+from aisle.search.indexes import IndexRegistry
+from aisle.search.pipeline import SearchPipeline
+from aisle.services.common.errors import install_error_handlers
+
+log = logging.getLogger("aisle.search")
+
+
+@dataclass
+class SearchState:
+    """Resources of one search-service process (reached through ``request.app.state.search``)."""
+
+    settings: Settings
+    tenants: Tenants
+    indexes: IndexRegistry
+    pipeline: SearchPipeline
+    authorizer: Authorizer
+    predict_client: httpx.AsyncClient
+
+
+def create_app(settings: Settings | None = None, *, preload: bool = True) -> FastAPI:
+    """Build the search service. ``preload`` opens every tenant's index at start-up."""
+    settings = settings or load_settings()
+    store = open_blob_store_from_settings(settings)
+    tenants = Tenants(store)
+    state = SearchState(
+        settings=settings,
+        tenants=tenants,
+        indexes=IndexRegistry(tenants, settings.data_dir),
+        pipeline=SearchPipeline(),
+        authorizer=Authorizer(settings, store),
+        predict_client=httpx.AsyncClient(base_url=settings.predict_url, timeout=5.0),
+    )
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        if preload:
+            for tenant in tenants.names():
+                try:
+                    state.indexes.get(tenant)
+                except AisleError as exc:
+                    log.warning("tenant %s not loaded: %s", tenant, exc.message)
+        yield
+        await state.predict_client.aclose()
+
+    app = FastAPI(
+        title="Aisle search service",
+        version=__version__,
+        description="Multi-stage product search (query understanding, merchandising rules, staged BM25 "
+        "retrieval, facets), catalog browsing, categories and tenants. Errors use one envelope: "
+        '`{"error": {"code", "message", "details"}}`.',
+        default_response_class=ORJSONResponse,
+        lifespan=lifespan,
+    )
+    app.state.search = state
+    install_error_handlers(app)
+    from aisle.services.search.routes import build_router
+
+    app.include_router(build_router(state))
+    return app

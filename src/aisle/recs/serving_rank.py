@@ -1,0 +1,216 @@
+"""Ranking of one predict request: slots, FILTER/BOOST/BURY actions, backfill, personalisation, MMR.
+
+Score arithmetic, per slot: the model's scores over the slot's candidate pool are min-max normalised
+to [0, 1]; each matching BOOST adds its ``weight``, each matching BURY subtracts it (so weight 1 moves
+an item across the whole model range, 0.1 nudges it); brand affinity adds
+``affinity_weight * affinity(brand)`` with affinities scaled to [-1, 1]. Backfilled items start at
+-1, below every model item. The final score is what the response returns.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from aisle.core.errors import BadRequest
+from aisle.recs.conditions import Condition, RowPredicate, compile_condition
+from aisle.recs.containers import SlotConfig
+from aisle.recs.diversity import DiversityLevel, mmr
+from aisle.recs.models.base import RecContext
+from aisle.recs.serving_models import ServedModel
+from aisle.recs.serving_products import ProductTable
+
+
+class PredictAction(BaseModel):
+    """A rule of the request (spec "PredictAction"), authored in the rules UI.
+
+    ``weight`` is in units of the slot's normalised score range (see module docs); FILTER ignores it.
+    Without ``condition`` the action matches every product; without ``slotConfigId`` it applies to
+    every slot.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    type: Literal["FILTER", "BOOST", "BURY"]
+    weight: Annotated[float, Field(ge=0, le=100)] = 1.0
+    condition: Condition | None = None
+    slotConfigId: str | None = None
+
+
+@dataclass(frozen=True)
+class CompiledAction:
+    index: int
+    type: str
+    weight: float
+    matches: RowPredicate
+    slot: str | None
+
+    def applies(self, slot_id: str) -> bool:
+        return self.slot is None or self.slot == slot_id
+
+
+def compile_actions(
+    actions: Sequence[PredictAction], table: ProductTable, slot_ids: set[str]
+) -> list[CompiledAction]:
+    """Raises BadRequest: ``action_slot_unknown`` or ``condition_field_unknown``."""
+    out = []
+    for i, action in enumerate(actions):
+        if action.slotConfigId is not None and action.slotConfigId not in slot_ids:
+            raise BadRequest(
+                f"actions[{i}].slotConfigId '{action.slotConfigId}' is not a slot of the container "
+                f"(slots: {', '.join(sorted(slot_ids))})",
+                code="action_slot_unknown",
+            )
+        matches = compile_condition(action.condition, table) if action.condition is not None else _always
+        out.append(CompiledAction(i, action.type, action.weight, matches, action.slotConfigId))
+    return out
+
+
+def _always(_: int) -> bool:
+    return True
+
+
+@dataclass(frozen=True)
+class Personal:
+    """What the request knows about the visitor: recent product ids (oldest first), purchased ids,
+    and brand affinities in [-1, 1]."""
+
+    session: tuple[str, ...] = ()
+    purchased: frozenset[str] = frozenset()
+    brand_affinity: dict[str, float] = field(default_factory=dict)
+    affinity_weight: float = 0.0
+
+
+@dataclass
+class Ranked:
+    """One chosen item with how it got there."""
+
+    item_id: str
+    score: float
+    label: str | None
+    slot: SlotConfig
+    model: ServedModel
+    model_score: float | None
+    rules: list[dict[str, Any]]
+    affinity: float
+    backfill: bool
+
+
+@dataclass(frozen=True)
+class RankOptions:
+    strict: bool = False
+    diversity: DiversityLevel | None = None
+
+
+def rank_slot(
+    slot: SlotConfig,
+    model: ServedModel,
+    seeds: Sequence[str],
+    table: ProductTable,
+    actions: Sequence[CompiledAction],
+    personal: Personal,
+    taken: set[str],
+    options: RankOptions,
+) -> list[Ranked]:
+    """The slot's ``itemCount`` items, best first, none in ``taken`` (updated with the picks).
+
+    Non-strict slots backfill a short list from the seeds' categories (and, when FILTER actions
+    narrow the list, from the rest of the catalog), keeping only items the filters allow.
+    """
+    filters = [a for a in actions if a.type == "FILTER" and a.applies(slot.slotConfigId)]
+    shapers = [a for a in actions if a.type != "FILTER" and a.applies(slot.slotConfigId)]
+    strict = options.strict if slot.options.strictFiltering is None else slot.options.strictFiltering
+    level: DiversityLevel = options.diversity or slot.options.diversityLevel or "none"
+    excluded = set(seeds) | personal.purchased | taken
+    allowed = _allowed(table, filters, excluded)
+    need = slot.itemCount
+    reranks = bool(shapers) or level != "none" or bool(personal.brand_affinity)
+    pool_k = min(max(need * 3, need + 20), 300) if reranks else need
+    ctx = RecContext(
+        seeds=list(seeds), k=pool_k, session=personal.session, exclude=frozenset(excluded), allowed=allowed
+    )
+    scored = [s for s in model.recommender.recommend(ctx) if allowed(s.item_id)]
+    pool: list[tuple[str, float | None, str | None, bool]] = []
+    seen: set[str] = set()
+    for s in scored:
+        if s.item_id not in seen:
+            seen.add(s.item_id)
+            pool.append((s.item_id, s.score, s.label, False))
+    if not strict and len(pool) < need:
+        for item in _backfill(table, seeds, allowed, seen, need - len(pool), wide=bool(filters)):
+            pool.append((item, None, None, True))
+    model_scores = [s for _, s, _, b in pool if not b and s is not None]
+    lo, hi = (min(model_scores), max(model_scores)) if model_scores else (0.0, 0.0)
+    ranked: list[Ranked] = []
+    for pos, (item, raw, label, backfill) in enumerate(pool):
+        base = -1.0 - pos * 1e-6 if backfill else ((raw - lo) / (hi - lo) if hi > lo else 1.0)  # type: ignore[operator]
+        row = table.row(item)
+        rules: list[dict[str, Any]] = []
+        score = base
+        for a in shapers:
+            if row is not None and a.matches(row):
+                delta = a.weight if a.type == "BOOST" else -a.weight
+                score += delta
+                rules.append({"index": a.index, "type": a.type, "weight": a.weight})
+        affinity = 0.0
+        if personal.brand_affinity and row is not None:
+            affinity = personal.brand_affinity.get(str(table.brand(row)), 0.0) * personal.affinity_weight
+            score += affinity
+        ranked.append(Ranked(item, score, label, slot, model, raw, rules, affinity, backfill))
+    if level == "none":
+        ranked.sort(key=lambda r: -r.score)
+        chosen = ranked[:need]
+    else:
+        rows = [table.row(r.item_id) for r in ranked]
+        cats = [None if row is None else table.category(row) for row in rows]
+        brands = [None if row is None else table.brand(row) for row in rows]
+        chosen = [ranked[i] for i in mmr([r.score for r in ranked], cats, brands, need, level)]
+    taken.update(r.item_id for r in chosen)
+    return chosen
+
+
+def _allowed(
+    table: ProductTable, filters: Sequence[CompiledAction], excluded: set[str]
+) -> Callable[[str], bool]:
+    if not filters:
+        return lambda item: item not in excluded
+
+    def allowed(item: str) -> bool:
+        if item in excluded:
+            return False
+        row = table.row(item)
+        return row is not None and all(f.matches(row) for f in filters)
+
+    return allowed
+
+
+def _backfill(
+    table: ProductTable,
+    seeds: Sequence[str],
+    allowed: Callable[[str], bool],
+    seen: set[str],
+    n: int,
+    *,
+    wide: bool,
+) -> list[str]:
+    """Up to ``n`` allowed items: the seeds' categories first (catalog order), then, if ``wide``, any."""
+    seed_rows = [r for r in (table.row(s) for s in seeds) if r is not None]
+    out: list[str] = []
+
+    def take(rows: Sequence[int] | range) -> bool:
+        for row in rows:
+            item = table.ids[row]
+            if item not in seen and allowed(item):
+                seen.add(item)
+                out.append(item)
+                if len(out) >= n:
+                    return True
+        return False
+
+    if take(table.same_category_rows(seed_rows)) or not wide:
+        return out
+    take(range(len(table.ids)))
+    return out

@@ -1,0 +1,163 @@
+"""The predict engine end to end on real storage: containers, actions, backfill, personalisation."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from aisle.core.errors import BadRequest
+from aisle.core.events import Event, open_event_store_url
+from aisle.core.storage import BlobStore
+from aisle.core.tenancy import Tenants
+from aisle.recs.containers import ContainerBody, ContainerNotFound, ContainerStore
+from aisle.recs.models.base import ModelType
+from aisle.recs.serving import PredictEngine, PredictParams, PredictQuery
+from aisle.recs.serving_models import RegistryModelSource
+from aisle.recs.serving_rank import PredictAction
+from aisle.recs.testing import CooccurrenceRecommender, register_and_deploy, write_tenant
+
+T = "shop"
+PRODUCTS = pl.DataFrame(
+    {
+        "id": [f"p{i}" for i in range(12)],
+        "title": [f"Product {i}" for i in range(12)],
+        "description": [f"About {i}" for i in range(12)],
+        "price": [float(10 * (i + 1)) for i in range(12)],
+        "brand": ["nike", "nike", "puma", "puma", "adidas", "adidas"] * 2,
+        "category": ["shoes"] * 4 + ["bags"] * 4 + ["hats"] * 4,
+    }
+)
+# p0 co-occurs most with p1, then p2, p3...; p11 and p10 only come with p9
+SESSIONS = [
+    ["p0", "p1"], ["p0", "p1"], ["p0", "p1"], ["p0", "p1"], ["p0", "p1"],
+    ["p0", "p2"], ["p0", "p2"], ["p0", "p2"], ["p0", "p2"],
+    ["p0", "p3"], ["p0", "p3"], ["p0", "p3"],
+    ["p0", "p4"], ["p0", "p4"], ["p0", "p5"], ["p0", "p6"],
+    ["p9", "p10"], ["p9", "p11"], ["p9", "p11"],
+]  # fmt: skip
+
+
+def query(**kw: object) -> PredictQuery:
+    kw.setdefault("container_id", "c1")
+    kw.setdefault("seeds", ["p0"])
+    return PredictQuery(**kw)  # type: ignore[arg-type]
+
+
+def ids(items: list) -> list[str]:
+    return [i.id for i in items]
+
+
+@pytest.fixture
+def engine(blob_store: BlobStore, tmp_path: Path) -> PredictEngine:
+    write_tenant(blob_store, T, PRODUCTS)
+    for m in ("m1", "m2"):
+        register_and_deploy(blob_store, T, m, ModelType.CUSTOMERS_ALSO_VIEW)
+    containers = ContainerStore(Tenants(blob_store).scope(T))
+    containers.create("c1", ContainerBody.model_validate({"slotConfigurations": [
+        {"slotConfigId": "main", "modelId": "m1", "itemCount": 4}]}))  # fmt: skip
+    containers.create("two", ContainerBody.model_validate({"slotConfigurations": [
+        {"slotConfigId": "a", "modelId": "m1", "itemCount": 2, "placement": 0},
+        {"slotConfigId": "b", "modelId": "m2", "itemCount": 2, "placement": 1}]}))  # fmt: skip
+    model = CooccurrenceRecommender(SESSIONS)
+    source = RegistryModelSource(lambda scope, record: model)
+    events = open_event_store_url(f"sqlite://{tmp_path / 'events.sqlite3'}")
+    return PredictEngine(Tenants(blob_store), events, source)
+
+
+def test_container_routes_to_its_model(engine: PredictEngine) -> None:
+    items = engine.predict(T, query())
+    assert ids(items) == ["p1", "p2", "p3", "p4"]
+    assert items[0].score == 1.0 and items[0].name is None
+
+
+def test_return_product_and_debug_explanation(engine: PredictEngine) -> None:
+    params = PredictParams(return_product=True, debug=True)
+    top = engine.predict(T, query(params=params))[0]
+    assert (top.name, top.description, top.price) == ("Product 1", "About 1", 20.0)
+    assert (
+        top.explanation and top.explanation["modelId"] == "m1" and top.explanation["slotConfigId"] == "main"
+    )
+
+
+def test_strict_filter_returns_fewer_and_non_strict_backfills(engine: PredictEngine) -> None:
+    only_shoes = PredictAction.model_validate(
+        {"type": "FILTER", "condition": {"op": "eq", "field": "category", "value": "shoes"}}
+    )
+    strict = engine.predict(T, query(actions=[only_shoes], params=PredictParams(strict_filtering=True)))
+    assert ids(strict) == ["p1", "p2", "p3"]
+    loose = engine.predict(T, query(actions=[only_shoes], seeds=["p9"], params=PredictParams(debug=True)))
+    # p9's neighbours are hats; the filter keeps none, so the list is backfilled with allowed shoes
+    assert ids(loose) == ["p0", "p1", "p2", "p3"] and all(i.explanation["backfill"] for i in loose)
+
+
+def test_boost_and_bury_reorder(engine: PredictEngine) -> None:
+    boost = PredictAction.model_validate(
+        {"type": "BOOST", "weight": 2, "condition": {"op": "eq", "field": "brand", "value": "adidas"}}
+    )
+    assert ids(engine.predict(T, query(actions=[boost])))[0] == "p4"
+    bury = PredictAction.model_validate(
+        {"type": "BURY", "weight": 5, "condition": {"op": "in", "field": "id", "value": ["p1"]}}
+    )
+    assert "p1" not in ids(engine.predict(T, query(actions=[bury])))[:3]
+
+
+def test_slot_scoped_action_and_unknown_slot(engine: PredictEngine) -> None:
+    bury_a = PredictAction.model_validate({"type": "FILTER", "slotConfigId": "a",
+        "condition": {"op": "eq", "field": "brand", "value": "puma"}})  # fmt: skip
+    items = engine.predict(T, query(container_id="two", actions=[bury_a], params=PredictParams(debug=True)))
+    slots = [(i.id, i.explanation["slotConfigId"]) for i in items]
+    assert slots == [("p2", "a"), ("p3", "a"), ("p1", "b"), ("p4", "b")]
+    with pytest.raises(BadRequest) as err:
+        engine.predict(T, query(actions=[PredictAction(type="BOOST", slotConfigId="zz")]))
+    assert err.value.code == "action_slot_unknown"
+
+
+def test_model_ids_restrict_and_unknown_is_400(engine: PredictEngine) -> None:
+    items = engine.predict(T, query(container_id="two", model_ids=["m2"], params=PredictParams(debug=True)))
+    assert {i.explanation["modelId"] for i in items} == {"m2"} and len(items) == 2
+    with pytest.raises(BadRequest) as err:
+        engine.predict(T, query(model_ids=["nope"]))
+    assert err.value.code == "model_ids_unknown"
+
+
+def test_visitor_session_changes_results_and_purchases_are_left_out(engine: PredictEngine) -> None:
+    anonymous = ids(engine.predict(T, query()))
+    engine.events.append(T, [Event("v1", "view", "p9", 1.0), Event("v1", "purchase", "p1", 2.0)])
+    personal = ids(engine.predict(T, query(visitor_id="v1")))
+    assert personal != anonymous and "p1" not in personal and "p11" in personal
+    assert ids(engine.predict(T, query(visitor_id="someone-else"))) == anonymous
+
+
+def test_user_brand_affinity_boosts_matching_brand(engine: PredictEngine) -> None:
+    engine.events.put_user_features(T, "u1", {"brand_affinity": {"adidas": 1.0}})
+    plain, personal = ids(engine.predict(T, query())), ids(engine.predict(T, query(user_id="u1")))
+    # weight 0.3 of the normalised range: p4 (0.25 + 0.3) passes p3 (0.5), not p1 (1.0)
+    assert plain == ["p1", "p2", "p3", "p4"] and personal == ["p1", "p2", "p4", "p3"]
+
+
+def test_diversity_spreads_categories(engine: PredictEngine) -> None:
+    plain = engine.predict(T, query())
+    diverse = engine.predict(T, query(params=PredictParams(diversity_level="high")))
+    cats = dict(zip(PRODUCTS["id"], PRODUCTS["category"], strict=True))
+    assert len({cats[i.id] for i in diverse[:3]}) > len({cats[i.id] for i in plain[:3]}) == 1
+
+
+def test_container_change_is_seen_on_the_next_request(engine: PredictEngine, blob_store: BlobStore) -> None:
+    assert len(engine.predict(T, query())) == 4
+    store = ContainerStore(Tenants(blob_store).scope(T))  # another process's writer
+    body = ContainerBody.model_validate({"slotConfigurations": [{"slotConfigId": "main", "modelId": "m1",
+        "itemCount": 2}]})  # fmt: skip
+    store.replace("c1", body, version=1)
+    assert len(engine.predict(T, query())) == 2
+    store.delete("c1")
+    with pytest.raises(ContainerNotFound):
+        engine.predict(T, query())
+
+
+def test_evaluation_names_one_model(engine: PredictEngine) -> None:
+    out = engine.evaluate(T, query(), "CUSTOMERS_ALSO_VIEW", "m2")
+    assert out["metrics"] == {"hr@20": 0.5} and [i.id for i in out["items"]][:2] == ["p1", "p2"]
+    with pytest.raises(BadRequest):
+        engine.evaluate(T, query(), "SIMILAR_ITEMS", "m2")

@@ -1,0 +1,175 @@
+"""The FastAPI dependency every service puts on its protected routes.
+
+Usage (in a service's ``create_app``)::
+
+    authorizer = Authorizer(settings, store)          # store optional, see below
+    app.state.authorizer = authorizer
+
+    @router.post("/search")
+    def search(body: SearchRequest, principal: Annotated[Principal | None,
+               Depends(authorizer.require(SEARCH_READ))]) -> ...: ...
+
+``require(scope, tenant_default=None)`` returns ``async def dependency(request) -> Principal | None``:
+
+1. ``Authorization: Bearer <token>`` (RFC 6750 section 2.1); none: 401 ``unauthorized``.
+2. The token is an RFC 9068 access token signed by a key the token service publishes (cached; unknown
+   ``kid`` refreshes the cache), with our ``iss`` and ``aud``, not expired: else 401 ``invalid_token``.
+   Oversized (> 8 KiB) or malformed tokens are 401 too, never 500.
+3. ``scope`` is among the token's scopes: else 403 ``insufficient_scope``.
+4. Every tenant the request names is among the token's tenants: else 403 ``tenant_forbidden``. The
+   tenants named are every ``tenant`` query parameter and the ``tenant`` field of a JSON body or of a
+   form, all of them checked (not only the first), so a route reading either place is covered; with none,
+   ``tenant_default``. The body read is cached by Starlette, so the route still gets it.
+
+The keys come from ``{settings.auth_url}/.well-known/jwks.json`` over HTTP; when the Authorizer is given
+the service's BlobStore it reads the same key ring from object storage instead (no dependency on the token
+service being up). With ``settings.auth == "off"`` every check passes and the dependency returns None.
+A token already verified is cached until it expires: a repeat request costs a few microseconds.
+"""
+
+from __future__ import annotations
+
+import email.message
+import logging
+from typing import Any
+
+import httpx
+from fastapi import Request
+
+from aisle.core.auth.errors import InsufficientScope, InvalidToken, TenantForbidden, Unauthorized
+from aisle.core.auth.jwks import HttpJwksSource, JwksSource, PublicKeyCache, StoreJwksSource
+from aisle.core.auth.scopes import SCOPES
+from aisle.core.auth.tokens import ACCESS_TOKEN_AUDIENCE, Principal, TokenVerifier, read_header
+from aisle.core.config import Settings
+from aisle.core.storage import BlobStore
+
+__all__ = ["Authorizer", "Principal"]
+
+log = logging.getLogger("aisle.auth")
+_BODY_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+
+
+class Authorizer:
+    """Validates bearer tokens for one service (see the module docstring for the rules).
+
+    Args:
+        settings: ``auth`` switches validation; ``auth_url`` is the expected issuer and JWKS location.
+        store: when given, public keys are read from object storage rather than over HTTP.
+        transport: httpx transport for the JWKS fetch (tests route it to the token service's ASGI app).
+        jwks_source: overrides both (tests).
+    """
+
+    def __init__(
+        self,
+        settings: Settings,
+        store: BlobStore | None = None,
+        *,
+        transport: httpx.AsyncBaseTransport | None = None,
+        jwks_source: JwksSource | None = None,
+    ) -> None:
+        self.enabled = settings.auth == "on"
+        if not self.enabled:
+            log.warning("AISLE_AUTH=off: requests are not authenticated")
+        base = settings.auth_url.rstrip("/")
+        if jwks_source is None:
+            if store is not None:
+                jwks_source = StoreJwksSource(store)
+            else:
+                jwks_source = HttpJwksSource(base + "/.well-known/jwks.json", transport=transport)
+        self.keys = PublicKeyCache(jwks_source)
+        self.verifier = TokenVerifier(issuer=base, audience=ACCESS_TOKEN_AUDIENCE)
+
+    def require(self, scope: str, *, tenant_default: str | None = None) -> Any:
+        """A dependency checking the token, ``scope`` and the request's tenant. Returns the Principal.
+
+        Raises (from the dependency): Unauthorized / InvalidToken (401), InsufficientScope /
+        TenantForbidden (403), Unavailable (503) when the keys cannot be fetched at all.
+        ``ValueError`` here, at app construction, for a scope not in :data:`SCOPES`.
+        """
+        if scope not in SCOPES:
+            raise ValueError(f"unknown scope '{scope}'; known: {', '.join(SCOPES)}")
+
+        async def authorize(request: Request) -> Principal | None:
+            if not self.enabled:
+                return None
+            principal = await self.authenticate(request)
+            if scope not in principal.scopes:
+                raise InsufficientScope(scope)
+            for tenant in await request_tenants(request, tenant_default):
+                if tenant not in principal.tenants:
+                    raise TenantForbidden(tenant)
+            return principal
+
+        authorize.__name__ = f"require_{scope.replace(':', '_')}"
+        return authorize
+
+    async def authenticate(self, request: Request) -> Principal:
+        """The verified principal of the request's bearer token. Raises Unauthorized or InvalidToken."""
+        token = bearer_token(request.headers.get("authorization"))
+        principal = self.verifier.cached(token)
+        if principal is not None:
+            return principal
+        header = read_header(token)
+        key = await self.keys.get(header["kid"])
+        if key is None:
+            raise InvalidToken("token signed by an unknown key")
+        return self.verifier.verify(token, key)
+
+
+def bearer_token(authorization: str | None) -> str:
+    """The token of an ``Authorization: Bearer <token>`` header (RFC 6750 section 2.1).
+
+    Raises:
+        Unauthorized: no header, or another scheme.
+        InvalidToken: ``Bearer`` with an empty or non-ASCII token.
+    """
+    if not authorization:
+        raise Unauthorized()
+    scheme, _, token = authorization.strip().partition(" ")
+    if scheme.lower() != "bearer":
+        raise Unauthorized("the Authorization header must use the Bearer scheme")
+    token = token.strip()
+    if not token or not token.isascii():
+        raise InvalidToken("empty or malformed bearer token")
+    return token
+
+
+async def request_tenants(request: Request, default: str | None) -> list[str]:
+    """Every tenant the request names (query ``tenant`` params, body ``tenant`` field), else ``[default]``.
+
+    A JSON body is parsed the way FastAPI does (no content type, or ``application/json`` / ``+json``); an
+    unparsable body names no tenant (the route answers 422). A non-string ``tenant`` is returned as its
+    repr so it can never match an allowed tenant.
+    """
+    tenants = list(request.query_params.getlist("tenant"))
+    if request.method in _BODY_METHODS:
+        tenants.extend(await _body_tenants(request))
+    if not tenants and default is not None:
+        tenants.append(default)
+    return tenants
+
+
+async def _body_tenants(request: Request) -> list[str]:
+    content_type = request.headers.get("content-type")
+    if content_type:
+        message = email.message.Message()
+        message["content-type"] = content_type
+        maintype, subtype = message.get_content_maintype(), message.get_content_subtype()
+        if maintype == "multipart" or (maintype, subtype) == ("application", "x-www-form-urlencoded"):
+            try:
+                form = await request.form()
+            except Exception:  # a malformed form is the route's 400/422 to give
+                return []
+            return [v if isinstance(v, str) else repr(v) for v in form.getlist("tenant")]
+        if not (maintype == "application" and (subtype == "json" or subtype.endswith("+json"))):
+            return []
+    if not await request.body():
+        return []
+    try:
+        data = await request.json()
+    except ValueError:
+        return []
+    if isinstance(data, dict) and data.get("tenant") is not None:
+        value = data["tenant"]
+        return [value if isinstance(value, str) else repr(value)]
+    return []

@@ -1,0 +1,138 @@
+"""Where a resource server finds the token service's public keys, and their cache.
+
+Two sources, one interface (:class:`JwksSource`):
+
+* :class:`HttpJwksSource`: ``GET {AISLE_AUTH_URL}/.well-known/jwks.json`` with httpx (the default);
+* :class:`StoreJwksSource`: the key ring in object storage (``_auth/keys/``), read directly. Used when a
+  service hands its BlobStore to the Authorizer: no network hop and no start-up order between services.
+
+:class:`PublicKeyCache` keeps the parsed keys, refreshes them every ``ttl`` seconds and on an unknown
+``kid`` (a rotation), but at most once per ``min_interval`` seconds so random ``kid`` values cannot turn
+requests into fetches.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from typing import Any, Protocol
+
+import httpx
+from joserfc.jwk import ECKey, OKPKey, RSAKey
+
+from aisle.core.auth.keys import SigningKeys
+from aisle.core.auth.tokens import ALGORITHMS, PublicKey
+from aisle.core.errors import Unavailable
+from aisle.core.storage import BlobStore
+
+log = logging.getLogger("aisle.auth")
+_KEY_CLASS: dict[str, Any] = {"RSA": RSAKey, "EC": ECKey, "OKP": OKPKey}
+
+
+class JwksSource(Protocol):
+    """Fetches an RFC 7517 JWK Set document."""
+
+    async def fetch(self) -> dict[str, Any]:
+        """The JWKS ``{"keys": [...]}``. Raises :class:`Unavailable` when it cannot be read."""
+        ...
+
+
+class HttpJwksSource:
+    """The token service's ``/.well-known/jwks.json`` over HTTP.
+
+    Args:
+        url: the JWKS URL.
+        transport: an httpx transport (tests pass the token service's ASGI app).
+        timeout: seconds per fetch.
+    """
+
+    def __init__(
+        self, url: str, transport: httpx.AsyncBaseTransport | None = None, timeout: float = 3.0
+    ) -> None:
+        self.url, self.transport, self.timeout = url, transport, timeout
+
+    async def fetch(self) -> dict[str, Any]:
+        # A client per fetch: fetches are rare and a client must not outlive the event loop it was made on.
+        try:
+            async with httpx.AsyncClient(transport=self.transport, timeout=self.timeout) as client:
+                response = await client.get(self.url)
+                response.raise_for_status()
+                doc = response.json()
+        except (httpx.HTTPError, ValueError) as exc:
+            raise Unavailable(
+                f"cannot read the token service's keys from {self.url}: {exc}", code="auth_unavailable"
+            ) from exc
+        if not isinstance(doc, dict) or not isinstance(doc.get("keys"), list):
+            raise Unavailable(f"{self.url} did not return a JWK Set", code="auth_unavailable")
+        return doc
+
+
+class StoreJwksSource:
+    """The published keys of the key ring in object storage (read in a worker thread)."""
+
+    def __init__(self, store: BlobStore) -> None:
+        self.keys = SigningKeys(store, refresh=0.0)
+
+    async def fetch(self) -> dict[str, Any]:
+        return await asyncio.to_thread(self.keys.jwks)
+
+
+def parse_jwks(doc: dict[str, Any]) -> dict[str, PublicKey]:
+    """``kid -> public key`` for the usable keys of a JWKS: signature keys with an allowed algorithm."""
+    out: dict[str, PublicKey] = {}
+    for jwk in doc.get("keys", []):
+        if not isinstance(jwk, dict) or not isinstance(jwk.get("kid"), str):
+            continue
+        if (
+            jwk.get("use", "sig") != "sig"
+            or jwk.get("alg") not in ALGORITHMS
+            or jwk.get("kty") not in _KEY_CLASS
+        ):
+            continue
+        public = {k: v for k, v in jwk.items() if k not in ("d", "p", "q", "dp", "dq", "qi")}
+        try:
+            out[jwk["kid"]] = _KEY_CLASS[jwk["kty"]].import_key(public)
+        except Exception:  # a malformed entry must not hide the good ones
+            log.warning("ignoring an unreadable key %s in the JWKS", jwk.get("kid"))
+    return out
+
+
+class PublicKeyCache:
+    """``kid -> key`` from a :class:`JwksSource`, refreshed every ``ttl`` s and on an unknown ``kid``.
+
+    Args:
+        source: where the JWKS comes from.
+        ttl: seconds before the keys are re-read (drops keys the token service stopped publishing).
+        min_interval: least seconds between two fetches triggered by unknown ``kid`` values.
+    """
+
+    def __init__(self, source: JwksSource, ttl: float = 300.0, min_interval: float = 2.0) -> None:
+        self.source, self.ttl, self.min_interval = source, ttl, min_interval
+        self._keys: dict[str, PublicKey] = {}
+        self._fetched_at = float("-inf")
+
+    async def get(self, kid: str) -> PublicKey | None:
+        """The key named ``kid``, or None when the token service does not publish it.
+
+        Raises:
+            Unavailable (``auth_unavailable``, 503): the keys cannot be fetched and none are cached.
+        """
+        age = time.monotonic() - self._fetched_at
+        if age > self.ttl or (kid not in self._keys and age > self.min_interval):
+            await self.refresh()
+        elif not self._keys:
+            raise Unavailable(
+                "the token service's keys are not available yet; retry shortly", code="auth_unavailable"
+            )
+        return self._keys.get(kid)
+
+    async def refresh(self) -> None:
+        """Re-read the keys; on failure keep the cached ones (if any) and log a warning."""
+        self._fetched_at = time.monotonic()
+        try:
+            self._keys = parse_jwks(await self.source.fetch())
+        except Unavailable:
+            if not self._keys:
+                raise
+            log.warning("token service keys could not be refreshed; using the cached ones", exc_info=True)

@@ -1,0 +1,131 @@
+"""The token service's own signing keys, in object storage under ``_auth/keys/<kid>.json``.
+
+Keys are ES256 (P-256): about 0.13 ms to sign and 0.2 ms to verify with joserfc, so issuing stays fast
+and resource servers verify a new token well under their 0.3 ms budget. The ``kid`` is the key's RFC 7638
+thumbprint.
+
+Rotation (:meth:`SigningKeys.rotate`) adds a new active key and marks the others retired. A retired key
+stays in the JWKS for :attr:`SigningKeys.grace` seconds (token lifetime + this cache's refresh interval +
+clock skew), i.e. until every token it signed has expired, and is deleted after that.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+import orjson
+from joserfc.jwk import ECKey
+from pydantic import BaseModel
+
+from aisle.core.storage import BlobStore, PrefixBlobStore
+
+KEYS_PREFIX = "_auth/keys"
+SERVICE_ALG = "ES256"
+
+
+class StoredKey(BaseModel):
+    """One signing key as stored: private JWK, creation and retirement times (unix seconds)."""
+
+    kid: str
+    alg: str = SERVICE_ALG
+    jwk: dict[str, Any]
+    created_at: int
+    retired_at: int | None = None
+
+    def public_jwk(self) -> dict[str, Any]:
+        """The RFC 7517 public JWK with ``kid``, ``alg`` and ``use``."""
+        public = {k: v for k, v in self.jwk.items() if k in ("kty", "crv", "x", "y")}
+        return {**public, "kid": self.kid, "alg": self.alg, "use": "sig"}
+
+
+def new_stored_key(now: int) -> StoredKey:
+    key = ECKey.generate_key("P-256")
+    return StoredKey(kid=key.thumbprint(), jwk=key.as_dict(private=True), created_at=now)
+
+
+class SigningKeys:
+    """The key ring: the active signing key and the published public keys.
+
+    Args:
+        store: object storage (the root, not a tenant scope).
+        token_ttl: lifetime of the access tokens signed with these keys, seconds.
+        refresh: how long a read of the ring is cached, seconds; a rotation by another process (the CLI)
+            is picked up within this time.
+        skew: clock skew allowed by verifiers, seconds.
+    """
+
+    def __init__(
+        self, store: BlobStore, *, token_ttl: int = 900, refresh: float = 10.0, skew: int = 30
+    ) -> None:
+        self.store = PrefixBlobStore(store, KEYS_PREFIX)
+        self.token_ttl = token_ttl
+        self.refresh = refresh
+        self.grace = token_ttl + int(refresh) + skew
+        self._cache: tuple[float, list[StoredKey]] | None = None
+        self._signer: tuple[str, ECKey] | None = None
+        self._lock = threading.Lock()
+
+    def _read(self) -> list[StoredKey]:
+        keys = []
+        for path in self.store.list(""):
+            if path.endswith(".json"):
+                keys.append(StoredKey.model_validate(orjson.loads(self.store.get(path))))
+        return sorted(keys, key=lambda k: (k.created_at, k.kid))
+
+    def keys(self, *, fresh: bool = False) -> list[StoredKey]:
+        """Every stored key, oldest first (cached for ``refresh`` seconds unless ``fresh``)."""
+        now = time.monotonic()
+        cached = self._cache
+        if not fresh and cached is not None and now - cached[0] < self.refresh:
+            return cached[1]
+        keys = self._read()
+        self._cache = (now, keys)
+        return keys
+
+    def active(self) -> tuple[str, ECKey]:
+        """``(kid, private key)`` to sign with: the newest unretired key, created when there is none."""
+        keys = self.keys()
+        live = [k for k in keys if k.retired_at is None]
+        if not live:
+            with self._lock:
+                live = [k for k in self.keys(fresh=True) if k.retired_at is None]
+                if not live:
+                    created = new_stored_key(int(time.time()))
+                    self.store.put_if_absent(f"{created.kid}.json", created.model_dump_json().encode())
+                    live = [k for k in self.keys(fresh=True) if k.retired_at is None]
+        newest = live[-1]
+        signer = self._signer
+        if signer is None or signer[0] != newest.kid:
+            signer = (newest.kid, ECKey.import_key(newest.jwk))
+            self._signer = signer
+        return signer
+
+    def published(self, now: float | None = None) -> list[StoredKey]:
+        """Keys whose tokens may still be valid: unretired ones and those retired less than ``grace`` ago."""
+        now = time.time() if now is None else now
+        return [k for k in self.keys() if k.retired_at is None or k.retired_at + self.grace > now]
+
+    def jwks(self) -> dict[str, list[dict[str, Any]]]:
+        """The RFC 7517 section 5 JWK Set of :meth:`published` keys (public parts only)."""
+        return {"keys": [k.public_jwk() for k in self.published()]}
+
+    def rotate(self) -> StoredKey:
+        """Make a new active key, retire the current ones, delete keys retired more than ``grace`` ago.
+
+        Returns the new key. Tokens signed with a retired key keep validating until they expire.
+        """
+        now = int(time.time())
+        created = new_stored_key(now)
+        self.store.put(f"{created.kid}.json", created.model_dump_json().encode())
+        for key in self._read():
+            if key.kid == created.kid:
+                continue
+            if key.retired_at is None:
+                key.retired_at = now
+                self.store.put(f"{key.kid}.json", key.model_dump_json().encode())
+            elif key.retired_at + self.grace <= now:
+                self.store.delete(f"{key.kid}.json")
+        self._cache = None
+        return created

@@ -1,0 +1,29 @@
+"""Redis :class:`~aisle.core.auth.replay.JtiStore`, shared by every worker and replica."""
+
+from __future__ import annotations
+
+import math
+import time
+
+import redis
+
+
+class RedisJtiStore:
+    """``SET <prefix><key> 1 NX EXAT <expires_at>``: atomic first use, expiry handled by Redis.
+
+    Args:
+        client: a ``redis.Redis`` client.
+        prefix: namespace of the keys, so no call site builds a raw Redis key.
+    """
+
+    def __init__(self, client: redis.Redis, prefix: str = "aisle:auth:jti:") -> None:
+        self.client = client
+        self.prefix = prefix
+
+    @classmethod
+    def from_url(cls, url: str, prefix: str = "aisle:auth:jti:") -> RedisJtiStore:
+        return cls(redis.Redis.from_url(url, socket_timeout=2.0, socket_connect_timeout=2.0), prefix)
+
+    def first_use(self, key: str, expires_at: float) -> bool:
+        ttl_ms = max(1, math.ceil((expires_at - time.time()) * 1000))
+        return bool(self.client.set(self.prefix + key, b"1", nx=True, px=ttl_ms))

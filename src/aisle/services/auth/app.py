@@ -1,0 +1,92 @@
+"""The token service application: ``create_app(settings) -> FastAPI`` (port 8086)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import TypedDict
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+
+from aisle import __version__
+from aisle.core.auth.clients import ClientRegistry
+from aisle.core.auth.errors import OAuthError
+from aisle.core.auth.grant import JwtBearerGrant
+from aisle.core.auth.keys import SigningKeys
+from aisle.core.auth.replay import JtiStore, open_jti_store
+from aisle.core.auth.tokens import ACCESS_TOKEN_TTL
+from aisle.core.config import Settings, load_settings
+from aisle.core.storage import BlobStore
+from aisle.core.storage.resolver import open_blob_store_from_settings
+from aisle.services.auth.routes import NO_STORE, router
+from aisle.services.common.errors import error_body, install_error_handlers, validation_error_dict
+
+
+class AuthState(TypedDict):
+    """Lifespan state, reached by routes through ``request.state``."""
+
+    grant: JwtBearerGrant
+    keys: SigningKeys
+
+
+def create_app(
+    settings: Settings | None = None,
+    *,
+    store: BlobStore | None = None,
+    jti_store: JtiStore | None = None,
+    token_ttl: int = ACCESS_TOKEN_TTL,
+) -> FastAPI:
+    """Build the token service.
+
+    Args:
+        settings: process settings (default: from the environment, as ``uvicorn --factory`` calls it);
+            ``auth_url`` is the issuer (``iss`` of tokens; assertions' ``aud`` is ``{auth_url}/token``),
+            ``storage_url`` holds clients and keys, ``redis_url`` (if set) the replay memory.
+        store: object storage to use instead of opening ``settings.storage_url``.
+        jti_store: replay memory to use instead of the one chosen from ``settings.redis_url``.
+        token_ttl: access-token lifetime, seconds.
+    """
+
+    settings = settings if settings is not None else load_settings()
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[AuthState]:
+        blobs = store if store is not None else open_blob_store_from_settings(settings)
+        keys = SigningKeys(blobs, token_ttl=token_ttl)
+        keys.active()  # create the first key now, so the JWKS is never empty
+        grant = JwtBearerGrant(
+            ClientRegistry(blobs),
+            keys,
+            jti_store if jti_store is not None else open_jti_store(settings.redis_url),
+            issuer=settings.auth_url,
+            token_ttl=token_ttl,
+        )
+        yield {"grant": grant, "keys": keys}
+
+    app = FastAPI(
+        title="Aisle token service",
+        version=__version__,
+        description="OAuth 2.0 JWT bearer grant (RFC 7523); public keys at /.well-known/jwks.json.",
+        lifespan=lifespan,
+    )
+    install_error_handlers(app)
+
+    @app.exception_handler(OAuthError)
+    async def _oauth(_: Request, exc: OAuthError) -> JSONResponse:
+        return JSONResponse(exc.to_dict(), status_code=exc.status, headers=NO_STORE)
+
+    @app.exception_handler(RequestValidationError)
+    async def _invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
+        # RFC 6749 section 5.2 on the token endpoint; the standard envelope elsewhere.
+        if request.url.path == "/token":
+            return JSONResponse(
+                {"error": "invalid_request", "error_description": "malformed token request"},
+                status_code=400,
+                headers=NO_STORE,
+            )
+        return JSONResponse(error_body(validation_error_dict(exc), "standard"), status_code=422)
+
+    app.include_router(router)
+    return app

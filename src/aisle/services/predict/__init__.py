@@ -1,0 +1,1 @@
+"""The recommendation predict service (port 8081)."""

@@ -1,0 +1,95 @@
+"""The recommendation predict service (port 8081): POST /predict, /evaluation, bundles.
+
+Start with ``uvicorn --factory aisle.services.predict.app:create_app`` (``aisle serve`` does); settings
+come from the ``AISLE_*`` environment when none are given.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+
+from fastapi import FastAPI
+
+from aisle import __version__
+from aisle.catalog.store import CatalogNotFound, CatalogStore
+from aisle.core.auth.dependencies import Authorizer
+from aisle.core.config import Settings, load_settings
+from aisle.core.events import EventStore, open_event_store
+from aisle.core.storage import BlobStore
+from aisle.core.storage.resolver import open_blob_store_from_settings
+from aisle.core.tenancy import Tenants
+from aisle.recs.serving import PredictEngine
+from aisle.recs.serving_models import ModelSource, RegistryModelSource, default_loader
+from aisle.services.common.errors import install_error_handlers
+
+log = logging.getLogger("aisle.predict")
+
+
+@dataclass
+class PredictState:
+    """Resources of one predict process (``app.state.predict``)."""
+
+    settings: Settings
+    tenants: Tenants
+    events: EventStore
+    engine: PredictEngine
+    authorizer: Authorizer
+
+
+def catalog_or_none(scope: BlobStore) -> object | None:
+    """The tenant's current catalog, or None when it has none (models that need it say so)."""
+    try:
+        return CatalogStore(scope).load()
+    except CatalogNotFound:
+        return None
+
+
+def create_app(
+    settings: Settings | None = None,
+    *,
+    models: ModelSource | None = None,
+    events: EventStore | None = None,
+) -> FastAPI:
+    """Build the predict service.
+
+    Args:
+        settings: process settings (default: from the environment).
+        models: where models come from (default: the registry, loaded with ``aisle.recs.loading``).
+        events: the event store (default: :func:`aisle.core.events.open_event_store`).
+    """
+    settings = settings or load_settings()
+    store = open_blob_store_from_settings(settings)
+    tenants = Tenants(store)
+    events = events or open_event_store(settings)
+    models = models or RegistryModelSource(default_loader(catalog_or_none))
+    state = PredictState(
+        settings=settings,
+        tenants=tenants,
+        events=events,
+        engine=PredictEngine(tenants, events, models),
+        authorizer=Authorizer(settings, store),
+    )
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        yield
+        state.events.close()
+
+    app = FastAPI(
+        title="Aisle recommendation predict service",
+        version=__version__,
+        description="Real-time recommendations from the models of a container, with FILTER / BOOST / BURY "
+        "actions, session and brand-affinity personalisation and diversity; product bundles. Every answer, "
+        'errors included, is the envelope `{"success", "response_data", "error"}`; `error` is '
+        '`{"code", "message", "details"}` with a stable code.',
+        lifespan=lifespan,
+    )
+    app.state.predict = state
+    install_error_handlers(app, envelope="predict")
+    from aisle.services.predict.routes import build_router
+
+    app.include_router(build_router(state))
+    return app

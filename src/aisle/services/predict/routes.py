@@ -1,0 +1,172 @@
+"""Routes of the predict service: parse, call the predict engine, render the spec's envelope."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated, Any
+
+import orjson
+from fastapi import APIRouter, Depends, Query
+from fastapi.responses import Response
+
+from aisle import __version__
+from aisle.core.auth.scopes import RECS_READ
+from aisle.recs import serving_bundles
+from aisle.recs.serving import ItemOut, PredictParams, PredictQuery
+from aisle.services.common.schemas import Health
+from aisle.services.predict.schemas import (
+    BundleRecommendationRequest,
+    BundlesResponse,
+    EvaluationRequest,
+    EvaluationResponse,
+    PredictErrorEnvelope,
+    PredictRequest,
+    PredictResponse,
+    TenantQuery,
+)
+
+if TYPE_CHECKING:
+    from aisle.services.predict.app import PredictState
+
+
+def _errors(*layers: dict[str, str]) -> dict[int | str, dict[str, Any]]:
+    """OpenAPI error responses; later layers override earlier descriptions of the same status."""
+    merged: dict[str, str] = {}
+    for layer in layers:
+        merged.update(layer)
+    return {int(s): {"model": PredictErrorEnvelope, "description": d} for s, d in sorted(merged.items())}
+
+
+AUTH_ERRORS = {"401": "missing or invalid bearer token", "403": "scope recs:read or tenant not granted"}
+COMMON = {
+    **AUTH_ERRORS,
+    "422": "invalid body or query; a missing `tenant` is named (`query.tenant`)",
+    "503": "tenant configuration invalid, or event store unavailable",
+}
+
+
+def item_json(item: ItemOut) -> dict[str, Any]:
+    return {k: v for k, v in item.__dict__.items() if v is not None}
+
+
+def ok(data: Any) -> Response:
+    """The success envelope, serialised with orjson (the route's response_model documents it)."""
+    body = {"success": True, "response_data": data, "error": None}
+    return Response(orjson.dumps(body), media_type="application/json")
+
+
+def to_query(body: PredictRequest, container_id: str) -> PredictQuery:
+    p = body.predictParams
+    return PredictQuery(
+        container_id=container_id,
+        seeds=body.productIds,
+        model_ids=body.modelIds,
+        visitor_id=body.visitorId,
+        user_id=body.userId,
+        actions=body.actions,
+        params=PredictParams(
+            return_product=p.returnProduct,
+            return_score=p.returnScore,
+            strict_filtering=p.strictFiltering,
+            diversity_level=p.diversityLevel,
+            debug=p.debug,
+        ),
+    )
+
+
+def build_router(state: PredictState) -> APIRouter:
+    router = APIRouter()
+    read = Depends(state.authorizer.require(RECS_READ))
+    engine = state.engine
+
+    @router.post(
+        "/predict",
+        response_model=PredictResponse,
+        dependencies=[read],
+        responses=_errors(
+            COMMON,
+            {
+                "400": "`modelIds` not in the container (model_ids_unknown), an action's unknown slot "
+                "(action_slot_unknown) or condition field (condition_field_unknown)",
+                "404": "unknown tenant (tenant_not_found) or container (container_not_found)",
+                "409": "a slot's model is not deployed (model_not_deployed)",
+                "422": "invalid body, e.g. empty `productIds` (validation_error), or missing `tenant`",
+            },
+        ),
+    )
+    def predict(body: PredictRequest, tenant: TenantQuery) -> Response:
+        """Recommendations of the container ``containerId`` for the seed products.
+
+        Runs the container's slots (only ``modelIds`` when given) in placement order, applies the
+        actions, personalises with ``visitorId`` / ``userId`` and merges the slots' items.
+        """
+        items = engine.predict(tenant, to_query(body, body.containerId))
+        return ok([item_json(i) for i in items])
+
+    @router.post(
+        "/evaluation",
+        response_model=EvaluationResponse,
+        dependencies=[read],
+        responses=_errors(
+            COMMON,
+            {
+                "400": "`modelType` is not the model's type (model_type_mismatch), or a bad action",
+                "404": "unknown tenant or model (model_not_found)",
+            },
+        ),
+    )
+    def evaluation(body: EvaluationRequest, tenant: TenantQuery) -> Response:
+        """One named model's items (deployed or not) and its offline metrics, for quality checks."""
+        out = engine.evaluate(tenant, to_query(body, ""), body.modelType, body.modelName, k=body.k)
+        out["items"] = [item_json(i) for i in out["items"]]
+        return ok(out)
+
+    @router.get(
+        "/bundles",
+        response_model=BundlesResponse,
+        dependencies=[read],
+        responses=_errors(COMMON, {"404": "unknown tenant or container, or no deployed bundle model"}),
+    )
+    def bundles(
+        tenant: TenantQuery,
+        productId: Annotated[str, Query(min_length=1, max_length=256, description="Seed product.")],
+        containerId: Annotated[
+            str | None, Query(max_length=256, description="Container whose bundle slot serves (optional).")
+        ] = None,
+    ) -> Response:
+        """Bundle plans for a product: name, description, categories; no products attached."""
+        return ok(serving_bundles.plans(engine, tenant, productId, containerId))
+
+    @router.post(
+        "/bundles/recommendations",
+        response_model=BundlesResponse,
+        dependencies=[read],
+        responses=_errors(
+            COMMON,
+            {
+                "400": "an action's unknown condition field",
+                "404": "unknown tenant, container or bundle model",
+            },
+        ),
+    )
+    def bundle_recommendations(body: BundleRecommendationRequest, tenant: TenantQuery) -> Response:
+        """The plans (given, or the model's) with each category filled with candidates by ``strategy``."""
+        given = None if body.bundles is None else [b.model_dump() for b in body.bundles]
+        filled = serving_bundles.recommendations(
+            engine,
+            tenant,
+            body.productId,
+            body.containerId,
+            given,
+            body.strategy,
+            body.perCategory,
+            body.actions,
+            visitor_id=body.visitorId,
+            user_id=body.userId,
+        )
+        return ok(filled)
+
+    @router.get("/health", response_model=Health)
+    def health() -> Health:
+        return Health(service="predict", version=__version__)
+
+    return router

@@ -1,0 +1,188 @@
+"""Request and response bodies of the predict service (interface spec "PredictRequest", "PredictResponse").
+
+Field names are the spec's own (camelCase). Every answer, errors included, is the envelope
+``{"success", "response_data", "error"}``.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from fastapi import Query
+from pydantic import BaseModel, ConfigDict, Field
+
+from aisle.recs.serving_rank import PredictAction
+from aisle.services.common.schemas import ErrorObject
+
+Id = Annotated[str, Field(min_length=1, max_length=256)]
+
+TenantQuery = Annotated[
+    str,
+    Query(
+        min_length=1,
+        max_length=64,
+        description="Tenant whose configuration, containers and models serve the request.",
+        examples=["fashion"],
+    ),
+]
+
+
+class PredictParams(BaseModel):
+    """``predictParams``: serving options. Unknown keys are ignored."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    returnProduct: bool = Field(default=False, description="Add the product's name, description and price.")
+    returnScore: bool = Field(default=True, description="Add each item's final score.")
+    strictFiltering: bool = Field(
+        default=False,
+        description="When FILTER actions leave fewer items than asked: true returns fewer, false backfills "
+        "with the best allowed items (the seeds' categories first).",
+    )
+    diversityLevel: Literal["none", "low", "medium", "high"] | None = Field(
+        default=None,
+        description="Spread categories and brands with MMR (lambda 1.0 / 0.8 / 0.6 / 0.35); "
+        "default: the slot's option, else none.",
+    )
+    debug: bool = Field(default=False, description="Add an explanation: model, slot and rules of each item.")
+
+
+class PredictRequest(BaseModel):
+    """Body of ``POST /predict``."""
+
+    containerId: Id = Field(description="The container (placement) to serve.")
+    productIds: Annotated[list[Id], Field(min_length=1, max_length=100)] = Field(
+        description="Seed products, at least one."
+    )
+    modelIds: Annotated[list[Id], Field(max_length=20)] | None = Field(
+        default=None, description="Run only these models of the container (all when omitted)."
+    )
+    eventType: str | None = Field(
+        default=None, description="Context tag, passed through, not used for routing."
+    )
+    visitorId: Id | None = Field(default=None, description="Enables session personalisation.")
+    userId: Id | None = Field(default=None, description="Enables brand-affinity personalisation.")
+    predictParams: PredictParams = Field(default_factory=PredictParams)
+    actions: Annotated[list[PredictAction], Field(max_length=50)] = Field(
+        default_factory=list, description="FILTER, BOOST and BURY rules."
+    )
+
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={
+            "examples": [
+                {
+                    "containerId": "similar-items",
+                    "productIds": ["15970"],
+                    "visitorId": "v-123",
+                    "predictParams": {"returnProduct": True, "diversityLevel": "low"},
+                    "actions": [
+                        {"type": "FILTER", "condition": {"op": "lte", "field": "price", "value": 2000}},
+                        {
+                            "type": "BOOST",
+                            "weight": 0.5,
+                            "condition": {"op": "eq", "field": "brand", "value": "Nike"},
+                        },
+                    ],
+                }
+            ]
+        },
+    )
+
+
+class EvaluationRequest(PredictRequest):
+    """Body of ``POST /evaluation``: PredictRequest fields plus the model to evaluate."""
+
+    containerId: Id | None = Field(default=None, description="Ignored: the model is named directly.")  # type: ignore[assignment]
+    modelType: str = Field(description="The model's type, e.g. CUSTOMERS_ALSO_VIEW.")
+    modelName: Id = Field(description="The model's id.")
+    k: Annotated[int, Field(ge=1, le=100)] = Field(default=20, description="Items to return.")
+
+
+class RecommendationItem(BaseModel):
+    """One recommendation. ``label`` is good / better / best for GOOD_BETTER_BEST models."""
+
+    id: str
+    name: str | None = None
+    description: str | None = None
+    score: float | None = None
+    price: float | None = None
+    label: str | None = None
+    explanation: dict[str, Any] | None = Field(
+        default=None,
+        description="With debug: modelId, modelType, modelVersion, slotConfigId, modelScore, rules "
+        "(index, type, weight of each action that matched), brandAffinity, backfill, sessionLength.",
+    )
+
+
+class PredictResponse(BaseModel):
+    success: bool = True
+    response_data: list[RecommendationItem]
+    error: ErrorObject | None = None
+
+
+class EvaluationResult(BaseModel):
+    modelId: str
+    modelType: str
+    modelVersion: int
+    metrics: dict[str, float]
+    items: list[RecommendationItem]
+
+
+class EvaluationResponse(BaseModel):
+    success: bool = True
+    response_data: EvaluationResult
+    error: ErrorObject | None = None
+
+
+class BundleProduct(BaseModel):
+    id: str
+    score: float | None = None
+
+
+class BundleCategory(BaseModel):
+    category: str
+    products: list[BundleProduct] = Field(default_factory=list)
+
+
+class ProductBundle(BaseModel):
+    """A bundle plan (spec "ProductBundle"); GET /bundles returns it with empty ``products``."""
+
+    name: str
+    description: str = ""
+    categories: list[BundleCategory]
+
+
+class BundlesResponse(BaseModel):
+    success: bool = True
+    response_data: list[ProductBundle]
+    error: ErrorObject | None = None
+
+
+class BundleRecommendationRequest(BaseModel):
+    """Body of ``POST /bundles/recommendations`` (spec "BundleRecommendationRequest")."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    productId: Id = Field(description="Seed product.")
+    containerId: Id | None = Field(
+        default=None,
+        description="Container whose BUNDLE_RECOMMENDATIONS slot serves; default: the tenant's "
+        "deployed bundle model.",
+    )
+    bundles: Annotated[list[ProductBundle], Field(max_length=20)] | None = Field(
+        default=None, description="Plans to fill (typically from GET /bundles); default: the model's plans."
+    )
+    strategy: Literal["hybrid", "fbt", "top_products"] = "hybrid"
+    perCategory: Annotated[int, Field(ge=1, le=20)] = Field(default=3, description="Candidates per category.")
+    visitorId: Id | None = None
+    userId: Id | None = None
+    actions: Annotated[list[PredictAction], Field(max_length=50)] = Field(default_factory=list)
+
+
+class PredictErrorEnvelope(BaseModel):
+    """Every failure: ``success`` false, empty ``response_data``, and the error object."""
+
+    success: Literal[False] = False
+    response_data: list[Any] = Field(default_factory=list)
+    error: ErrorObject

@@ -17,11 +17,13 @@ app.add_typer(eval_app, name="eval")
 def _register() -> None:
     from aisle.catalog.cli import register as register_catalog
     from aisle.search.cli import register as register_search
+    from aisle.services.auth.cli import register as register_auth
     from aisle.services.cli import register as register_services
 
     register_catalog(app)
     register_search(app, eval_app)
     register_services(app)
+    register_auth(app)
 
 
 def main() -> None:

@@ -8,6 +8,7 @@ the deployment state (cached <= 1 s), the catalog pointer (cached <= 1 s) and th
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import time
 from collections.abc import Sequence
@@ -16,7 +17,7 @@ from typing import Any
 
 from aisle.catalog.store import CatalogNotFound, CatalogStore
 from aisle.core.errors import BadRequest
-from aisle.core.events import EventStore
+from aisle.core.events import Event, EventStore
 from aisle.core.storage import PrefixBlobStore
 from aisle.core.tenancy import TenantConfig, Tenants
 from aisle.recs.containers import Container, ContainerStore, SlotConfig
@@ -36,6 +37,18 @@ PURCHASE_TYPES = frozenset({"purchase", "transaction", "order"})
 USER_HISTORY_PREFIX = "user:"
 """Events carrying a ``userId`` are also kept under visitor ``user:<userId>`` (the user's history)."""
 CATALOG_TTL_S = 1.0
+
+
+def record_events(store: EventStore, tenant: str, events: Sequence[Event]) -> int:
+    """Store visitor events; those with a ``userId`` are also kept as that user's history (one batch).
+
+    Returns the number of events accepted (not counting the history copies).
+    """
+    history = [
+        dataclasses.replace(e, visitor_id=USER_HISTORY_PREFIX + e.user_id) for e in events if e.user_id
+    ]
+    store.append(tenant, [*events, *history])
+    return len(events)
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,1 @@
+"""The recommendation edit service (port 8084)."""

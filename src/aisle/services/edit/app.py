@@ -1,0 +1,108 @@
+"""The recommendation edit service (port 8084): models, deploy jobs, containers, events, user features.
+
+Start with ``uvicorn --factory aisle.services.edit.app:create_app`` (``aisle serve`` does); settings come
+from the ``AISLE_*`` environment when none are given. Each process runs one job runner, so several
+replicas share the job queue in object storage (a job still runs once).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+
+from fastapi import FastAPI
+
+from aisle import __version__
+from aisle.catalog.store import CatalogNotFound, CatalogStore
+from aisle.core.auth.dependencies import Authorizer
+from aisle.core.config import Settings, load_settings
+from aisle.core.events import EventStore, open_event_store
+from aisle.core.storage import BlobStore
+from aisle.core.storage.resolver import open_blob_store_from_settings
+from aisle.core.tenancy import Tenants
+from aisle.recs.deployments import Loader, deploy_handler, undeploy_handler
+from aisle.recs.jobs import JobRunner
+from aisle.recs.serving_models import default_loader
+from aisle.services.common.errors import install_error_handlers
+from aisle.services.predict.app import catalog_or_none
+
+WARM_SEEDS = 3
+
+
+@dataclass
+class EditState:
+    """Resources of one edit process (``app.state.edit``)."""
+
+    settings: Settings
+    store: BlobStore
+    tenants: Tenants
+    events: EventStore
+    jobs: JobRunner
+    authorizer: Authorizer
+
+
+def warm_seeds(scope: BlobStore) -> list[str]:
+    """A few product ids of the tenant's catalog to warm a model with (none without a catalog)."""
+    try:
+        return [
+            str(x) for x in CatalogStore(scope).load().products.get_column("id").head(WARM_SEEDS).to_list()
+        ]
+    except CatalogNotFound:
+        return []
+
+
+def create_app(
+    settings: Settings | None = None,
+    *,
+    loader: Loader | None = None,
+    events: EventStore | None = None,
+    job_poll_s: float = 1.0,
+) -> FastAPI:
+    """Build the edit service.
+
+    Args:
+        settings: process settings (default: from the environment).
+        loader: how deploy jobs load a model (default: ``aisle.recs.loading.load_recommender``).
+        events: the event store (default: :func:`aisle.core.events.open_event_store`).
+        job_poll_s: seconds between scans for jobs submitted through other replicas.
+    """
+    settings = settings or load_settings()
+    store = open_blob_store_from_settings(settings)
+    tenants = Tenants(store)
+    load = loader or default_loader(catalog_or_none)
+    state = EditState(
+        settings=settings,
+        store=store,
+        tenants=tenants,
+        events=events or open_event_store(settings),
+        jobs=JobRunner(
+            store,
+            tenants.names,
+            {"deploy": deploy_handler(load, warm_seeds), "undeploy": undeploy_handler()},
+            poll_s=job_poll_s,
+        ),
+        authorizer=Authorizer(settings, store),
+    )
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        state.jobs.start()
+        yield
+        state.jobs.stop()
+        state.events.close()
+
+    app = FastAPI(
+        title="Aisle recommendation edit service",
+        version=__version__,
+        description="Models and their deployment (asynchronous jobs), containers (versioned, optimistic "
+        "concurrency), visitor events and user feature vectors. Every endpoint but /health takes the "
+        '`tenant` query parameter. Errors: `{"error": {"code", "message", "details"}}`.',
+        lifespan=lifespan,
+    )
+    app.state.edit = state
+    install_error_handlers(app)
+    from aisle.services.edit.routes import build_router
+
+    app.include_router(build_router(state))
+    return app

@@ -1,0 +1,176 @@
+"""The edit service over its ASGI app: models, jobs, containers, events, user features."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+
+from aisle.core.storage import BlobStore
+from aisle.core.tenancy import Tenants
+from aisle.recs.jobs import JobStore
+
+T = {"tenant": "shop"}
+SLOT = {"slotConfigId": "main", "modelId": "live", "itemCount": 5}
+
+
+def wait_job(client: TestClient, job_id: str, timeout: float = 10.0) -> dict[str, Any]:
+    deadline = time.time() + timeout
+    while True:
+        job = client.get(f"/jobs/{job_id}", params=T).json()
+        if job["status"] in ("completed", "failed") or time.time() > deadline:
+            return job
+        time.sleep(0.02)
+
+
+def test_models_list_filter_get(client: TestClient) -> None:
+    models = client.get("/models", params=T).json()["models"]
+    assert {m["model_id"] for m in models} == {"live", "fresh", "broken"}
+    only = client.get("/models", params={**T, "modelType": "CUSTOMERS_ALSO_VIEW"}).json()["models"]
+    assert [m["model_id"] for m in only] == ["live"] and only[0]["deployment"]["status"] == "deployed"
+    assert client.get("/models", params={**T, "pageType": "checkout"}).json()["models"] == []
+    assert client.get("/models/fresh", params=T).json()["deployment"] is None
+    r = client.get("/models/zzz", params=T)
+    assert r.status_code == 404 and r.json()["error"]["code"] == "model_not_found"
+
+
+def test_deploy_job_runs_to_completed_and_model_becomes_deployed(client: TestClient, loader: Any) -> None:
+    r = client.post("/models/fresh/deploy", params=T)
+    assert r.status_code == 202 and r.json()["status"] == "accepted"
+    job = wait_job(client, r.json()["jobId"])
+    assert (job["status"], job["percent"], job["message"]) == ("completed", 100, "completed")
+    assert job["result"]["warmupItems"] >= 0 and loader.calls == ["fresh"]
+    assert client.get("/models/fresh", params=T).json()["deployment"]["status"] == "deployed"
+
+
+def test_failed_deploy_reports_failed(client: TestClient) -> None:
+    job = wait_job(client, client.post("/models/broken/deploy", params=T).json()["jobId"])
+    assert job["status"] == "failed" and "corrupt" in job["message"]
+    assert client.get("/models/broken", params=T).json()["deployment"] is None
+
+
+def test_attach_undeployed_and_undeploy_attached_are_refused(client: TestClient) -> None:
+    r = client.post("/containers", params=T, json={"containerId": "c", "slotConfigurations": [
+        {"slotConfigId": "s", "modelId": "fresh"}]})  # fmt: skip
+    assert r.status_code == 409 and r.json()["error"]["code"] == "model_not_deployed"
+    assert "fresh" in r.json()["error"]["message"]
+    for cid in ("c1", "c2"):
+        assert client.post(
+            "/containers", params=T, json={"containerId": cid, "slotConfigurations": [SLOT]}
+        ).is_success
+    r = client.post("/models/live/undeploy", params=T)
+    assert r.status_code == 409 and r.json()["error"]["details"]["containers"] == ["c1", "c2"]
+    client.delete("/containers/c1", params=T)
+    client.delete("/containers/c2", params=T)
+    job = wait_job(client, client.post("/models/live/undeploy", params=T).json()["jobId"])
+    assert job["status"] == "completed"
+    assert client.get("/models/live", params=T).json()["deployment"]["status"] == "undeployed"
+
+
+def test_container_crud_and_versions(client: TestClient) -> None:
+    body = {"containerId": "home", "name": "Home page", "slotConfigurations": [SLOT]}
+    created = client.post("/containers", params=T, json=body)
+    assert created.status_code == 201 and created.json()["version"] == 1
+    assert client.post("/containers", params=T, json=body).json()["error"]["code"] == "container_exists"
+    replace = {"version": 1, "name": "Home v2", "slotConfigurations": [{**SLOT, "itemCount": 3}]}
+    r = client.put("/containers/home", params=T, json=replace)
+    assert r.status_code == 200 and r.json()["version"] == 2
+    stale = client.put("/containers/home", params=T, json={**replace, "name": "lost"})
+    assert stale.status_code == 409 and stale.json()["error"]["code"] == "container_version_conflict"
+    got = client.get("/containers/home", params=T).json()
+    assert (got["name"], got["version"], got["slotConfigurations"][0]["itemCount"]) == ("Home v2", 2, 3)
+    assert [c["containerId"] for c in client.get("/containers", params=T).json()] == ["home"]
+    assert client.delete("/containers/home", params=T).status_code == 204
+    assert client.get("/containers/home", params=T).status_code == 404
+    assert client.put("/containers/home", params=T, json=replace).status_code == 404
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"containerId": "x", "slotConfigurations": []},
+        {"containerId": "x", "slotConfigurations": [SLOT, SLOT]},
+        {"containerId": "bad id!", "slotConfigurations": [SLOT]},
+        {"containerId": "x", "slotConfigurations": [{**SLOT, "itemCount": 0}]},
+    ],
+)
+def test_invalid_containers_are_422(client: TestClient, body: dict[str, Any]) -> None:
+    r = client.post("/containers", params=T, json=body)
+    assert r.status_code == 422 and r.json()["error"]["code"] == "validation_error"
+
+
+def test_events_single_batch_and_read_back(client: TestClient) -> None:
+    one = {"visitorId": "v1", "eventType": "view", "productId": "p1", "timestamp": "2019-10-01T00:00:00Z"}
+    assert client.post("/events", params=T, json=one).json() == {"accepted": 1}
+    batch = {"events": [
+        {"visitorId": "v1", "eventType": "cart", "productId": "p2", "timestamp": 1569888060, "quantity": 1},
+        {"visitorId": "v1", "eventType": "purchase", "productId": "p2", "timestamp": 1569888120, "price": 9.5,
+         "userId": "u1", "sessionId": "s1"},
+    ]}  # fmt: skip
+    assert client.post("/events", params=T, json=batch).json() == {"accepted": 2}
+    got = client.get("/events", params={**T, "visitorId": "v1"}).json()["events"]
+    assert [(e["eventType"], e["productId"]) for e in got] == [
+        ("purchase", "p2"),
+        ("cart", "p2"),
+        ("view", "p1"),
+    ]
+    assert got[2]["timestamp"] == 1569888000.0 and got[0]["userId"] == "u1"
+    assert len(client.get("/events", params={**T, "visitorId": "v1", "limit": 1}).json()["events"]) == 1
+    assert client.get("/events", params={**T, "visitorId": "nobody"}).json()["events"] == []
+
+
+def test_event_validation(client: TestClient) -> None:
+    r = client.post(
+        "/events", params=T, json={"visitorId": "v", "eventType": "like", "productId": "p", "timestamp": 1}
+    )
+    assert r.status_code == 422 and r.json()["error"]["code"] == "event_type_unknown"
+    assert "view" in r.json()["error"]["message"]
+    for bad in ({"visitorId": "v", "eventType": "view", "productId": "p"}, {"events": []}, {"events": "x"}):
+        assert client.post("/events", params=T, json=bad).status_code == 422
+    assert client.get("/events/types", params=T).json() == {"eventTypes": ["view", "cart", "purchase"]}
+
+
+def test_user_features(client: TestClient) -> None:
+    body = {"userId": "u1", "features": {"brand_affinity": {"nike": 0.9}}}
+    assert client.post("/user_features", params=T, json=body).json() == {"userId": "u1", "stored": True}
+    bad = {"userId": "u1", "features": {"brand_affinity": {"nike": "very"}}}
+    assert client.post("/user_features", params=T, json=bad).status_code == 422
+
+
+@pytest.mark.parametrize(
+    ("method", "path"),
+    [("get", "/models"), ("get", "/containers"), ("get", "/events/types"), ("get", "/jobs/x"),
+     ("post", "/models/live/deploy")],
+)  # fmt: skip
+def test_tenant_is_required_and_must_exist(client: TestClient, method: str, path: str) -> None:
+    missing = client.request(method, path)
+    assert missing.status_code == 422 and "tenant" in missing.json()["error"]["message"]
+    unknown = client.request(method, path, params={"tenant": "nope"})
+    assert unknown.status_code == 404 and unknown.json()["error"]["code"] == "tenant_not_found"
+    assert client.get("/health").json()["service"] == "edit"
+
+
+def test_job_accepted_before_a_restart_completes_after_it(
+    settings: Any, store: BlobStore, loader: Any
+) -> None:
+    from aisle.services.edit.app import create_app
+
+    job = JobStore(Tenants(store).scope("shop"), "shop").submit("deploy", "fresh")  # its service then stopped
+    with TestClient(create_app(settings, loader=loader, job_poll_s=0.05)) as restarted:
+        assert wait_job(restarted, job.jobId)["status"] == "completed"
+    assert loader.calls == ["fresh"]
+
+
+def test_two_replicas_run_a_deploy_once(settings: Any, store: BlobStore, loader: Any) -> None:
+    from aisle.services.edit.app import create_app
+
+    with (
+        TestClient(create_app(settings, loader=loader, job_poll_s=0.01)) as a,
+        TestClient(create_app(settings, loader=loader, job_poll_s=0.01)) as b,
+    ):
+        job_id = a.post("/models/fresh/deploy", params=T).json()["jobId"]
+        assert wait_job(b, job_id)["status"] == "completed"
+        time.sleep(0.2)
+    assert loader.calls == ["fresh"]

@@ -2,7 +2,6 @@
 and the ``aisle auth`` commands an operator runs. (No ``from __future__ import annotations``: FastAPI must
 resolve the annotations of routes built inside functions.)"""
 
-
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, Any

@@ -240,3 +240,23 @@ def test_attack_scope_beyond_the_client(kit: AuthKit, token_client: TestClient) 
     oauth_error(
         grant(token_client, kit.assertion("shop", key), scope="search:read catalog:write"), "invalid_scope"
     )
+
+
+def test_attack_parameter_given_twice(kit: AuthKit, token_client: TestClient) -> None:
+    """RFC 6749 section 3.2: no parameter may be repeated (a second assertion must not slip past)."""
+    key = kit.add_client("shop", ["fashion"])
+    body = f"grant_type={JWT_BEARER}&assertion={kit.assertion('shop', key)}&assertion=x.y.z"
+    headers = {"Content-Type": "application/x-www-form-urlencoded"}
+    oauth_error(token_client.post("/token", content=body, headers=headers), "invalid_request")
+
+
+def test_attack_not_form_encoded(kit: AuthKit, token_client: TestClient) -> None:
+    key = kit.add_client("shop", ["fashion"])
+    files = {"assertion": (None, kit.assertion("shop", key)), "grant_type": (None, JWT_BEARER)}
+    oauth_error(token_client.post("/token", files=files), "invalid_request")  # multipart
+    oauth_error(
+        token_client.post(
+            "/token", content=b"\xff\xfe", headers={"Content-Type": "application/x-www-form-urlencoded"}
+        ),
+        "invalid_request",
+    )

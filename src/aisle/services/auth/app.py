@@ -7,7 +7,6 @@ from contextlib import asynccontextmanager
 from typing import TypedDict
 
 from fastapi import FastAPI, Request
-from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 
 from aisle import __version__
@@ -21,7 +20,7 @@ from aisle.core.config import Settings, load_settings
 from aisle.core.storage import BlobStore
 from aisle.core.storage.resolver import open_blob_store_from_settings
 from aisle.services.auth.routes import NO_STORE, router
-from aisle.services.common.errors import error_body, install_error_handlers, validation_error_dict
+from aisle.services.common.errors import install_error_handlers
 
 
 class AuthState(TypedDict):
@@ -76,17 +75,6 @@ def create_app(
     @app.exception_handler(OAuthError)
     async def _oauth(_: Request, exc: OAuthError) -> JSONResponse:
         return JSONResponse(exc.to_dict(), status_code=exc.status, headers=NO_STORE)
-
-    @app.exception_handler(RequestValidationError)
-    async def _invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
-        # RFC 6749 section 5.2 on the token endpoint; the standard envelope elsewhere.
-        if request.url.path == "/token":
-            return JSONResponse(
-                {"error": "invalid_request", "error_description": "malformed token request"},
-                status_code=400,
-                headers=NO_STORE,
-            )
-        return JSONResponse(error_body(validation_error_dict(exc), "standard"), status_code=422)
 
     app.include_router(router)
     return app

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from typing import Annotated
+from urllib.parse import parse_qsl
 
-from fastapi import APIRouter, Depends, Form, Request
+from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse
+from starlette.concurrency import run_in_threadpool
 
 from aisle import __version__
+from aisle.core.auth.assertion import JWT_BEARER
 from aisle.core.auth.errors import invalid_request
 from aisle.core.auth.grant import JwtBearerGrant
 from aisle.core.auth.keys import SigningKeys
@@ -21,19 +24,53 @@ MAX_TOKEN_REQUEST_BYTES = 16_384
 NO_STORE = {"Cache-Control": "no-store", "Pragma": "no-cache"}
 
 
-def get_grant(request: Request) -> JwtBearerGrant:
+async def get_grant(request: Request) -> JwtBearerGrant:
     return request.state.grant  # type: ignore[no-any-return]
 
 
-def get_keys(request: Request) -> SigningKeys:
+async def get_keys(request: Request) -> SigningKeys:
     return request.state.keys  # type: ignore[no-any-return]
 
 
-def check_size(request: Request) -> None:
-    """Refuse a token request body over 16 KiB before it is parsed (``invalid_request``)."""
-    length = request.headers.get("content-length")
-    if length is not None and (not length.isdigit() or int(length) > MAX_TOKEN_REQUEST_BYTES):
+FORM_SCHEMA = {
+    "type": "object",
+    "required": ["grant_type", "assertion"],
+    "properties": {
+        "grant_type": {"type": "string", "example": JWT_BEARER},
+        "assertion": {"type": "string", "description": "The client's signed JWT (RFC 7523 section 3)."},
+        "scope": {"type": "string", "description": "Optional space-separated subset of the client's scopes."},
+    },
+}
+
+
+async def read_form(request: Request) -> dict[str, str]:
+    """The token request's parameters (RFC 6749 section 3.2: form-encoded, each at most once; 16 KiB max).
+
+    Parsed here rather than with ``Form()`` fields: ``parse_qsl`` is several times cheaper, and the token
+    endpoint is measured by its throughput.
+
+    Raises:
+        OAuthError (``invalid_request``): another content type, an oversized body or a repeated parameter.
+    """
+    content_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if content_type != "application/x-www-form-urlencoded":
+        raise invalid_request("the token request must be application/x-www-form-urlencoded")
+    length = request.headers.get("content-length", "0")
+    if not length.isdigit() or int(length) > MAX_TOKEN_REQUEST_BYTES:
         raise invalid_request(f"request body larger than {MAX_TOKEN_REQUEST_BYTES} bytes")
+    body = await request.body()
+    if len(body) > MAX_TOKEN_REQUEST_BYTES:
+        raise invalid_request(f"request body larger than {MAX_TOKEN_REQUEST_BYTES} bytes")
+    try:
+        pairs = parse_qsl(body.decode("ascii"), keep_blank_values=True, max_num_fields=16)
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise invalid_request("malformed form body") from exc
+    form: dict[str, str] = {}
+    for name, value in pairs:
+        if name in form:
+            raise invalid_request(f"parameter '{name}' given more than once")
+        form[name] = value
+    return form
 
 
 @router.post(
@@ -41,26 +78,31 @@ def check_size(request: Request) -> None:
     response_model=TokenResponse,
     responses={400: {"model": OAuthErrorResponse}, 401: {"model": OAuthErrorResponse}},
     summary="Trade a signed client assertion for an access token (RFC 7523 JWT bearer grant)",
-    dependencies=[Depends(check_size)],
+    openapi_extra={
+        "requestBody": {
+            "required": True,
+            "content": {"application/x-www-form-urlencoded": {"schema": FORM_SCHEMA}},
+        }
+    },
 )
-def token(
+async def token(
     grant: Annotated[JwtBearerGrant, Depends(get_grant)],
-    grant_type: Annotated[str | None, Form(description="urn:ietf:params:oauth:grant-type:jwt-bearer")] = None,
-    assertion: Annotated[str | None, Form(description="The client's signed JWT (RFC 7523 section 3)")] = None,
-    scope: Annotated[str | None, Form(description="Optional subset of the client's scopes")] = None,
+    form: Annotated[dict[str, str], Depends(read_form)],
 ) -> JSONResponse:
-    """Form-encoded ``grant_type`` and ``assertion``; RFC 6749 section 5.1 response or 5.2 error.
+    """Form ``grant_type``, ``assertion``, optional ``scope``; RFC 6749 section 5.1 response or 5.2 error.
 
-    A plain ``def``: client lookups, the replay store (Redis) and signing run in the thread pool.
+    The exchange runs in the thread pool: client lookups, the replay store (Redis) and signing block.
     """
-    issued = grant.exchange(grant_type, assertion, scope)
-    body = TokenResponse(
-        access_token=issued.access_token,
-        token_type=issued.token_type,
-        expires_in=issued.expires_in,
-        scope=issued.scope,
+    issued = await run_in_threadpool(
+        grant.exchange, form.get("grant_type"), form.get("assertion"), form.get("scope")
     )
-    return JSONResponse(body.model_dump(), headers=NO_STORE)
+    body = {
+        "access_token": issued.access_token,
+        "token_type": issued.token_type,
+        "expires_in": issued.expires_in,
+        "scope": issued.scope,
+    }
+    return JSONResponse(body, headers=NO_STORE)
 
 
 @router.get(

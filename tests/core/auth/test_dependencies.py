@@ -320,3 +320,8 @@ def test_auth_off_passes_everything_and_warns(
 def test_unknown_scope_is_a_programming_error(kit: AuthKit) -> None:
     with pytest.raises(ValueError):
         Authorizer(kit.settings(), kit.store).require("admin")
+
+
+def test_attack_tenant_b_in_a_get_body(kit: AuthKit, client: TestClient, calls: list) -> None:
+    r = client.request("GET", f"/items?tenant={A}", json={"tenant": B}, headers=bearer(kit.token([A])))
+    refused(r, 403, "tenant_forbidden", calls)

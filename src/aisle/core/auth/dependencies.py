@@ -46,7 +46,6 @@ from aisle.core.storage import BlobStore
 __all__ = ["Authorizer", "Principal"]
 
 log = logging.getLogger("aisle.auth")
-_BODY_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 
 
 class Authorizer:
@@ -82,6 +81,8 @@ class Authorizer:
     def require(self, scope: str, *, tenant_default: str | None = None) -> Any:
         """A dependency checking the token, ``scope`` and the request's tenant. Returns the Principal.
 
+        The returned function carries the scope as its ``scope`` attribute (route introspection).
+
         Raises (from the dependency): Unauthorized / InvalidToken (401), InsufficientScope /
         TenantForbidden (403), Unavailable (503) when the keys cannot be fetched at all.
         ``ValueError`` here, at app construction, for a scope not in :data:`SCOPES`.
@@ -101,6 +102,7 @@ class Authorizer:
             return principal
 
         authorize.__name__ = f"require_{scope.replace(':', '_')}"
+        authorize.scope = scope  # type: ignore[attr-defined]  # lets tests find each route's scope
         return authorize
 
     async def authenticate(self, request: Request) -> Principal:
@@ -142,8 +144,7 @@ async def request_tenants(request: Request, default: str | None) -> list[str]:
     repr so it can never match an allowed tenant.
     """
     tenants = list(request.query_params.getlist("tenant"))
-    if request.method in _BODY_METHODS:
-        tenants.extend(await _body_tenants(request))
+    tenants.extend(await _body_tenants(request))  # any method: FastAPI parses a GET body too
     if not tenants and default is not None:
         tenants.append(default)
     return tenants

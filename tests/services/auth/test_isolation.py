@@ -1,0 +1,223 @@
+"""Tenant isolation across every service app that exists: each endpoint is attacked and must refuse.
+
+For every ``aisle.services.<name>.app.create_app`` that imports, every route except the open ones
+(``/health``, docs) must carry an ``Authorizer.require(...)`` dependency, and on every such route:
+
+* no token: 401;
+* a token for tenant A (all scopes) naming tenant B in the query: 403 ``tenant_forbidden``;
+* the same naming B in a JSON body (alone, and next to an allowed query tenant): 403 ``tenant_forbidden``;
+* a token for both tenants holding every scope but the route's: 403 ``insufficient_scope``;
+* a token signed by another key: 401.
+
+"Nothing read or written" is checked three ways: the route never runs (the dependency refuses first),
+object storage sees no access outside ``_auth/`` (a spy wraps the service's store), and storage and the
+data directory are byte-for-byte unchanged afterwards. A token for tenant B then passes authentication
+(any status but 401/403), so the refusals come from isolation, not from a broken route.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import re
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fastapi import FastAPI
+from fastapi.routing import APIRoute
+from fastapi.testclient import TestClient
+
+from aisle.core.auth.clients import generate_client_key
+from aisle.core.auth.scopes import SCOPES
+from aisle.core.auth.testing import AuthKit
+from aisle.core.storage import BlobStore, open_blob_store
+
+SERVICES = ("search", "predict", "edit", "rules", "vectors", "proxy")
+OPEN_PATHS = {"/health", "/docs", "/docs/oauth2-redirect", "/redoc", "/openapi.json"}
+A, B = "fashion", "homedepot"
+BODY_METHODS = {"POST", "PUT", "PATCH", "DELETE"}
+
+
+class SpyBlobStore:
+    """A BlobStore that records every path touched, to prove refused requests read nothing."""
+
+    def __init__(self, inner: BlobStore) -> None:
+        self.inner = inner
+        self.touched: list[str] = []
+
+    def _note(self, path: str) -> None:
+        self.touched.append(path)
+
+    def __getattr__(self, name: str) -> Any:
+        attr = getattr(self.inner, name)
+        if not callable(attr):
+            return attr
+
+        def recorded(*args: Any, **kwargs: Any) -> Any:
+            self._note(str(args[0]) if args else str(kwargs.get("prefix", kwargs.get("path", ""))))
+            return attr(*args, **kwargs)
+
+        return recorded
+
+    def foreign(self) -> list[str]:
+        """Paths touched outside the auth prefix (the Authorizer may read its keys there)."""
+        return [p for p in self.touched if not p.startswith("_auth")]
+
+
+def snapshot(*roots: Path) -> dict[str, str]:
+    out = {}
+    for root in roots:
+        for path in sorted(root.rglob("*")):
+            if path.is_file():
+                out[str(path)] = hashlib.sha256(path.read_bytes()).hexdigest()
+    return out
+
+
+def route_scopes(route: APIRoute) -> set[str]:
+    """Scopes named by ``Authorizer.require`` dependencies anywhere in the route's dependency tree."""
+    found: set[str] = set()
+    stack = list(route.dependant.dependencies)
+    while stack:
+        dep = stack.pop()
+        scope = getattr(dep.call, "scope", None)
+        if isinstance(scope, str):
+            found.add(scope)
+        stack.extend(dep.dependencies)
+    return found
+
+
+def endpoints(routes: list[Any], prefix: str = "", inherited: frozenset[str] = frozenset()) -> list[Any]:
+    """``(path, scopes, route)`` of every APIRoute, looking inside included routers (FastAPI keeps them
+    as ``_IncludedRouter`` entries with their own prefix and dependencies)."""
+    out: list[Any] = []
+    for route in routes:
+        original = getattr(route, "original_router", None)
+        if original is not None:
+            context = route.include_context
+            extra = {getattr(d.dependency, "scope", None) for d in context.dependencies} - {None}
+            out += endpoints(original.routes, prefix + context.prefix, inherited | frozenset(extra))
+        elif isinstance(route, APIRoute):
+            out.append((prefix + route.path, set(inherited) | route_scopes(route), route))
+    return out
+
+
+def concrete_path(path: str) -> str:
+    return re.sub(r"\{[^}]+\}", "x", path)
+
+
+def load_factory(name: str) -> Callable[..., FastAPI]:
+    try:
+        module = importlib.import_module(f"aisle.services.{name}.app")
+    except ModuleNotFoundError as exc:
+        if exc.name and exc.name.startswith(f"aisle.services.{name}"):
+            pytest.skip(f"service '{name}' does not exist yet (no aisle.services.{name}.app)")
+        raise
+    return module.create_app  # type: ignore[no-any-return]
+
+
+@pytest.fixture
+def service(request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    name = request.param
+    factory = load_factory(name)
+    module = importlib.import_module(f"aisle.services.{name}.app")
+    bucket, data = tmp_path / "bucket", tmp_path / "data"
+    data.mkdir()
+    store = open_blob_store(f"file://{bucket}")
+    spy = SpyBlobStore(store)
+    if hasattr(module, "open_blob_store_from_settings"):
+        monkeypatch.setattr(module, "open_blob_store_from_settings", lambda _settings: spy)
+    kit = AuthKit(store, auth_url="http://127.0.0.1:8086")
+    kit.keys.active()  # the token service's key exists before the services start
+    settings = kit.settings(storage_url=f"file://{bucket}", data_dir=data, redis_url=None)
+    app = factory(settings)
+    with TestClient(app, raise_server_exceptions=False) as client:
+        yield name, app, client, kit, spy, (bucket, data)
+
+
+def attack(client: TestClient, method: str, path: str, token: str | None, query: str, body: Any) -> Any:
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    kwargs: dict[str, Any] = {"headers": headers}
+    if body is not None:
+        kwargs["json"] = body
+    return client.request(method, f"{path}{query}", **kwargs)
+
+
+def code_of(response: Any) -> str | None:
+    try:
+        error = response.json().get("error")
+    except ValueError:
+        return None
+    return error.get("code") if isinstance(error, dict) else None
+
+
+@pytest.mark.parametrize("service", SERVICES, indirect=True)
+def test_attack_every_endpoint_refuses_other_tenants_and_missing_scopes(service: Any) -> None:
+    name, app, client, kit, spy, roots = service
+    routes = [e for e in endpoints(app.routes) if e[0] not in OPEN_PATHS]
+    assert routes, f"{name}: no endpoints found"
+    unprotected = [f"{sorted(r.methods)} {path}" for path, scopes, r in routes if not scopes]
+    assert not unprotected, f"{name}: endpoints without an Authorizer.require dependency: {unprotected}"
+
+    before = snapshot(*roots)
+    spy.touched.clear()
+    token_a = kit.token([A])
+    forged = kit.forge(kit.claims([A, B]), key=generate_client_key("ES256"))
+    failures: list[str] = []
+    attempts = 0
+    for route_path, needed, route in routes:
+        path = concrete_path(route_path)
+        others = [s for s in SCOPES if s not in needed]
+        lacking = kit.token([A, B], scopes=others) if others else None
+        for method in sorted(route.methods):
+            has_body = method in BODY_METHODS
+            cases: list[tuple[str, str | None, str, Any, tuple[int, ...], str | None]] = [
+                ("no token", None, f"?tenant={A}", {"tenant": A} if has_body else None, (401,), None),
+                (
+                    "forged signature",
+                    forged,
+                    f"?tenant={A}",
+                    {"tenant": A} if has_body else None,
+                    (401,),
+                    None,
+                ),
+                ("tenant B in query", token_a, f"?tenant={B}", None, (403,), "tenant_forbidden"),
+            ]
+            if has_body:
+                cases += [
+                    ("tenant B in body", token_a, "", {"tenant": B}, (403,), "tenant_forbidden"),
+                    (
+                        "A in query, B in body",
+                        token_a,
+                        f"?tenant={A}",
+                        {"tenant": B},
+                        (403,),
+                        "tenant_forbidden",
+                    ),
+                ]
+            if lacking is not None:
+                body = {"tenant": A} if has_body else None
+                cases.append(("missing scope", lacking, f"?tenant={A}", body, (403,), "insufficient_scope"))
+            for label, token, query, body, statuses, code in cases:
+                attempts += 1
+                r = attack(client, method, path, token, query, body)
+                if r.status_code not in statuses or (code and code_of(r) != code):
+                    failures.append(f"{method} {route_path} [{label}]: {r.status_code} {r.text[:120]}")
+                elif r.status_code == 401 and "www-authenticate" not in r.headers:
+                    failures.append(f"{method} {route_path} [{label}]: 401 without WWW-Authenticate")
+
+    assert not failures, f"{name}: {len(failures)} of {attempts} attacks not refused:\n" + "\n".join(failures)
+    assert spy.foreign() == [], f"{name}: refused requests touched storage: {spy.foreign()[:5]}"
+    assert snapshot(*roots) == before, f"{name}: refused requests changed storage or the data directory"
+    print(f"\nisolation {name}: {attempts} attacks on {len(routes)} endpoints, all refused")
+
+    # Control: the right token passes authentication on every endpoint (whatever the route then says).
+    token_b = kit.token([B])
+    for route_path, _, route in routes:
+        for method in sorted(route.methods):
+            body = {"tenant": B} if method in BODY_METHODS else None
+            r = attack(client, method, concrete_path(route_path), token_b, f"?tenant={B}", body)
+            assert r.status_code not in (401, 403), (
+                f"{name} {method} {route_path}: {r.status_code} {r.text[:200]}"
+            )

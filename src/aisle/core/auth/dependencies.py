@@ -39,7 +39,7 @@ from fastapi import Request
 from aisle.core.auth.errors import InsufficientScope, InvalidToken, TenantForbidden, Unauthorized
 from aisle.core.auth.jwks import HttpJwksSource, JwksSource, PublicKeyCache, StoreJwksSource
 from aisle.core.auth.scopes import SCOPES
-from aisle.core.auth.tokens import ACCESS_TOKEN_AUDIENCE, Principal, TokenVerifier, read_header
+from aisle.core.auth.tokens import ACCESS_TOKEN_AUDIENCE, Principal, TokenVerifier, parse_access_token
 from aisle.core.config import Settings
 from aisle.core.storage import BlobStore
 
@@ -111,11 +111,11 @@ class Authorizer:
         principal = self.verifier.cached(token)
         if principal is not None:
             return principal
-        header = read_header(token)
-        key = await self.keys.get(header["kid"])
+        parsed = parse_access_token(token)
+        key = await self.keys.get(parsed.headers()["kid"])
         if key is None:
             raise InvalidToken("token signed by an unknown key")
-        return self.verifier.verify(token, key)
+        return self.verifier.verify(token, key, parsed=parsed)
 
 
 def bearer_token(authorization: str | None) -> str:

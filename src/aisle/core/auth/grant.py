@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import orjson
-from joserfc import jws, jwt
+from joserfc import jws
 from joserfc.errors import JoseError
 
 from aisle.core.auth.assertion import JWT_BEARER
@@ -33,7 +33,13 @@ from aisle.core.auth.errors import OAuthError, invalid_client, invalid_grant, in
 from aisle.core.auth.keys import SigningKeys
 from aisle.core.auth.replay import JtiStore
 from aisle.core.auth.scopes import parse_scope_param
-from aisle.core.auth.tokens import ACCESS_TOKEN_TTL, CLOCK_SKEW, MAX_TOKEN_BYTES, sign_access_token
+from aisle.core.auth.tokens import (
+    ACCESS_TOKEN_TTL,
+    CLOCK_SKEW,
+    MAX_TOKEN_BYTES,
+    sign_access_token,
+    verified_claims,
+)
 
 MAX_ASSERTION_LIFETIME = 3600
 MAX_JTI_LENGTH = 256
@@ -125,7 +131,7 @@ class JwtBearerGrant:
                 f"assertion algorithm '{header.get('alg')}' not allowed; this client signs {client.alg}"
             )
         try:
-            claims = jwt.decode(assertion, self._public_key(client), algorithms=[client.alg]).claims
+            claims = verified_claims(unverified, self._public_key(client))
         except _DECODE_ERRORS as exc:
             raise invalid_grant(
                 "assertion signature does not verify with the client's registered key"

@@ -24,9 +24,11 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from joserfc import jws, jwt
-from joserfc.errors import JoseError
+import orjson
+from joserfc import jws
+from joserfc.errors import BadSignatureError, JoseError
 from joserfc.jwk import ECKey, OKPKey, RSAKey
+from joserfc.jws import CompactSignature, JWSRegistry
 
 from aisle.core.auth.errors import InvalidToken
 
@@ -39,6 +41,8 @@ MAX_TOKEN_BYTES = 8192
 
 PublicKey = RSAKey | ECKey | OKPKey
 _KEY_ALGS = {"RSA": "RS256", "EC": "ES256", "OKP": "EdDSA"}
+# One registry per algorithm: verification accepts exactly the key type's algorithm.
+_REGISTRIES = {alg: JWSRegistry(algorithms=[alg]) for alg in ALGORITHMS}
 # Exceptions joserfc and the JSON/base64 layers raise on hostile input; all mean "invalid token".
 _DECODE_ERRORS = (JoseError, ValueError, TypeError, KeyError, IndexError, UnicodeError, OverflowError)
 
@@ -80,11 +84,32 @@ def sign_access_token(
         "tenants": list(tenants),
     }
     header = {"alg": "ES256", "kid": kid, "typ": ACCESS_TOKEN_TYPE}
-    return jwt.encode(header, claims, key, algorithms=["ES256"])
+    return jws.serialize_compact(header, orjson.dumps(claims), key, registry=_REGISTRIES["ES256"])
 
 
-def read_header(token: str) -> dict[str, Any]:
-    """The unverified JOSE header of a compact token (to pick the key by ``kid``).
+def verified_claims(parsed: CompactSignature, key: PublicKey) -> dict[str, Any]:
+    """The claims of a parsed compact JWS once joserfc has verified its signature with ``key``.
+
+    The only algorithm accepted is the one ``key``'s type signs with (RS256, ES256 or EdDSA), so
+    ``alg: none`` and HMAC keyed with a public key cannot pass (RFC 8725 section 3.1).
+
+    Raises:
+        JoseError: wrong algorithm for the key, or a bad signature.
+        ValueError: a payload that is not a JSON object.
+    """
+    alg = _KEY_ALGS[key.key_type]
+    if not jws.validate_compact(parsed, key, registry=_REGISTRIES[alg]):
+        raise BadSignatureError()
+    claims = orjson.loads(parsed.payload)
+    if not isinstance(claims, dict):
+        raise ValueError("claims are not a JSON object")
+    return claims
+
+
+def parse_access_token(token: str) -> CompactSignature:
+    """Split a compact token and check its unverified header (to pick the key by ``kid``).
+
+    Parsing once and verifying the parsed object (:func:`verified_claims`) saves a second parse.
 
     Raises:
         InvalidToken: oversized, not three base64url parts, a header that is not a JSON object, an
@@ -93,7 +118,8 @@ def read_header(token: str) -> dict[str, Any]:
     if len(token) > MAX_TOKEN_BYTES:
         raise InvalidToken(f"token longer than {MAX_TOKEN_BYTES} bytes")
     try:
-        header = jws.extract_compact(token.encode("ascii")).headers()
+        parsed = jws.extract_compact(token.encode("ascii"))
+        header = parsed.headers()
     except _DECODE_ERRORS as exc:
         raise InvalidToken("malformed token") from exc
     if not isinstance(header, dict):
@@ -104,7 +130,12 @@ def read_header(token: str) -> dict[str, Any]:
         raise InvalidToken("not an access token (typ must be at+jwt)")
     if not isinstance(header.get("kid"), str):
         raise InvalidToken("token header has no kid")
-    return header
+    return parsed
+
+
+def read_header(token: str) -> dict[str, Any]:
+    """The checked, unverified header of an access token. Raises InvalidToken, see parse_access_token."""
+    return parse_access_token(token).headers()
 
 
 class TokenVerifier:
@@ -133,8 +164,12 @@ class TokenVerifier:
             return None
         return principal
 
-    def verify(self, token: str, key: PublicKey, now: float | None = None) -> Principal:
+    def verify(
+        self, token: str, key: PublicKey, now: float | None = None, parsed: CompactSignature | None = None
+    ) -> Principal:
         """Check signature and claims with ``key`` (the key named by the token's ``kid``).
+
+        ``parsed`` is the token already split by :func:`parse_access_token` (parsed again when omitted).
 
         Raises:
             InvalidToken: a bad signature, an algorithm that does not match the key, a wrong ``iss`` or
@@ -142,7 +177,7 @@ class TokenVerifier:
         """
         now = time.time() if now is None else now
         try:
-            claims = jwt.decode(token, key, algorithms=[_KEY_ALGS[key.key_type]]).claims
+            claims = verified_claims(parsed if parsed is not None else parse_access_token(token), key)
         except _DECODE_ERRORS as exc:
             raise InvalidToken("token signature or encoding is invalid") from exc
         principal = self._check_claims(claims, now)

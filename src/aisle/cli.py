@@ -28,7 +28,7 @@ def _register() -> None:
 
 def main() -> None:
     """Entry point of the ``aisle`` script."""
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     _register()
     app()
 

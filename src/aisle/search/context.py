@@ -25,6 +25,8 @@ class SearchContext:
     """Input, intermediate and output state of one search.
 
     Stages read what earlier stages produced and add their own part; none reaches back.
+    ``term_groups`` holds, per query term, the analysed alternatives any of which satisfies it
+    (the term itself, its spelling correction, later its synonyms).
     ``deadline`` is a ``time.perf_counter()`` instant after which optional work is skipped.
     """
 
@@ -40,6 +42,7 @@ class SearchContext:
     started: float = field(default_factory=time.perf_counter)
     graph: QueryGraph | None = None
     terms: list[str] = field(default_factory=list)
+    term_groups: list[list[str]] = field(default_factory=list)
     filter_query: tantivy.Query | None = None
     match_query: tantivy.Query | None = None
     hits: list[Hit] = field(default_factory=list)

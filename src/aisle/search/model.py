@@ -45,6 +45,13 @@ class AppliedFilter(BaseModel):
     source: Literal["request", "query", "rule"] = "request"
 
 
+class Correction(BaseModel):
+    """A query word the catalog does not know, and the catalog word searched alongside it."""
+
+    original: str
+    corrected: str
+
+
 class QueryGraph(BaseModel):
     """What the engine understood of the query and how it answered it.
 
@@ -59,6 +66,9 @@ class QueryGraph(BaseModel):
     tokens: list[str] = Field(default_factory=list, description="Words of the normalised query.")
     terms: list[str] = Field(default_factory=list, description="Analysed terms searched (stemmed).")
     stop_words: list[str] = Field(default_factory=list)
+    corrections: list[Correction] = Field(
+        default_factory=list, description="Spelling corrections, searched alongside the original words."
+    )
     stage: StageName = "none"
     stages_tried: list[dict[str, Any]] = Field(default_factory=list)
     filters: list[AppliedFilter] = Field(default_factory=list)

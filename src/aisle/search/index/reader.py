@@ -17,6 +17,7 @@ import tantivy
 from aisle.catalog.schema import PATH_SEP
 from aisle.catalog.store import Catalog
 from aisle.core.tenant_config import Attribute, AttributeConfiguration, AttributeRole, AttributeType
+from aisle.search.spelling import SpellingCorrector, catalog_vocabulary
 from aisle.search.index.schema import ANALYZER, build_analyzer, keyword_field, numeric_field
 
 SPEC_FIELDS = {  # spec "Search response": each product has id, title, price, brand, color, score
@@ -72,6 +73,7 @@ class TenantIndex:
     rows: list[dict[str, Any]]
     ord_by_id: dict[str, int]
     keyword_values: dict[str, dict[str, str]] = field(default_factory=dict)
+    speller: SpellingCorrector = field(default_factory=lambda: SpellingCorrector({}))
     price_ranges: list[tuple[float | None, float | None]] = field(default_factory=list)
 
     @classmethod
@@ -109,6 +111,7 @@ class TenantIndex:
             if price_attr is not None and price_attr.name in products.columns
             else []
         )
+        searchable = [products[a.name] for a in config.attributes if a.searchable and a.name in products.columns]
         return cls(
             tenant=tenant,
             version=catalog.version,
@@ -120,6 +123,7 @@ class TenantIndex:
             rows=rows,
             ord_by_id={row["id"]: i for i, row in enumerate(rows)},
             keyword_values=keyword_values,
+            speller=SpellingCorrector(catalog_vocabulary(searchable)),
             price_ranges=ranges,
         )
 

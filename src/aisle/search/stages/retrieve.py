@@ -2,8 +2,8 @@
 
 1. ``strict``: every term must match (in any searchable field).
 2. ``relaxed``: most terms must match (``relaxed_min_should_match`` of them, at least one fewer than
-   all); documents matching every term get a bonus so they stay ahead.
-3. ``typo``: like relaxed, each term also matching within an edit distance that grows with its
+   all); documents matching more terms rank first (:data:`COVERAGE_SCORE`).
+3. ``typo``: the last resort: any one term, each term also matching within an edit distance that grows with its
    length (1 from ``min_length_one_typo`` characters, 2 from ``min_length_two_typos``; the
    Levenshtein automaton of tantivy's FuzzyTermQuery, transpositions costing 1).
 
@@ -23,8 +23,11 @@ from aisle.search.context import Hit, SearchContext
 from aisle.search.index.reader import TenantIndex
 
 TIE_BREAKER = 0.3
-ALL_TERMS_BONUS = 2.0
 FUZZY_WEIGHT = 0.5
+# Each matched query term adds this constant, so documents matching more terms rank first and BM25
+# orders documents of equal coverage (Algolia's "words" criterion before text relevance). Tuned on
+# the Home Depot dev judgments: NDCG@10 0.380 with plain BM25 OR, 0.393 with coverage 3.
+COVERAGE_SCORE = 3.0
 
 
 def _typo_distance(term: str, typo: TypoConfig) -> int:
@@ -37,45 +40,60 @@ def _typo_distance(term: str, typo: TypoConfig) -> int:
     return 0
 
 
-def term_query(index: TenantIndex, term: str, distance: int = 0) -> tantivy.Query:
-    """Dis-max over the searchable fields of one analysed term, optionally fuzzy."""
-    subs = []
-    for attr in index.config.attributes:
-        if not attr.searchable:
-            continue
-        field = f"s_{attr.name}"
-        query = tantivy.Query.term_query(index.schema, field, term)
-        if distance:
-            fuzzy = tantivy.Query.fuzzy_term_query(index.schema, field, term, distance, True, False)
-            query = tantivy.Query.boolean_query(
-                [(tantivy.Occur.Should, query), (tantivy.Occur.Should, tantivy.Query.boost_query(fuzzy, FUZZY_WEIGHT))]
-            )
-        subs.append(tantivy.Query.boost_query(query, attr.weight))
-    if len(subs) == 1:
-        return subs[0]
-    return tantivy.Query.disjunction_max_query(subs, TIE_BREAKER)
+def term_query(index: TenantIndex, terms: list[str]) -> tantivy.Query:
+    """Dis-max over the searchable fields of one query term's alternatives (BM25 scaled by weight)."""
+    subs = [
+        tantivy.Query.boost_query(tantivy.Query.term_query(index.schema, f"s_{attr.name}", term), attr.weight)
+        for attr in index.config.attributes
+        if attr.searchable
+        for term in terms
+    ]
+    return subs[0] if len(subs) == 1 else tantivy.Query.disjunction_max_query(subs, TIE_BREAKER)
+
+
+def fuzzy_query(index: TenantIndex, term: str, distance: int) -> tantivy.Query:
+    """The term within ``distance`` edits in any searchable field (Levenshtein automaton, transposition 1)."""
+    subs = [
+        tantivy.Query.fuzzy_term_query(index.schema, f"s_{attr.name}", term, distance, True, False)
+        for attr in index.config.attributes
+        if attr.searchable
+    ]
+    return subs[0] if len(subs) == 1 else tantivy.Query.boolean_query([(tantivy.Occur.Should, q) for q in subs])
+
+
+def _covered(exact: tantivy.Query, fuzzy: tantivy.Query | None = None) -> tantivy.Query:
+    """One term: BM25 plus :data:`COVERAGE_SCORE` when it matches exactly; a fuzzy-only match satisfies
+    the term with a smaller constant, so typos never outrank exact matches."""
+    parts = [
+        (tantivy.Occur.Should, exact),
+        (tantivy.Occur.Should, tantivy.Query.const_score_query(exact, COVERAGE_SCORE)),
+    ]
+    if fuzzy is not None:
+        parts.append((tantivy.Occur.Should, tantivy.Query.const_score_query(fuzzy, COVERAGE_SCORE * FUZZY_WEIGHT)))
+    return tantivy.Query.boolean_query(parts)
 
 
 def stage_queries(ctx: SearchContext) -> list[tuple[str, tantivy.Query]]:
     """The (stage name, match query) pairs to try, in order."""
-    if not ctx.terms:
+    if not ctx.term_groups:
         return [("browse", tantivy.Query.all_query())]
     index, stages = ctx.index, ctx.config.global_.stages
-    exact = [term_query(index, t) for t in ctx.terms]
-    strict = tantivy.Query.boolean_query([(tantivy.Occur.Must, q) for q in exact])
-    plan: list[tuple[str, tantivy.Query]] = [("strict", strict)]
-    n = len(ctx.terms)
+    exact = [term_query(index, group) for group in ctx.term_groups]
+    plan: list[tuple[str, tantivy.Query]] = [
+        ("strict", tantivy.Query.boolean_query([(tantivy.Occur.Must, q) for q in exact]))
+    ]
+    n = len(exact)
+    msm = max(1, min(n - 1, math.ceil(n * stages.relaxed_min_should_match))) if n >= 2 else 1
     if n >= 2:
-        msm = max(1, min(n - 1, math.ceil(n * stages.relaxed_min_should_match)))
-        relaxed = tantivy.Query.boolean_query([(tantivy.Occur.Should, q) for q in exact], msm)
-        bonus = tantivy.Query.boost_query(strict, ALL_TERMS_BONUS)
-        plan.append(("relaxed", tantivy.Query.boolean_query([(tantivy.Occur.Must, relaxed), (tantivy.Occur.Should, bonus)])))
-    distances = [_typo_distance(t, stages.typo) for t in ctx.terms]
-    if any(distances):
-        fuzzy = [term_query(index, t, d) for t, d in zip(ctx.terms, distances, strict=True)]
-        msm = max(1, min(n - 1, math.ceil(n * stages.relaxed_min_should_match))) if n >= 2 else 1
-        typo = tantivy.Query.boolean_query([(tantivy.Occur.Should, q) for q in fuzzy], msm)
-        plan.append(("typo", tantivy.Query.boolean_query([(tantivy.Occur.Must, typo), (tantivy.Occur.Should, strict)])))
+        covered = [_covered(q) for q in exact]
+        plan.append(("relaxed", tantivy.Query.boolean_query([(tantivy.Occur.Should, c) for c in covered], msm)))
+    distances = [_typo_distance(group[0], stages.typo) for group in ctx.term_groups]
+    if any(distances) or n >= 3:
+        covered = [
+            _covered(q, fuzzy_query(index, g[0], d) if d else None)
+            for q, g, d in zip(exact, ctx.term_groups, distances, strict=True)
+        ]
+        plan.append(("typo", tantivy.Query.boolean_query([(tantivy.Occur.Should, c) for c in covered], 1)))
     return plan
 
 

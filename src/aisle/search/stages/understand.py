@@ -6,7 +6,7 @@ import re
 import unicodedata
 
 from aisle.search.context import SearchContext
-from aisle.search.model import QueryGraph
+from aisle.search.model import Correction, QueryGraph
 
 _INCH = re.compile(r'(\d)\s*(?:"|”|″|-?\s*inch(?:es)?\b\.?|-?\s*in\.(?=\s|$)|-?\s*in\b)', re.IGNORECASE)
 _FOOT = re.compile(r"(\d)\s*(?:'|’|′|-?\s*f(?:oo|ee)?t\b\.?)", re.IGNORECASE)
@@ -40,17 +40,30 @@ class Understand:
         if not kept and tokens:  # a query of stop words only still searches them
             kept, removed = tokens, []
         terms: list[str] = []
+        groups: list[list[str]] = []
+        corrections: list[Correction] = []
+        typo = ctx.config.global_.stages.typo
         for token in kept:
-            for term in ctx.index.analyze(token):
+            analysed = ctx.index.analyze(token)
+            alternatives: list[str] = []
+            if len(analysed) == 1:
+                corrected = ctx.index.speller.correct(token, typo)
+                if corrected is not None:
+                    corrections.append(Correction(original=token, corrected=corrected))
+                    alternatives = [t for t in ctx.index.analyze(corrected) if t != analysed[0]][:1]
+            for term in analysed:
                 if term not in terms:
                     terms.append(term)
+                    groups.append([term, *alternatives])
         ctx.terms = terms
+        ctx.term_groups = groups
         ctx.graph = QueryGraph(
             original=ctx.query,
             normalized=normalized,
             tokens=kept,
             terms=terms,
             stop_words=removed,
+            corrections=corrections,
             sort=ctx.sort,
         )
         return ctx

@@ -1,0 +1,67 @@
+"""Spelling correction against the tenant's own vocabulary.
+
+A query word the catalog knows is never corrected. An unknown word of at least
+``min_length_one_typo`` letters is matched to the catalog word at the smallest optimal string
+alignment distance (Damerau-Levenshtein with adjacent transpositions; rapidfuzz's ``OSA``), at most
+1 edit for short words and 2 from ``min_length_two_typos`` letters; ties go to the more frequent
+word (Norvig, "How to write a spelling corrector", 2007: P(candidate) by corpus frequency).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import polars as pl
+from rapidfuzz import process
+from rapidfuzz.distance import OSA
+
+from aisle.core.tenant_config import TypoConfig
+
+WORD_PATTERN = r"[a-z][a-z0-9]*"
+
+
+def catalog_vocabulary(texts: Iterable[pl.Series]) -> dict[str, int]:
+    """Word -> number of occurrences, over lowercased ASCII-folded words of the given text columns."""
+    frames = []
+    for series in texts:
+        words = series.drop_nulls().str.to_lowercase().str.extract_all(WORD_PATTERN).explode().drop_nulls()
+        frames.append(words.rename("w").to_frame())
+    if not frames:
+        return {}
+    counts = pl.concat(frames).group_by("w").len()
+    return dict(zip(counts["w"].to_list(), counts["len"].to_list(), strict=True))
+
+
+class SpellingCorrector:
+    """Corrects unknown words to catalog words (see the module docstring)."""
+
+    def __init__(self, vocabulary: dict[str, int]) -> None:
+        self.vocabulary = vocabulary
+        self.words = list(vocabulary)
+
+    def known(self, word: str) -> bool:
+        return word in self.vocabulary
+
+    @staticmethod
+    def max_distance(word: str, typo: TypoConfig) -> int:
+        """Edits allowed for ``word``: 0 below ``min_length_one_typo`` letters or with digits."""
+        if not typo.enabled or not word.isalpha():
+            return 0
+        if len(word) >= typo.min_length_two_typos:
+            return 2
+        if len(word) >= typo.min_length_one_typo:
+            return 1
+        return 0
+
+    def correct(self, word: str, typo: TypoConfig | None = None) -> str | None:
+        """The best catalog word for an unknown ``word``, or None (known word, too short, nothing close)."""
+        if word in self.vocabulary:
+            return None
+        limit = self.max_distance(word, typo or TypoConfig())
+        if limit == 0 or not self.words:
+            return None
+        matches = process.extract(word, self.words, scorer=OSA.distance, score_cutoff=limit, limit=20)
+        if not matches:
+            return None
+        best = min(matches, key=lambda m: (m[1], -self.vocabulary[m[0]], m[0]))
+        return str(best[0])

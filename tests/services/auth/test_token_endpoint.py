@@ -17,7 +17,7 @@ from aisle.core.auth.assertion import JWT_BEARER
 from aisle.core.auth.clients import generate_client_key
 from aisle.core.auth.jwks import parse_jwks
 from aisle.core.auth.replay_redis import RedisJtiStore
-from aisle.core.auth.testing import AuthKit
+from aisle.core.auth.testing import AuthKit, free_port
 from aisle.core.auth.tokens import TokenVerifier, read_header
 from aisle.services.auth.app import create_app
 
@@ -260,3 +260,10 @@ def test_attack_not_form_encoded(kit: AuthKit, token_client: TestClient) -> None
         ),
         "invalid_request",
     )
+
+
+def test_replay_store_down_fails_closed_with_503(kit: AuthKit) -> None:
+    key = kit.add_client("shop", ["fashion"])
+    down = RedisJtiStore.from_url(f"redis://127.0.0.1:{free_port()}/0")  # nothing listens there
+    with TestClient(create_app(kit.settings(), store=kit.store, jti_store=down)) as client:
+        oauth_error(grant(client, kit.assertion("shop", key)), "temporarily_unavailable", status=503)

@@ -31,7 +31,7 @@ from aisle.core.auth.assertion import JWT_BEARER
 from aisle.core.auth.clients import ClientRecord, ClientRegistry, PublicKey
 from aisle.core.auth.errors import OAuthError, invalid_client, invalid_grant, invalid_request
 from aisle.core.auth.keys import SigningKeys
-from aisle.core.auth.replay import JtiStore
+from aisle.core.auth.replay import JtiStore, ReplayStoreUnavailable
 from aisle.core.auth.scopes import parse_scope_param
 from aisle.core.auth.tokens import (
     ACCESS_TOKEN_TTL,
@@ -170,7 +170,13 @@ class JwtBearerGrant:
         jti = claims.get("jti")
         if not isinstance(jti, str) or not jti or len(jti) > MAX_JTI_LENGTH:
             raise invalid_grant(f"assertion needs a jti (1-{MAX_JTI_LENGTH} characters)")
-        if not self.jti.first_use(f"{client.client_id}:{jti}", float(exp) + CLOCK_SKEW):
+        try:
+            first = self.jti.first_use(f"{client.client_id}:{jti}", float(exp) + CLOCK_SKEW)
+        except ReplayStoreUnavailable as exc:  # fail closed: without the replay check, no token
+            raise OAuthError(
+                "temporarily_unavailable", "replay store unavailable; retry shortly", 503
+            ) from exc
+        if not first:
             raise invalid_grant("assertion already used (jti replay)")
 
     def _granted_scopes(self, client: ClientRecord, scope: str | None) -> list[str]:

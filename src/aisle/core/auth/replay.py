@@ -9,6 +9,10 @@ from __future__ import annotations
 from typing import Protocol, runtime_checkable
 
 
+class ReplayStoreUnavailable(Exception):
+    """The replay memory cannot be reached (e.g. Redis is down); the grant must fail closed."""
+
+
 @runtime_checkable
 class JtiStore(Protocol):
     """Remembers assertion ids so each one is accepted once."""
@@ -17,7 +21,7 @@ class JtiStore(Protocol):
         """Record ``key`` until ``expires_at`` (unix seconds).
 
         Returns True the first time a key is seen, False for a replay (atomic: of two concurrent calls
-        with the same key exactly one gets True).
+        with the same key exactly one gets True). Raises :class:`ReplayStoreUnavailable`.
         """
         ...
 

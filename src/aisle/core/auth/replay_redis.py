@@ -7,6 +7,8 @@ import time
 
 import redis
 
+from aisle.core.auth.replay import ReplayStoreUnavailable
+
 
 class RedisJtiStore:
     """``SET <prefix><key> 1 NX EXAT <expires_at>``: atomic first use, expiry handled by Redis.
@@ -26,4 +28,7 @@ class RedisJtiStore:
 
     def first_use(self, key: str, expires_at: float) -> bool:
         ttl_ms = max(1, math.ceil((expires_at - time.time()) * 1000))
-        return bool(self.client.set(self.prefix + key, b"1", nx=True, px=ttl_ms))
+        try:
+            return bool(self.client.set(self.prefix + key, b"1", nx=True, px=ttl_ms))
+        except redis.RedisError as exc:
+            raise ReplayStoreUnavailable(f"Redis replay store unreachable: {exc}") from exc

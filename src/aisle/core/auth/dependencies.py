@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import email.message
 import logging
-from typing import Any
+from collections.abc import Awaitable, Callable
 
 import httpx
 from fastapi import Request
@@ -78,7 +78,9 @@ class Authorizer:
         self.keys = PublicKeyCache(jwks_source)
         self.verifier = TokenVerifier(issuer=base, audience=ACCESS_TOKEN_AUDIENCE)
 
-    def require(self, scope: str, *, tenant_default: str | None = None) -> Any:
+    def require(
+        self, scope: str, *, tenant_default: str | None = None
+    ) -> Callable[[Request], Awaitable[Principal | None]]:
         """A dependency checking the token, ``scope`` and the request's tenant. Returns the Principal.
 
         The returned function carries the scope as its ``scope`` attribute (route introspection).

@@ -70,6 +70,7 @@ class TenantForbidden(AisleError):
     status = 403
 
     def __init__(self, tenant: str) -> None:
+        tenant = tenant[:80]  # the value comes from the request: bound what is echoed back
         message = f"the token is not valid for tenant '{tenant}'"
         super().__init__(
             message,

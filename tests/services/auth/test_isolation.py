@@ -1,7 +1,8 @@
 """Tenant isolation across every service app that exists: each endpoint is attacked and must refuse.
 
-For every ``aisle.services.<name>.app.create_app`` that imports, every route except the open ones
-(``/health``, docs) must carry an ``Authorizer.require(...)`` dependency, and on every such route:
+For every ``aisle.services.<name>.app.create_app`` that exists (discovered by import), every route
+except the open ones (``/health``, docs) must carry an ``Authorizer.require(...)`` dependency, and on
+every such route:
 
 * no token: 401;
 * a token for tenant A (all scopes) naming tenant B in the query: 403 ``tenant_forbidden``;
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib
+import importlib.util
 import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -34,7 +36,18 @@ from aisle.core.auth.scopes import SCOPES
 from aisle.core.auth.testing import AuthKit
 from aisle.core.storage import BlobStore, open_blob_store
 
-SERVICES = ("search", "predict", "edit", "rules", "vectors", "proxy")
+KNOWN_SERVICES = ("search", "predict", "edit", "rules", "vectors", "proxy")
+
+
+def _exists(name: str) -> bool:
+    try:
+        return importlib.util.find_spec(f"aisle.services.{name}.app") is not None
+    except ModuleNotFoundError:
+        return False
+
+
+# Only the services whose app factory exists are attacked; one not written yet is simply not listed.
+SERVICES = [name for name in KNOWN_SERVICES if _exists(name)]
 OPEN_PATHS = {"/health", "/docs", "/docs/oauth2-redirect", "/redoc", "/openapi.json"}
 A, B = "fashion", "homedepot"
 BODY_METHODS = {"POST", "PUT", "PATCH", "DELETE"}
@@ -108,13 +121,7 @@ def concrete_path(path: str) -> str:
 
 
 def load_factory(name: str) -> Callable[..., FastAPI]:
-    try:
-        module = importlib.import_module(f"aisle.services.{name}.app")
-    except ModuleNotFoundError as exc:
-        if exc.name and exc.name.startswith(f"aisle.services.{name}"):
-            pytest.skip(f"service '{name}' does not exist yet (no aisle.services.{name}.app)")
-        raise
-    return module.create_app  # type: ignore[no-any-return]
+    return importlib.import_module(f"aisle.services.{name}.app").create_app  # type: ignore[no-any-return]
 
 
 @pytest.fixture

@@ -138,7 +138,11 @@ def _request(token: str) -> Request:
         "query_string": b"tenant=fashion",
         "headers": [(b"authorization", f"Bearer {token}".encode())],
     }
-    return Request(scope)
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "http.request", "body": b"", "more_body": False}
+
+    return Request(scope, receive)
 
 
 async def _time_dependency(kit: AuthKit) -> dict[str, tuple[float, float]]:

@@ -153,7 +153,10 @@ async def request_tenants(request: Request, default: str | None) -> list[str]:
 
 
 async def _body_tenants(request: Request) -> list[str]:
-    content_type = request.headers.get("content-type")
+    headers = request.headers
+    if headers.get("content-length", "0") == "0" and "transfer-encoding" not in headers:
+        return []  # no body (RFC 9112 section 6.3): nothing to read, no await
+    content_type = headers.get("content-type")
     if content_type:
         message = email.message.Message()
         message["content-type"] = content_type

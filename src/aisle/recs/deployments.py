@@ -64,6 +64,13 @@ class Deployments:
         self._cache[model_id] = (now, dep)
         return dep
 
+    def cached(self, model_id: str, *, max_age_s: float) -> Deployment | None:
+        """The cached state when younger than ``max_age_s``, else None (no I/O)."""
+        hit = self._cache.get(model_id)
+        if hit is not None and time.monotonic() - hit[0] <= max_age_s:
+            return hit[1]
+        return None
+
     def is_deployed(self, model_id: str, *, max_age_s: float = 0.0) -> bool:
         dep = self.get(model_id, max_age_s=max_age_s)
         return dep is not None and dep.status == "deployed"

@@ -37,6 +37,7 @@ PURCHASE_TYPES = frozenset({"purchase", "transaction", "order"})
 USER_HISTORY_PREFIX = "user:"
 """Events carrying a ``userId`` are also kept under visitor ``user:<userId>`` (the user's history)."""
 CATALOG_TTL_S = 1.0
+CONFIG_TTL_S = 2.0
 
 
 def record_events(store: EventStore, tenant: str, events: Sequence[Event]) -> int:
@@ -86,6 +87,11 @@ class ItemOut:
     explanation: dict[str, Any] | None = None
 
 
+class NotWarm(Exception):
+    """Raised by ``predict(..., warm_only=True)`` when answering needs I/O beyond local file reads
+    (a model or catalog to load, configuration to refresh, events to read): rerun it in a thread."""
+
+
 @dataclass
 class _Tenant:
     scope: PrefixBlobStore
@@ -109,12 +115,21 @@ class PredictEngine:
         self.events = events
         self.models = models
         self._state: dict[str, _Tenant] = {}
+        self._configs: dict[str, tuple[float, TenantConfig]] = {}
         self._lock = threading.Lock()
 
     # ---- tenant resources -------------------------------------------------------------------
-    def tenant(self, tenant: str) -> tuple[TenantConfig, _Tenant]:
-        """Raises TenantNotFound (404)."""
-        config = self.tenants.config(tenant)
+    def tenant(self, tenant: str, *, warm_only: bool = False) -> tuple[TenantConfig, _Tenant]:
+        """Raises TenantNotFound (404); NotWarm when ``warm_only`` and the configuration is stale."""
+        now = time.monotonic()
+        hit = self._configs.get(tenant)
+        if hit is not None and now - hit[0] < CONFIG_TTL_S:
+            config = hit[1]
+        elif warm_only:
+            raise NotWarm(tenant)
+        else:
+            config = self.tenants.config(tenant)
+            self._configs[tenant] = (now, config)
         state = self._state.get(tenant)
         if state is None:
             with self._lock:
@@ -124,11 +139,13 @@ class PredictEngine:
                     state = self._state[tenant] = _Tenant(scope, ContainerStore(scope), CatalogStore(scope))
         return config, state
 
-    def table(self, config: TenantConfig, state: _Tenant) -> ProductTable:
+    def table(self, config: TenantConfig, state: _Tenant, *, warm_only: bool = False) -> ProductTable:
         """The tenant's current catalog as a :class:`ProductTable` (empty when it has no catalog)."""
         now = time.monotonic()
         if state.table is not None and now - state.checked_at < CATALOG_TTL_S:
             return state.table
+        if warm_only:
+            raise NotWarm("catalog")
         version = state.catalog.current_version()
         if state.table is None or state.table.version != (version or ""):
             try:
@@ -177,24 +194,35 @@ class PredictEngine:
         return {k: v / top for k, v in raw.items()} if top > 0 else {}
 
     # ---- predict ------------------------------------------------------------------------------
-    def predict(self, tenant: str, q: PredictQuery) -> list[ItemOut]:
+    def predict(self, tenant: str, q: PredictQuery, *, warm_only: bool = False) -> list[ItemOut]:
         """Recommendations of container ``q.container_id``.
+
+        With ``warm_only`` the call does only CPU work and local file reads (about 1 ms) or raises
+        :class:`NotWarm`, so an async route can answer inline and send cold requests to a thread.
 
         Raises:
             TenantNotFound, ContainerNotFound (404); BadRequest ``model_ids_unknown``,
             ``action_slot_unknown``, ``condition_field_unknown`` (400); ModelNotDeployed (409).
         """
-        config, state = self.tenant(tenant)
+        if warm_only and (q.visitor_id or q.user_id or not state_is_local(self, tenant)):
+            raise NotWarm("personalisation or remote storage")
+        config, state = self.tenant(tenant, warm_only=warm_only)
         container = state.containers.get(q.container_id)
         slots = _select_slots(container, q.model_ids)
-        table = self.table(config, state)
+        table = self.table(config, state, warm_only=warm_only)
         actions = compile_actions(q.actions, table, {s.slotConfigId for s in container.slotConfigurations})
         personal = self.personal(tenant, config, table, q)
         options = RankOptions(strict=q.params.strict_filtering, diversity=q.params.diversity_level)
         taken: set[str] = set()
         ranked: list[Ranked] = []
         for slot in sorted(slots, key=lambda s: s.placement):
-            model = self.models.served(tenant, state.scope, slot.modelId)
+            model = (
+                self.models.cached(tenant, slot.modelId)
+                if warm_only
+                else self.models.served(tenant, state.scope, slot.modelId)
+            )
+            if model is None:
+                raise NotWarm(slot.modelId)
             ranked += rank_slot(slot, model, q.seeds, table, actions, personal, taken, options)
         return [self._item(r, table, q.params, personal) for r in ranked]
 
@@ -261,6 +289,11 @@ class PredictEngine:
     def container(self, tenant: str, container_id: str) -> Container:
         _, state = self.tenant(tenant)
         return state.containers.get(container_id)
+
+
+def state_is_local(engine: PredictEngine, tenant: str) -> bool:
+    """True when the tenant's storage is a local directory (its reads are cheap enough inline)."""
+    return engine.tenants.store.local_path("") is not None
 
 
 def _select_slots(container: Container, model_ids: Sequence[str] | None) -> list[SlotConfig]:

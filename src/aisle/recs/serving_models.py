@@ -41,6 +41,10 @@ class ModelSource(Protocol):
         """Every model record of the tenant."""
         ...
 
+    def cached(self, tenant: str, model_id: str) -> ServedModel | None:
+        """The loaded, deployed model when that is known without I/O (fresh cached state), else None."""
+        ...
+
 
 Loader = Callable[[BlobStore, ModelRecord], Recommender]
 
@@ -111,3 +115,10 @@ class RegistryModelSource:
 
     def records(self, tenant: str, scope: BlobStore) -> list[ModelRecord]:
         return ModelRegistry(scope).list()
+
+    def cached(self, tenant: str, model_id: str) -> ServedModel | None:
+        deps = self._deployments.get(tenant)
+        dep = None if deps is None else deps.cached(model_id, max_age_s=self.state_ttl_s)
+        if dep is None or dep.status != "deployed":
+            return None
+        return self._models.get((tenant, model_id, dep.jobId))

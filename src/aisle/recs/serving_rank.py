@@ -128,7 +128,9 @@ def rank_slot(
     allowed = _allowed(table, filters, excluded)
     need = slot.itemCount
     reranks = bool(shapers) or level != "none" or bool(personal.brand_affinity)
-    pool_k = min(max(need * 3, need + 20), 300) if reranks else need
+    # a wider pool lets rules and MMR pull items up from below the cut; +20 keeps the single-seed
+    # fast path of neighbour-list models (50 precomputed neighbours) for the usual 20 items
+    pool_k = (min(need * 3, 300) if level != "none" else need + 20) if reranks else need
     ctx = RecContext(
         seeds=list(seeds), k=pool_k, session=personal.session, exclude=frozenset(excluded), allowed=allowed
     )
@@ -178,11 +180,22 @@ def _allowed(
     if not filters:
         return lambda item: item not in excluded
 
+    index = table.index
+    if len(filters) == 1:
+        only = filters[0].matches
+
+        def allowed_one(item: str) -> bool:
+            row = index.get(item)
+            return row is not None and item not in excluded and only(row)
+
+        return allowed_one
+    predicates = [f.matches for f in filters]
+
     def allowed(item: str) -> bool:
-        if item in excluded:
+        row = index.get(item)
+        if row is None or item in excluded:
             return False
-        row = table.row(item)
-        return row is not None and all(f.matches(row) for f in filters)
+        return all(p(row) for p in predicates)
 
     return allowed
 

@@ -14,7 +14,7 @@ from aisle.core.auth.clients import (
     load_public_key_pem,
     public_jwk,
 )
-from aisle.core.auth.keys import SigningKeys
+from aisle.core.auth.keys import SigningKeys, published_jwks
 from aisle.core.errors import BadRequest
 from aisle.core.storage import BlobStore
 
@@ -37,13 +37,25 @@ def test_rotation_keeps_old_key_published_until_its_tokens_expire(blob_store: Bl
     now = time.time()
     assert {k.kid for k in keys.published(now)} == {old, new.kid}
     assert {k.kid for k in keys.published(now + keys.grace + 1)} == {new.kid}
-    # a later rotation past the grace period deletes the expired key from storage
+    assert {k["kid"] for k in published_jwks(blob_store)["keys"]} == {old, new.kid}
+    assert {k["kid"] for k in published_jwks(blob_store, now + keys.grace + 1)["keys"]} == {new.kid}
+    # a later rotation past the grace period deletes the expired key, private and public copies
     stored = {k.kid: k for k in keys.keys(fresh=True)}
-    stored[old].retired_at = int(now) - keys.grace - 1
-    keys.store.put(f"{old}.json", stored[old].model_dump_json().encode())
+    keys._save(stored[old].model_copy(update={"publish_until": int(now) - 1}))
     newest = keys.rotate()
     assert old not in {k.kid for k in keys.keys(fresh=True)}
     assert {k.kid for k in keys.published()} == {new.kid, newest.kid}
+    assert not blob_store.exists(f"_auth/public/{old}.json") and not blob_store.exists(
+        f"_auth/keys/{old}.json"
+    )
+
+
+def test_services_read_only_public_halves(blob_store: BlobStore) -> None:
+    kid, _ = SigningKeys(blob_store).active()
+    public = blob_store.get(f"_auth/public/{kid}.json")
+    assert b'"d"' not in public
+    blob_store.delete(f"_auth/keys/{kid}.json")  # a service without access to private keys
+    assert [k["kid"] for k in published_jwks(blob_store)["keys"]] == [kid]
 
 
 def test_client_registry_round_trip_and_listing(blob_store: BlobStore) -> None:

@@ -3,7 +3,7 @@
 Two sources, one interface (:class:`JwksSource`):
 
 * :class:`HttpJwksSource`: ``GET {AISLE_AUTH_URL}/.well-known/jwks.json`` with httpx (the default);
-* :class:`StoreJwksSource`: the key ring in object storage (``_auth/keys/``), read directly. Used when a
+* :class:`StoreJwksSource`: the public keys in object storage (``_auth/public/``), read directly. Used when a
   service hands its BlobStore to the Authorizer: no network hop and no start-up order between services.
 
 :class:`PublicKeyCache` keeps the parsed keys, refreshes them every ``ttl`` seconds and on an unknown
@@ -21,7 +21,7 @@ from typing import Any, Protocol
 import httpx
 from joserfc.jwk import ECKey, OKPKey, RSAKey
 
-from aisle.core.auth.keys import SigningKeys
+from aisle.core.auth.keys import published_jwks
 from aisle.core.auth.tokens import ALGORITHMS, PublicKey
 from aisle.core.errors import Unavailable
 from aisle.core.storage import BlobStore
@@ -69,13 +69,13 @@ class HttpJwksSource:
 
 
 class StoreJwksSource:
-    """The published keys of the key ring in object storage (read in a worker thread)."""
+    """The published public keys in object storage, ``_auth/public/`` (read in a worker thread)."""
 
     def __init__(self, store: BlobStore) -> None:
-        self.keys = SigningKeys(store, refresh=0.0)
+        self.store = store
 
     async def fetch(self) -> dict[str, Any]:
-        return await asyncio.to_thread(self.keys.jwks)
+        return await asyncio.to_thread(published_jwks, self.store)
 
 
 def parse_jwks(doc: dict[str, Any]) -> dict[str, PublicKey]:

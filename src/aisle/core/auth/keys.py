@@ -1,12 +1,18 @@
-"""The token service's own signing keys, in object storage under ``_auth/keys/<kid>.json``.
+"""The token service's own signing keys, in object storage.
 
-Keys are ES256 (P-256): about 0.13 ms to sign and 0.2 ms to verify with joserfc, so issuing stays fast
+Two copies of each key, so services never need the private half:
+
+* ``_auth/keys/<kid>.json``: the private key, read only by the token service (and ``aisle auth``);
+* ``_auth/public/<kid>.json``: its public half, read by services that take their keys from storage
+  (:func:`published_jwks`). An operator can grant services read access to ``_auth/public/`` only.
+
+Keys are ES256 (P-256): about 0.06 ms to sign and 0.1-0.2 ms to verify with joserfc, so issuing stays fast
 and resource servers verify a new token well under their 0.3 ms budget. The ``kid`` is the key's RFC 7638
 thumbprint.
 
-Rotation (:meth:`SigningKeys.rotate`) adds a new active key and marks the others retired. A retired key
-stays in the JWKS for :attr:`SigningKeys.grace` seconds (token lifetime + this cache's refresh interval +
-clock skew), i.e. until every token it signed has expired, and is deleted after that.
+Rotation (:meth:`SigningKeys.rotate`) adds a new active key and retires the others. A retired key stays
+published until ``publish_until`` = retirement + :attr:`SigningKeys.grace` (token lifetime + this cache's
+refresh interval + clock skew), i.e. until every token it signed has expired, and is deleted after that.
 """
 
 from __future__ import annotations
@@ -22,22 +28,48 @@ from pydantic import BaseModel
 from aisle.core.storage import BlobStore, PrefixBlobStore
 
 KEYS_PREFIX = "_auth/keys"
+PUBLIC_PREFIX = "_auth/public"
 SERVICE_ALG = "ES256"
+_PUBLIC_MEMBERS = ("kty", "crv", "x", "y", "n", "e")
 
 
 class StoredKey(BaseModel):
-    """One signing key as stored: private JWK, creation and retirement times (unix seconds)."""
+    """One signing key as stored: JWK (private or public copy), times in unix seconds."""
 
     kid: str
     alg: str = SERVICE_ALG
     jwk: dict[str, Any]
     created_at: int
     retired_at: int | None = None
+    publish_until: int | None = None
+
+    def public(self) -> StoredKey:
+        """The copy for ``_auth/public/``: same record, public JWK members only."""
+        return self.model_copy(update={"jwk": {k: v for k, v in self.jwk.items() if k in _PUBLIC_MEMBERS}})
 
     def public_jwk(self) -> dict[str, Any]:
         """The RFC 7517 public JWK with ``kid``, ``alg`` and ``use``."""
-        public = {k: v for k, v in self.jwk.items() if k in ("kty", "crv", "x", "y")}
-        return {**public, "kid": self.kid, "alg": self.alg, "use": "sig"}
+        return {**self.public().jwk, "kid": self.kid, "alg": self.alg, "use": "sig"}
+
+    def is_published(self, now: float) -> bool:
+        return self.publish_until is None or self.publish_until > now
+
+
+def _read(store: PrefixBlobStore) -> list[StoredKey]:
+    keys = [
+        StoredKey.model_validate(orjson.loads(store.get(path)))
+        for path in store.list("")
+        if path.endswith(".json")
+    ]
+    return sorted(keys, key=lambda k: (k.created_at, k.kid))
+
+
+def published_jwks(store: BlobStore, now: float | None = None) -> dict[str, list[dict[str, Any]]]:
+    """The RFC 7517 JWK Set of the published keys, read from ``_auth/public/`` (no private key read)."""
+    now = time.time() if now is None else now
+    return {
+        "keys": [k.public_jwk() for k in _read(PrefixBlobStore(store, PUBLIC_PREFIX)) if k.is_published(now)]
+    }
 
 
 def new_stored_key(now: int) -> StoredKey:
@@ -60,6 +92,7 @@ class SigningKeys:
         self, store: BlobStore, *, token_ttl: int = 900, refresh: float = 10.0, skew: int = 30
     ) -> None:
         self.store = PrefixBlobStore(store, KEYS_PREFIX)
+        self.public_store = PrefixBlobStore(store, PUBLIC_PREFIX)
         self.token_ttl = token_ttl
         self.refresh = refresh
         self.grace = token_ttl + int(refresh) + skew
@@ -67,33 +100,29 @@ class SigningKeys:
         self._signer: tuple[str, ECKey] | None = None
         self._lock = threading.Lock()
 
-    def _read(self) -> list[StoredKey]:
-        keys = []
-        for path in self.store.list(""):
-            if path.endswith(".json"):
-                keys.append(StoredKey.model_validate(orjson.loads(self.store.get(path))))
-        return sorted(keys, key=lambda k: (k.created_at, k.kid))
+    def _save(self, key: StoredKey) -> None:
+        # Public half first: a key is published before anything can be signed with it.
+        self.public_store.put(f"{key.kid}.json", key.public().model_dump_json().encode())
+        self.store.put(f"{key.kid}.json", key.model_dump_json().encode())
 
     def keys(self, *, fresh: bool = False) -> list[StoredKey]:
-        """Every stored key, oldest first (cached for ``refresh`` seconds unless ``fresh``)."""
+        """Every stored private key, oldest first (cached for ``refresh`` seconds unless ``fresh``)."""
         now = time.monotonic()
         cached = self._cache
         if not fresh and cached is not None and now - cached[0] < self.refresh:
             return cached[1]
-        keys = self._read()
+        keys = _read(self.store)
         self._cache = (now, keys)
         return keys
 
     def active(self) -> tuple[str, ECKey]:
         """``(kid, private key)`` to sign with: the newest unretired key, created when there is none."""
-        keys = self.keys()
-        live = [k for k in keys if k.retired_at is None]
+        live = [k for k in self.keys() if k.retired_at is None]
         if not live:
             with self._lock:
                 live = [k for k in self.keys(fresh=True) if k.retired_at is None]
                 if not live:
-                    created = new_stored_key(int(time.time()))
-                    self.store.put_if_absent(f"{created.kid}.json", created.model_dump_json().encode())
+                    self._save(new_stored_key(int(time.time())))
                     live = [k for k in self.keys(fresh=True) if k.retired_at is None]
         newest = live[-1]
         signer = self._signer
@@ -105,27 +134,27 @@ class SigningKeys:
     def published(self, now: float | None = None) -> list[StoredKey]:
         """Keys whose tokens may still be valid: unretired ones and those retired less than ``grace`` ago."""
         now = time.time() if now is None else now
-        return [k for k in self.keys() if k.retired_at is None or k.retired_at + self.grace > now]
+        return [k for k in self.keys() if k.is_published(now)]
 
     def jwks(self) -> dict[str, list[dict[str, Any]]]:
         """The RFC 7517 section 5 JWK Set of :meth:`published` keys (public parts only)."""
         return {"keys": [k.public_jwk() for k in self.published()]}
 
     def rotate(self) -> StoredKey:
-        """Make a new active key, retire the current ones, delete keys retired more than ``grace`` ago.
+        """Make a new active key, retire the current ones, delete keys no longer published.
 
         Returns the new key. Tokens signed with a retired key keep validating until they expire.
         """
         now = int(time.time())
         created = new_stored_key(now)
-        self.store.put(f"{created.kid}.json", created.model_dump_json().encode())
-        for key in self._read():
+        self._save(created)
+        for key in _read(self.store):
             if key.kid == created.kid:
                 continue
             if key.retired_at is None:
-                key.retired_at = now
-                self.store.put(f"{key.kid}.json", key.model_dump_json().encode())
-            elif key.retired_at + self.grace <= now:
+                self._save(key.model_copy(update={"retired_at": now, "publish_until": now + self.grace}))
+            elif not key.is_published(now):
                 self.store.delete(f"{key.kid}.json")
+                self.public_store.delete(f"{key.kid}.json")
         self._cache = None
         return created

@@ -161,3 +161,40 @@ def test_evaluation_names_one_model(engine: PredictEngine) -> None:
     assert out["metrics"] == {"hr@20": 0.5} and [i.id for i in out["items"]][:2] == ["p1", "p2"]
     with pytest.raises(BadRequest):
         engine.evaluate(T, query(), "SIMILAR_ITEMS", "m2")
+
+
+def test_deploy_demo_creates_the_demo_containers_idempotently(blob_store: BlobStore, tmp_path: Path) -> None:
+    from aisle.core.config import Settings
+    from aisle.recs.serving_demo import DEMO_CONTAINERS, deploy_demo
+
+    products = pl.DataFrame({"id": [str(i) for i in range(30)], "title": [f"t{i}" for i in range(30)],
+                             "category": ["c"] * 30})  # fmt: skip
+    records = {}
+    for tenant, wanted in DEMO_CONTAINERS.items():
+        write_tenant(blob_store, tenant, products)
+        records[tenant] = [
+            register_and_deploy(blob_store, tenant, f"{tenant}-{t.value.lower()}", t, deploy=False)
+            for _, t in wanted
+        ]
+    loads: list[str] = []
+
+    def loader(scope: object, record: object) -> CooccurrenceRecommender:
+        loads.append(record.model_id)  # type: ignore[attr-defined]
+        return CooccurrenceRecommender([["0", "1", "2"]], record.model_type)  # type: ignore[attr-defined]
+
+    settings = Settings(auth="off", data_dir=tmp_path)
+    first = deploy_demo(blob_store, settings, records, loader=loader)
+    assert {(c.tenant, c.container_id) for c in first} == {
+        ("fashion", "similar-items"), ("fashion", "good-better-best"), ("default", "bought-together"),
+        ("default", "bundles"), ("yoochoose", "also-viewed"),
+    }  # fmt: skip
+    assert len(loads) == 5
+    again = deploy_demo(blob_store, settings, records, loader=loader)
+    assert len(loads) == 5 and [c.version for c in again] == [1] * 5
+    engine = PredictEngine(
+        Tenants(blob_store),
+        open_event_store_url(f"sqlite://{tmp_path / 'e.sqlite3'}"),
+        RegistryModelSource(loader),
+    )
+    for c in first:
+        assert len(engine.predict(c.tenant, PredictQuery(container_id=c.container_id, seeds=["0"]))) == 20

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from aisle.catalog.store import Catalog, CatalogNotFound, CatalogStore
 from aisle.core.storage import BlobStore
 from aisle.recs.deployments import STATE_TTL_S, Deployments, ModelNotDeployed
 from aisle.recs.models.base import ModelType, Recommender
@@ -47,6 +48,14 @@ class ModelSource(Protocol):
 
 
 Loader = Callable[[BlobStore, ModelRecord], Recommender]
+
+
+def catalog_or_none(scope: BlobStore) -> Catalog | None:
+    """The tenant's current catalog, or None when it has none (models that need it say so)."""
+    try:
+        return CatalogStore(scope).load()
+    except CatalogNotFound:
+        return None
 
 
 def default_loader(catalog_of: Callable[[BlobStore], Any]) -> Loader:

@@ -23,9 +23,8 @@ from aisle.core.storage.resolver import open_blob_store_from_settings
 from aisle.core.tenancy import Tenants
 from aisle.recs.deployments import Loader, deploy_handler, undeploy_handler
 from aisle.recs.jobs import JobRunner
-from aisle.recs.serving_models import default_loader
+from aisle.recs.serving_models import catalog_or_none, default_loader
 from aisle.services.common.errors import install_error_handlers
-from aisle.services.predict.app import catalog_or_none
 
 WARM_SEEDS = 3
 

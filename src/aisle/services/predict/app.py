@@ -14,15 +14,13 @@ from dataclasses import dataclass
 from fastapi import FastAPI
 
 from aisle import __version__
-from aisle.catalog.store import CatalogNotFound, CatalogStore
 from aisle.core.auth.dependencies import Authorizer
 from aisle.core.config import Settings, load_settings
 from aisle.core.events import EventStore, open_event_store
-from aisle.core.storage import BlobStore
 from aisle.core.storage.resolver import open_blob_store_from_settings
 from aisle.core.tenancy import Tenants
 from aisle.recs.serving import PredictEngine
-from aisle.recs.serving_models import ModelSource, RegistryModelSource, default_loader
+from aisle.recs.serving_models import ModelSource, RegistryModelSource, catalog_or_none, default_loader
 from aisle.services.common.errors import install_error_handlers
 
 log = logging.getLogger("aisle.predict")
@@ -37,14 +35,6 @@ class PredictState:
     events: EventStore
     engine: PredictEngine
     authorizer: Authorizer
-
-
-def catalog_or_none(scope: BlobStore) -> object | None:
-    """The tenant's current catalog, or None when it has none (models that need it say so)."""
-    try:
-        return CatalogStore(scope).load()
-    except CatalogNotFound:
-        return None
 
 
 def create_app(

@@ -1,0 +1,137 @@
+"""Deploy the demo models and create the demo containers (``make run`` / ``aisle demo``).
+
+Containers, one slot of 20 items each, with ids scripts can rely on:
+
+=========  ===================  ===========================
+tenant     container            model type
+=========  ===================  ===========================
+fashion    similar-items        SIMILAR_ITEMS
+fashion    good-better-best     GOOD_BETTER_BEST
+default    bought-together      FREQUENTLY_BOUGHT_TOGETHER
+default    bundles              BUNDLE_RECOMMENDATIONS
+yoochoose  also-viewed          CUSTOMERS_ALSO_VIEW
+=========  ===================  ===========================
+
+Idempotent: a model already deployed at its registry version is not reloaded, and a container that
+already binds the right model is left as it is (otherwise it is replaced, keeping its version history).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+
+from aisle.core.config import Settings
+from aisle.core.storage import BlobStore
+from aisle.core.tenancy import tenant_scope
+from aisle.recs.containers import ContainerBody, ContainerNotFound, ContainerStore
+from aisle.recs.deployments import Deployment, Deployments, warm_up
+from aisle.recs.models.base import ModelType, Recommender
+from aisle.recs.registry import ModelRecord
+from aisle.recs.serving_models import Loader, catalog_or_none, default_loader
+
+log = logging.getLogger("aisle.recs.demo")
+
+DEMO_CONTAINERS: dict[str, list[tuple[str, ModelType]]] = {
+    "fashion": [("similar-items", ModelType.SIMILAR_ITEMS), ("good-better-best", ModelType.GOOD_BETTER_BEST)],
+    "default": [
+        ("bought-together", ModelType.FREQUENTLY_BOUGHT_TOGETHER),
+        ("bundles", ModelType.BUNDLE_RECOMMENDATIONS),
+    ],
+    "yoochoose": [("also-viewed", ModelType.CUSTOMERS_ALSO_VIEW)],
+}
+ITEMS = 20
+
+
+@dataclass(frozen=True)
+class DemoContainer:
+    tenant: str
+    container_id: str
+    model_id: str
+    version: int
+
+
+def deploy_model(store: BlobStore, record: ModelRecord, loader: Loader) -> Recommender | None:
+    """Load, warm and mark ``record`` deployed, unless it already is at this version.
+
+    Returns the loaded recommender (None when it was already deployed and not reloaded).
+    """
+    scope = tenant_scope(store, record.tenant)
+    deployments = Deployments(scope)
+    current = deployments.get(record.model_id)
+    if current is not None and current.status == "deployed" and current.modelVersion == record.version:
+        return None
+    started = time.perf_counter()
+    recommender = loader(scope, record)
+    catalog = catalog_or_none(scope)
+    seeds = [] if catalog is None else [str(x) for x in catalog.products.get_column("id").head(3).to_list()]
+    warm_up(recommender, seeds)
+    deployments.write(
+        Deployment(
+            modelId=record.model_id,
+            status="deployed",
+            modelVersion=record.version,
+            jobId=f"demo-v{record.version}",
+        )
+    )
+    log.info("deployed %s/%s v%d in %.1f s", record.tenant, record.model_id, record.version,
+             time.perf_counter() - started)  # fmt: skip
+    return recommender
+
+
+def deploy_demo(
+    store: BlobStore,
+    settings: Settings,
+    records_by_tenant: dict[str, list[ModelRecord]],
+    *,
+    loader: Loader | None = None,
+) -> list[DemoContainer]:
+    """Deploy the demo models and create or update the demo containers.
+
+    Args:
+        store: the root object store.
+        settings: process settings (unused today; kept so callers need not change when deployment
+            grows, e.g. to warm a remote predict service).
+        records_by_tenant: tenant -> its trained records (from ``aisle.recs.demo.train_demo_models``).
+        loader: how to load a model (default: ``aisle.recs.loading.load_recommender``).
+
+    Returns:
+        The demo containers that exist afterwards. A tenant without a model of a container's type is
+        skipped with a warning.
+    """
+    del settings
+    load = loader or default_loader(catalog_or_none)
+    out: list[DemoContainer] = []
+    for tenant, wanted in DEMO_CONTAINERS.items():
+        records = records_by_tenant.get(tenant, [])
+        for container_id, model_type in wanted:
+            record = next((r for r in reversed(records) if r.model_type is model_type), None)
+            if record is None:
+                log.warning("demo: tenant %s has no %s model; container %s skipped", tenant, model_type.value,
+                            container_id)  # fmt: skip
+                continue
+            deploy_model(store, record, load)
+            out.append(ensure_container(store, tenant, container_id, record.model_id))
+    return out
+
+
+def ensure_container(store: BlobStore, tenant: str, container_id: str, model_id: str) -> DemoContainer:
+    """Create the one-slot container, or replace it when it binds another model."""
+    containers = ContainerStore(tenant_scope(store, tenant))
+    body = ContainerBody.model_validate(
+        {
+            "name": container_id.replace("-", " ").capitalize(),
+            "description": f"Demo container served by {model_id}",
+            "slotConfigurations": [{"slotConfigId": "main", "modelId": model_id, "itemCount": ITEMS}],
+        }
+    )
+    try:
+        current = containers.get(container_id)
+    except ContainerNotFound:
+        created = containers.create(container_id, body)
+        return DemoContainer(tenant, container_id, model_id, created.version)
+    if [(s.modelId, s.itemCount) for s in current.slotConfigurations] == [(model_id, ITEMS)]:
+        return DemoContainer(tenant, container_id, model_id, current.version)
+    replaced = containers.replace(container_id, body, current.version)
+    return DemoContainer(tenant, container_id, model_id, replaced.version)

@@ -13,9 +13,10 @@ tombstone revision; creating the id again restarts the user-visible ``version`` 
 
 from __future__ import annotations
 
+import builtins
 import os
 from datetime import UTC, datetime
-from typing import Annotated, Any
+from typing import Annotated, Any, cast
 
 import orjson
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -162,8 +163,9 @@ class ContainerStore:
 
     def list(self) -> list[Container]:
         """Every live container of the tenant, by id."""
-        out = []
-        for cid in self.scope.list_dirs(ROOT):
+        out: builtins.list[Container] = []
+        # cast: BlobStore.list_dirs is annotated ``list[str]`` inside a class whose ``list`` is a method
+        for cid in cast("builtins.list[str]", self.scope.list_dirs(ROOT)):
             _, container = self._latest(cid)
             if container is not None:
                 out.append(container)
@@ -221,7 +223,7 @@ class ContainerStore:
         if not self._write(container_id, rev + 1, None):
             raise self._conflict(container_id, current.version, None)
 
-    def using_model(self, model_id: str) -> list[str]:
+    def using_model(self, model_id: str) -> builtins.list[str]:
         """Ids of live containers with a slot bound to ``model_id``."""
         return [c.containerId for c in self.list() if model_id in c.model_ids()]
 

@@ -137,8 +137,9 @@ def as_dict(plan: Any) -> dict[str, Any]:
 
 def to_model_plans(given: Sequence[dict[str, Any]]) -> list[Any]:
     """Request plans as the bundle model's ``BundlePlan`` objects."""
-    from aisle.recs.models import bundles
+    import importlib
 
+    bundles: Any = importlib.import_module("aisle.recs.models.bundles")  # issue 4's module
     plan_cls: Any = bundles.BundlePlan
     if hasattr(plan_cls, "model_validate"):
         return [plan_cls.model_validate(p) for p in given]

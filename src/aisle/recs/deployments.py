@@ -75,6 +75,15 @@ class Deployments:
         dep = self.get(model_id, max_age_s=max_age_s)
         return dep is not None and dep.status == "deployed"
 
+    def deployed_ids(self) -> list[str]:
+        """Ids of the tenant's models whose state is ``deployed``."""
+        ids = [
+            p.rsplit("/", 1)[-1][: -len(".json")]
+            for p in self.scope.list(DEPLOY_DIR + "/")
+            if p.endswith(".json")
+        ]
+        return sorted(m for m in ids if self.is_deployed(m))
+
     def write(self, dep: Deployment) -> None:
         self.scope.put(f"{DEPLOY_DIR}/{dep.modelId}.json", dep.model_dump_json().encode())
         self._cache.pop(dep.modelId, None)

@@ -9,6 +9,7 @@ the deployment state (cached <= 1 s), the catalog pointer (cached <= 1 s) and th
 from __future__ import annotations
 
 import dataclasses
+import logging
 import threading
 import time
 from collections.abc import Sequence
@@ -16,11 +17,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from aisle.catalog.store import CatalogNotFound, CatalogStore
-from aisle.core.errors import BadRequest
+from aisle.core.errors import AisleError, BadRequest
 from aisle.core.events import Event, EventStore
 from aisle.core.storage import PrefixBlobStore
 from aisle.core.tenancy import TenantConfig, Tenants
 from aisle.recs.containers import Container, ContainerStore, SlotConfig
+from aisle.recs.deployments import Deployments
 from aisle.recs.diversity import DiversityLevel
 from aisle.recs.serving_models import ModelSource, ServedModel
 from aisle.recs.serving_products import ProductTable
@@ -33,6 +35,7 @@ from aisle.recs.serving_rank import (
     rank_slot,
 )
 
+log = logging.getLogger("aisle.predict")
 PURCHASE_TYPES = frozenset({"purchase", "transaction", "order"})
 USER_HISTORY_PREFIX = "user:"
 """Events carrying a ``userId`` are also kept under visitor ``user:<userId>`` (the user's history)."""
@@ -192,6 +195,30 @@ class PredictEngine:
                     raw[str(brand)] = raw.get(str(brand), 0.0) + 1.0
         top = max((abs(v) for v in raw.values()), default=0.0)
         return {k: v / top for k, v in raw.items()} if top > 0 else {}
+
+    def warm_deployed(self) -> int:
+        """Load every deployed model of every tenant (and its catalog) ahead of traffic.
+
+        Run by the predict service at start-up and then periodically, so a deploy made through the
+        edit service is loaded before the first request needs it. Returns the number of models ready;
+        a model that fails to load is logged and retried on the next pass.
+        """
+        ready = 0
+        for tenant in self.tenants.names():
+            try:
+                config, state = self.tenant(tenant)
+                self.table(config, state)
+                model_ids = Deployments(state.scope).deployed_ids()
+            except AisleError as exc:
+                log.warning("warm-up of tenant %s skipped: %s", tenant, exc.message)
+                continue
+            for model_id in model_ids:
+                try:
+                    self.models.served(tenant, state.scope, model_id)
+                    ready += 1
+                except Exception:
+                    log.exception("warm-up of model %s/%s failed", tenant, model_id)
+        return ready
 
     # ---- predict ------------------------------------------------------------------------------
     def predict(self, tenant: str, q: PredictQuery, *, warm_only: bool = False) -> list[ItemOut]:

@@ -148,3 +148,23 @@ def test_auth_is_wired(settings: Settings, shop: str) -> None:
         r = c.post("/predict?tenant=shop", json=body, headers={"authorization": f"Bearer {other_tenant}"})
         assert r.status_code == 403
         assert c.get("/health").status_code == 200
+
+
+def test_deployed_models_are_loaded_before_the_first_request(settings: Settings, shop: str) -> None:
+    import time
+
+    from aisle.recs.serving_models import RegistryModelSource
+    from aisle.recs.testing import CooccurrenceRecommender
+
+    loads: list[str] = []
+
+    def loader(scope: object, record: Any) -> CooccurrenceRecommender:
+        loads.append(record.model_id)
+        return CooccurrenceRecommender([["p0", "p1"]])
+
+    app = create_app(settings, models=RegistryModelSource(loader), warm_interval_s=0.05)
+    with TestClient(app):
+        deadline = time.time() + 5
+        while not loads and time.time() < deadline:
+            time.sleep(0.02)
+    assert loads == ["m1"]  # the deployed model, not the idle one

@@ -7,6 +7,7 @@ come from the ``AISLE_*`` environment when none are given.
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -42,6 +43,7 @@ def create_app(
     *,
     models: ModelSource | None = None,
     events: EventStore | None = None,
+    warm_interval_s: float = 2.0,
 ) -> FastAPI:
     """Build the predict service.
 
@@ -49,6 +51,8 @@ def create_app(
         settings: process settings (default: from the environment).
         models: where models come from (default: the registry, loaded with ``aisle.recs.loading``).
         events: the event store (default: :func:`aisle.core.events.open_event_store`).
+        warm_interval_s: seconds between passes that load newly deployed models ahead of traffic
+            (0 disables; models then load on their first request).
     """
     settings = settings or load_settings()
     store = open_blob_store_from_settings(settings)
@@ -63,9 +67,25 @@ def create_app(
         authorizer=Authorizer(settings, store),
     )
 
+    stop = threading.Event()
+
+    def warm_loop() -> None:
+        while not stop.is_set():
+            try:
+                state.engine.warm_deployed()
+            except Exception:  # storage hiccup: keep serving, retry on the next pass
+                log.exception("model warm-up pass failed")
+            stop.wait(warm_interval_s)
+
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        warmer = threading.Thread(target=warm_loop, name="aisle-predict-warmer", daemon=True)
+        if warm_interval_s > 0:
+            warmer.start()
         yield
+        stop.set()
+        if warmer.is_alive():
+            warmer.join(timeout=30)
         state.events.close()
 
     app = FastAPI(

@@ -111,3 +111,11 @@ def test_pem_round_trip_for_every_algorithm() -> None:
             load_private_key(key.as_pem(private=False))
     with pytest.raises(BadRequest):
         load_public_key_pem(b"not a key")
+
+
+def test_corrupt_client_record_is_refused_not_a_crash(blob_store: BlobStore) -> None:
+    blob_store.put("_auth/clients/broken.json", b'{"client_id": "broken", "tenants": []}')
+    blob_store.put("_auth/clients/garbage.json", b"not json")
+    registry = ClientRegistry(blob_store, ttl=0)
+    assert registry.get("broken") is None and registry.get("garbage") is None
+    assert registry.list() == []

@@ -7,6 +7,7 @@ never start with ``_``). A record holds the client's *public* key only; the priv
 
 from __future__ import annotations
 
+import logging
 import re
 import secrets
 import threading
@@ -15,12 +16,14 @@ from typing import Any
 
 import orjson
 from joserfc.jwk import ECKey, OKPKey, RSAKey
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, Field, ValidationError, field_validator
 
 from aisle.core.auth.scopes import check_scopes
 from aisle.core.errors import BadRequest
 from aisle.core.storage import BlobNotFound, BlobStore, PrefixBlobStore
 from aisle.core.tenancy import check_tenant_name
+
+log = logging.getLogger("aisle.auth")
 
 CLIENTS_PREFIX = "_auth/clients"
 CLIENT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
@@ -168,7 +171,7 @@ class ClientRegistry:
         self._lock = threading.Lock()
 
     def get(self, client_id: str) -> ClientRecord | None:
-        """The record of ``client_id``, or None when unknown or its id is malformed."""
+        """The record of ``client_id``; None when unknown, its id is malformed or its record is invalid."""
         if not CLIENT_ID.match(client_id or ""):
             return None
         now = time.monotonic()
@@ -180,6 +183,9 @@ class ClientRegistry:
                 orjson.loads(self.store.get(f"{client_id}.json"))
             )
         except BlobNotFound:
+            record = None
+        except (orjson.JSONDecodeError, ValidationError):
+            log.error("client record _auth/clients/%s.json is invalid; the client is refused", client_id)
             record = None
         with self._lock:
             if len(self._cache) > 100_000:
@@ -199,9 +205,11 @@ class ClientRegistry:
             self._cache.pop(client_id, None)
 
     def list(self) -> list[ClientRecord]:
-        """Every registered client, sorted by id."""
+        """Every registered client with a valid record, sorted by id (invalid records are logged)."""
         out = []
         for path in sorted(self.store.list("")):
             if path.endswith(".json"):
-                out.append(ClientRecord.model_validate(orjson.loads(self.store.get(path))))
+                record = self.get(path[: -len(".json")])
+                if record is not None:
+                    out.append(record)
         return out

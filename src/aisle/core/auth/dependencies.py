@@ -22,9 +22,11 @@ Usage (in a service's ``create_app``)::
    ``tenant_default``. The body read is cached by Starlette, so the route still gets it.
 
 The keys come from ``{settings.auth_url}/.well-known/jwks.json`` over HTTP; when the Authorizer is given
-the service's BlobStore it reads the same key ring from object storage instead (no dependency on the token
-service being up). With ``settings.auth == "off"`` every check passes and the dependency returns None.
-A token already verified is cached until it expires: a repeat request costs a few microseconds.
+the service's BlobStore it reads the published public keys from object storage (``_auth/public/``)
+instead: no network hop and no dependency on the token service being up. Either way the keys are cached
+(re-read every 5 minutes, and on an unknown ``kid`` at most every 2 s). With ``settings.auth == "off"``
+every check passes and the dependency returns None. A token already verified is cached until it expires:
+a repeat request costs a few microseconds.
 """
 
 from __future__ import annotations

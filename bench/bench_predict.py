@@ -266,6 +266,7 @@ def http_throughput(root: pathlib.Path, data_dir: pathlib.Path, seeds: list[str]
             asyncio.run(_load(port, f"/predict?tenant={TENANT}", warm_up, CONNECTIONS))
             if workers == 1:
                 server_side_latency(port, bodies, workers)
+                personal_throughput(root, port, seeds)
             seconds, bad = asyncio.run(_load(port, f"/predict?tenant={TENANT}", bodies, CONNECTIONS))
         finally:
             stop_server(proc)
@@ -273,6 +274,26 @@ def http_throughput(root: pathlib.Path, data_dir: pathlib.Path, seeds: list[str]
             f"POST /predict over HTTP, uvicorn {workers} worker(s), {CONNECTIONS} connections: "
             f"{N_HTTP / seconds:,.0f} requests/s ({N_HTTP} requests, {bad} non-2xx)  [target >= 800/s]"
         )
+
+
+def personal_throughput(root: pathlib.Path, port: int, seeds: list[str]) -> None:
+    """Requests with a ``visitorId`` whose 20-event session is in the embedded store (thread-pool path)."""
+    from aisle.core.events import Event, open_event_store_url
+
+    events = open_event_store_url(f"sqlite://{root / 'data' / 'events.sqlite3'}")
+    for v in range(100):
+        events.append(
+            TENANT, [Event(f"v{v}", "view", seeds[(v + i) % len(seeds)], 1e9 + i) for i in range(20)]
+        )
+    events.close()
+    bodies = [
+        orjson.dumps({**predict_body(seeds[i % len(seeds)]), "visitorId": f"v{i % 100}"}) for i in range(2000)
+    ]
+    seconds, bad = asyncio.run(_load(port, f"/predict?tenant={TENANT}", bodies, CONNECTIONS))
+    print(
+        f"POST /predict with visitorId (20-event sessions, embedded store), uvicorn 1 worker: "
+        f"{len(bodies) / seconds:,.0f} requests/s ({bad} non-2xx)"
+    )
 
 
 def events_throughput(root: pathlib.Path) -> None:

@@ -18,7 +18,9 @@ from pathlib import Path
 def main() -> int:
     parser = argparse.ArgumentParser(prog="python -m bench")
     parser.add_argument("--data-dir", type=Path, default=Path("../shared/data"))
-    parser.add_argument("--only", action="append", default=[], help="run only these modules (e.g. bench_search)")
+    parser.add_argument(
+        "--only", action="append", default=[], help="run only these modules (e.g. bench_search)"
+    )
     args = parser.parse_args()
     here = Path(__file__).parent
     names = sorted(m.name for m in pkgutil.iter_modules([str(here)]) if m.name.startswith("bench_"))

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import socket
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -15,7 +16,9 @@ import pytest
 from aisle.core.storage import BlobStore, open_blob_store
 
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
-SHARED_DATA = Path(os.environ.get("AISLE_SHARED_DATA", Path(__file__).resolve().parents[1] / ".." / "shared" / "data"))
+SHARED_DATA = Path(
+    os.environ.get("AISLE_SHARED_DATA", Path(__file__).resolve().parents[1] / ".." / "shared" / "data")
+)
 
 
 def require(condition: bool, reason: str) -> None:
@@ -55,3 +58,39 @@ def redis_url() -> str:
 def blob_store(tmp_path: Path) -> BlobStore:
     """A fresh local object store in a temp dir."""
     return open_blob_store(f"file://{tmp_path / 'bucket'}")
+
+
+@dataclass
+class DemoEnv:
+    """A storage bucket and data dir holding demo tenants imported from the shared data."""
+
+    store: BlobStore
+    storage_url: str
+    data_dir: Path
+
+
+def _import_demo(tmp: Path, tenants_wanted: list[str], shared: Path) -> DemoEnv:
+    from aisle.catalog.datasets import demo_datasets
+    from aisle.catalog.importer import import_catalog
+    from aisle.core.tenancy import Tenants
+    from aisle.search.indexes import IndexRegistry
+
+    url = f"file://{tmp / 'bucket'}"
+    store = open_blob_store(url)
+    tenants = Tenants(store, ttl=0)
+    registry = IndexRegistry(tenants, tmp / "data")
+    for ds in demo_datasets():
+        if ds.tenant not in tenants_wanted:
+            continue
+        source = ds.prepare(shared, tmp)
+        assert source is not None, f"no data for {ds.tenant}"
+        tenants.write_config(ds.tenant, ds.configs())
+        import_catalog(tenants, ds.tenant, source)
+        registry.get(ds.tenant)
+    return DemoEnv(store, url, tmp / "data")
+
+
+@pytest.fixture(scope="session")
+def demo_env(tmp_path_factory: pytest.TempPathFactory, shared_data: Path) -> DemoEnv:
+    """The fashion and homedepot demo tenants, imported and indexed once per test session."""
+    return _import_demo(tmp_path_factory.mktemp("demo"), ["fashion", "homedepot"], shared_data)

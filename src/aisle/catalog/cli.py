@@ -30,7 +30,10 @@ class ProgressLine:
     def __call__(self, stage: str, done: int, total: int) -> None:
         pct = f"{100 * done // total:3d}%" if total else ""
         end = "\n" if done >= total else ""
-        sys.stderr.write(f"\r{self.label}: {stage:<6} {done:>8}/{total:<8} {pct} {time.perf_counter() - self.start:6.1f}s{end}")
+        sys.stderr.write(
+            f"\r{self.label}: {stage:<6} {done:>8}/{total:<8} {pct} "
+            f"{time.perf_counter() - self.start:6.1f}s{end}"
+        )
         sys.stderr.flush()
 
 
@@ -85,7 +88,9 @@ def catalog_import(
     for bad in report.bad_rows[:show_bad]:
         typer.secho(f"  skipped line {bad.line}: {bad.reason}", fg=typer.colors.YELLOW, err=True)
     if len(report.bad_rows) > show_bad:
-        typer.secho(f"  ... and {len(report.bad_rows) - show_bad} more bad rows", fg=typer.colors.YELLOW, err=True)
+        typer.secho(
+            f"  ... and {len(report.bad_rows) - show_bad} more bad rows", fg=typer.colors.YELLOW, err=True
+        )
     typer.echo(
         f"{tenant}: imported {report.imported} products as version {report.version}"
         f" ({len(report.bad_rows)} bad rows skipped) in {time.perf_counter() - progress.start:.1f}s"
@@ -105,7 +110,9 @@ def demo(
     settings, tenants = _settings_and_tenants()
     data = data_dir.resolve() if data_dir.exists() else None
     if data is None:
-        typer.secho(f"shared data not found at {data_dir}: only the 'default' tenant can be created", fg="yellow")
+        typer.secho(
+            f"shared data not found at {data_dir}: only the 'default' tenant can be created", fg="yellow"
+        )
     registry = IndexRegistry(tenants, settings.data_dir)
     with tempfile.TemporaryDirectory(prefix="aisle-demo-") as tmp:
         for ds in demo_datasets():
@@ -130,7 +137,8 @@ def demo(
             except AisleError as exc:
                 _fail(exc)
             typer.echo(
-                f"{ds.tenant}: {ds.description}: {report.imported} products, {len(report.bad_rows)} bad rows skipped,"
+                f"{ds.tenant}: {ds.description}: {report.imported} products, "
+                f"{len(report.bad_rows)} bad rows skipped,"
                 f" {time.perf_counter() - progress.start:.1f}s"
             )
 

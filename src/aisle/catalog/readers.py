@@ -32,10 +32,18 @@ class BadRow:
 def detect_format(path: Path) -> str:
     """``jsonl``, ``csv`` or ``parquet`` from the file name. Raises BadRequest for anything else."""
     name = path.name.lower().removesuffix(".gz")
-    for ext, fmt in ((".jsonl", "jsonl"), (".ndjson", "jsonl"), (".json", "jsonl"), (".csv", "csv"), (".parquet", "parquet")):
+    for ext, fmt in (
+        (".jsonl", "jsonl"),
+        (".ndjson", "jsonl"),
+        (".json", "jsonl"),
+        (".csv", "csv"),
+        (".parquet", "parquet"),
+    ):
         if name.endswith(ext):
             return fmt
-    raise BadRequest(f"cannot tell the format of '{path.name}': use .jsonl, .csv or .parquet", code="format_unknown")
+    raise BadRequest(
+        f"cannot tell the format of '{path.name}': use .jsonl, .csv or .parquet", code="format_unknown"
+    )
 
 
 def _open_bytes(path: Path) -> bytes:

@@ -57,8 +57,9 @@ def map_catalog(raw: pl.DataFrame, config: AttributeConfiguration) -> tuple[pl.D
     """
     columns = set(raw.columns)
     if config.id_source not in columns:
+        found = ", ".join(sorted(columns - {"_line"}))
         raise BadRequest(
-            f"the file has no id column '{config.id_source}' (columns: {', '.join(sorted(columns - {'_line'}))})",
+            f"the file has no id column '{config.id_source}' (columns: {found})",
             code="catalog_id_missing",
         )
     exprs: list[pl.Expr] = [_clean_text(pl.col(config.id_source)).alias("id"), pl.col("_line")]
@@ -75,23 +76,33 @@ def map_catalog(raw: pl.DataFrame, config: AttributeConfiguration) -> tuple[pl.D
             if attr.type is AttributeType.integer:
                 parsed = pl.when(parsed == parsed.round(0)).then(parsed).otherwise(None)
             exprs.append(parsed.cast(dtype).alias(attr.name))
-            checks.append((f"field '{attr.name}' is not a {attr.type.value}", text.is_not_null() & parsed.is_null()))
+            checks.append(
+                (f"field '{attr.name}' is not a {attr.type.value}", text.is_not_null() & parsed.is_null())
+            )
             if attr.role is not None and attr.role.value == "price":
                 checks.append((f"field '{attr.name}' is negative", parsed < 0))
         elif attr.type is AttributeType.boolean:
             text = _clean_text(src).str.to_lowercase()
             parsed = text.replace_strict(
-                ["true", "1", "yes", "false", "0", "no"], [True, True, True, False, False, False], default=None,
+                ["true", "1", "yes", "false", "0", "no"],
+                [True, True, True, False, False, False],
+                default=None,
                 return_dtype=pl.Boolean,
             )
             exprs.append(parsed.alias(attr.name))
             checks.append((f"field '{attr.name}' is not a boolean", text.is_not_null() & parsed.is_null()))
     typed = raw.select(*exprs, *[cond.alias(f"_c{i}") for i, (_, cond) in enumerate(checks)])
     reasons = [pl.when(pl.col("id").is_null()).then(pl.lit("missing id")).otherwise(None)]
-    reasons += [pl.when(pl.col(f"_c{i}")).then(pl.lit(msg)).otherwise(None) for i, (msg, _) in enumerate(checks)]
-    typed = typed.with_columns(pl.coalesce(reasons).alias("_reason")).drop([f"_c{i}" for i in range(len(checks))])
+    reasons += [
+        pl.when(pl.col(f"_c{i}")).then(pl.lit(msg)).otherwise(None) for i, (msg, _) in enumerate(checks)
+    ]
+    typed = typed.with_columns(pl.coalesce(reasons).alias("_reason")).drop(
+        [f"_c{i}" for i in range(len(checks))]
+    )
     dup = typed["id"].is_duplicated() & ~typed["id"].is_first_distinct() & typed["_reason"].is_null()
-    typed = typed.with_columns(pl.when(dup).then(pl.lit("duplicate id (first kept)")).otherwise(pl.col("_reason")).alias("_reason"))
+    typed = typed.with_columns(
+        pl.when(dup).then(pl.lit("duplicate id (first kept)")).otherwise(pl.col("_reason")).alias("_reason")
+    )
     rejected = typed.filter(pl.col("_reason").is_not_null()).select("_line", "_reason")
     bad = [BadRow(int(line), str(reason)) for line, reason in rejected.iter_rows()]
     products = typed.filter(pl.col("_reason").is_null()).drop("_line", "_reason")

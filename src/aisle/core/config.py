@@ -30,10 +30,14 @@ class Settings(BaseSettings):
         default=Path("./var/data"),
         description="Local directory for derived state: full-text and vector indexes, caches.",
     )
-    redis_url: str | None = Field(default=None, description="redis://host:port/db; unset means embedded stores.")
+    redis_url: str | None = Field(
+        default=None, description="redis://host:port/db; unset means embedded stores."
+    )
     auth: Literal["on", "off"] = Field(default="on", description="Token validation on every service.")
     auth_url: str = Field(default="http://127.0.0.1:8086", description="Base URL of the token service.")
-    predict_url: str = Field(default="http://127.0.0.1:8081", description="Predict service, for /recommendations.")
+    predict_url: str = Field(
+        default="http://127.0.0.1:8081", description="Predict service, for /recommendations."
+    )
     vector_url: str | None = Field(default=None, description="Vector search service; unset means in-process.")
     s3_endpoint: str | None = Field(default=None, description="Endpoint of an S3-compatible server.")
     s3_region: str = "us-east-1"
@@ -47,7 +51,9 @@ class Settings(BaseSettings):
     edit_port: int = 8084
     rules_port: int = 8085
     auth_port: int = 8086
-    workers: int = Field(default=2, ge=1, description="Worker processes per service started by `aisle serve`.")
+    workers: int = Field(
+        default=2, ge=1, description="Worker processes per service started by `aisle serve`."
+    )
 
 
 def load_settings(**overrides: object) -> Settings:

@@ -92,7 +92,5 @@ class ConfigInvalid(AisleError):
 
     def __init__(self, tenant: str, file: str, problem: str, field: str | None = None) -> None:
         where = f"{tenant}/{file}" + (f" field '{field}'" if field else "")
-        super().__init__(
-            f"{where}: {problem}", details={"tenant": tenant, "file": file, "field": field}
-        )
+        super().__init__(f"{where}: {problem}", details={"tenant": tenant, "file": file, "field": field})
         self.tenant, self.file, self.field = tenant, file, field

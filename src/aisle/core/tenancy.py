@@ -86,7 +86,9 @@ class Tenants:
     def names(self) -> list[str]:
         """Tenant names in storage: top-level folders holding ``attribute_configuration.json``."""
         return [
-            d for d in self.store.list_dirs("") if TENANT_NAME.match(d) and self.store.exists(f"{d}/{MARKER_FILE}")
+            d
+            for d in self.store.list_dirs("")
+            if TENANT_NAME.match(d) and self.store.exists(f"{d}/{MARKER_FILE}")
         ]
 
     def exists(self, tenant: str) -> bool:

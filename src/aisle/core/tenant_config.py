@@ -64,16 +64,53 @@ class Attribute(_Strict):
     sortable: bool = False
     returned: bool = True
     html: bool = Field(default=False, description="Strip HTML tags from this field on import.")
+    extract: bool | None = Field(
+        default=None,
+        description="Recognise this field's values in queries (query understanding). Default: on for "
+        "filterable keyword fields with role brand, color, gender, category or size.",
+    )
 
     @model_validator(mode="after")
     def _check(self) -> Attribute:
-        if self.searchable and self.type not in (AttributeType.text, AttributeType.keyword, AttributeType.category_path):
-            raise ValueError(f"attribute '{self.name}': only text, keyword or category_path fields can be searchable")
-        if self.sortable and self.type not in (AttributeType.number, AttributeType.integer, AttributeType.keyword):
-            raise ValueError(f"attribute '{self.name}': only number, integer or keyword fields can be sortable")
+        if self.searchable and self.type not in (
+            AttributeType.text,
+            AttributeType.keyword,
+            AttributeType.category_path,
+        ):
+            raise ValueError(
+                f"attribute '{self.name}': only text, keyword or category_path fields can be searchable"
+            )
+        if self.sortable and self.type not in (
+            AttributeType.number,
+            AttributeType.integer,
+            AttributeType.keyword,
+        ):
+            raise ValueError(
+                f"attribute '{self.name}': only number, integer or keyword fields can be sortable"
+            )
         if isinstance(self.source, list) and self.type is not AttributeType.category_path:
             raise ValueError(f"attribute '{self.name}': a list of source columns needs type category_path")
         return self
+
+    @property
+    def extractable(self) -> bool:
+        """Whether query understanding looks for this attribute's values in queries."""
+        if self.extract is not None:
+            return self.extract and self.filterable
+        return (
+            self.filterable
+            and self.type in (AttributeType.keyword, AttributeType.category_path)
+            and (
+                self.role
+                in (
+                    AttributeRole.brand,
+                    AttributeRole.color,
+                    AttributeRole.gender,
+                    AttributeRole.category,
+                    AttributeRole.size,
+                )
+            )
+        )
 
     @property
     def sources(self) -> list[str]:
@@ -149,7 +186,9 @@ class CrsConfig(_Strict):
     project: str | None = None
     catalog: str | None = None
     timeout_ms: Annotated[int, Field(ge=10, le=10_000)] = 800
-    min_results: Annotated[int, Field(ge=0)] = Field(default=0, description="Fall back when fewer hits than this.")
+    min_results: Annotated[int, Field(ge=0)] = Field(
+        default=0, description="Fall back when fewer hits than this."
+    )
 
     @model_validator(mode="after")
     def _endpoint_when_enabled(self) -> CrsConfig:
@@ -201,6 +240,25 @@ class PriceRange(_Strict):
     end: float | None = None
 
 
+# English function words that carry no product meaning. "in" is kept: it is a unit (1/2 in).
+DEFAULT_STOP_WORDS = (
+    "a",
+    "an",
+    "and",
+    "the",
+    "for",
+    "of",
+    "with",
+    "to",
+    "by",
+    "at",
+    "my",
+    "is",
+    "are",
+    "that",
+)
+
+
 class GlobalConfiguration(_Strict):
     """``global_configuration.json``: tenant-wide search settings."""
 
@@ -212,7 +270,10 @@ class GlobalConfiguration(_Strict):
     max_size: Annotated[int, Field(ge=1, le=100)] = 100
     stages: StageConfig = Field(default_factory=StageConfig)
     synonyms: list[Synonym] = Field(default_factory=list)
-    stop_words: list[str] = Field(default_factory=list)
+    stop_words: list[str] = Field(
+        default_factory=lambda: list(DEFAULT_STOP_WORDS),
+        description="Words dropped from queries (unless the query has nothing else).",
+    )
     price_ranges: list[PriceRange] = Field(
         default_factory=list, description="Buckets of the price facet; empty means derived from the catalog."
     )

@@ -31,7 +31,9 @@ def combined_filter(index: TenantIndex, filters: list[FilterSpec]) -> tantivy.Qu
     return tantivy.Query.boolean_query([(tantivy.Occur.Must, q) for q in clauses])
 
 
-def list_items(index: TenantIndex, filters: list[FilterSpec], offset: int, size: int) -> tuple[list[dict], int]:
+def list_items(
+    index: TenantIndex, filters: list[FilterSpec], offset: int, size: int
+) -> tuple[list[dict], int]:
     """A page of products in catalog order, optionally filtered. Returns (products, total)."""
     query = with_filter(tantivy.Query.all_query(), combined_filter(index, filters))
     result = index.searcher.search(
@@ -61,7 +63,9 @@ def category_attribute(index: TenantIndex, name: str | None) -> Attribute:
     return attr
 
 
-def _level_counts(index: TenantIndex, attr: Attribute, level: int, query: tantivy.Query) -> list[tuple[str, int]]:
+def _level_counts(
+    index: TenantIndex, attr: Attribute, level: int, query: tantivy.Query
+) -> list[tuple[str, int]]:
     agg = {"c": {"terms": {"field": level_field(attr, level), "size": MAX_CATEGORIES}}}
     buckets = index.searcher.aggregate(query, agg).get("c", {}).get("buckets", [])
     return [(str(b["key"]), int(b["doc_count"])) for b in buckets]
@@ -72,9 +76,10 @@ def category_children(
 ) -> list[tuple[str, str, int]]:
     """(name, path, count) of the categories directly below ``parent`` among matching products."""
     if parent:
-        canonical = index.keyword_values.get(attr.name, {}).get(parent.lower())
-        if canonical is None:
+        spellings = index.keyword_values.get(attr.name, {}).get(parent.lower())
+        if not spellings:
             raise NotFound(f"category '{parent}' not found", code="category_not_found")
+        canonical = spellings[0]
         level = canonical.count(PATH_SEP) + 1
         if level >= MAX_CATEGORY_LEVELS:
             return []
@@ -82,7 +87,9 @@ def category_children(
         match = tantivy.Query.boolean_query([(tantivy.Occur.Must, match), (tantivy.Occur.Must, parent_q)])
     else:
         level = 0
-    return [(path.split(PATH_SEP)[-1], path, count) for path, count in _level_counts(index, attr, level, match)]
+    return [
+        (path.split(PATH_SEP)[-1], path, count) for path, count in _level_counts(index, attr, level, match)
+    ]
 
 
 @dataclass
@@ -93,7 +100,9 @@ class Node:
     children: list[Node] = field(default_factory=list)
 
 
-def category_levels(index: TenantIndex, attr: Attribute, depth: int) -> tuple[list[list[tuple[str, int]]], list[Node]]:
+def category_levels(
+    index: TenantIndex, attr: Attribute, depth: int
+) -> tuple[list[list[tuple[str, int]]], list[Node]]:
     """Counts per level (level 0 first) and the nested tree down to ``depth`` levels."""
     match = tantivy.Query.all_query()
     levels = [_level_counts(index, attr, level, match) for level in range(min(depth, MAX_CATEGORY_LEVELS))]

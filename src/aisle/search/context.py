@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 import tantivy
 
 from aisle.core.tenancy import TenantConfig
+from aisle.search.attributes import PriceConstraint
 from aisle.search.index.reader import TenantIndex
 from aisle.search.model import FilterSpec, QueryGraph, SortOrder
 
@@ -26,7 +27,9 @@ class SearchContext:
 
     Stages read what earlier stages produced and add their own part; none reaches back.
     ``term_groups`` holds, per query term, the analysed alternatives any of which satisfies it
-    (the term itself, its spelling correction, later its synonyms).
+    (the term itself, its spelling correction, later its synonyms). ``extracted`` holds one query
+    per attribute or price constraint recognised in the query, with its boost (filters when strict,
+    boosts after).
     ``deadline`` is a ``time.perf_counter()`` instant after which optional work is skipped.
     """
 
@@ -43,6 +46,8 @@ class SearchContext:
     graph: QueryGraph | None = None
     terms: list[str] = field(default_factory=list)
     term_groups: list[list[str]] = field(default_factory=list)
+    extracted: list[tuple[tantivy.Query, float]] = field(default_factory=list)
+    price: PriceConstraint | None = None
     filter_query: tantivy.Query | None = None
     match_query: tantivy.Query | None = None
     hits: list[Hit] = field(default_factory=list)

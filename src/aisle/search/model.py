@@ -52,6 +52,14 @@ class Correction(BaseModel):
     corrected: str
 
 
+class AttributeMatch(BaseModel):
+    """Catalog values recognised in the query: a filter in the strict stage, a boost after it."""
+
+    field: str
+    values: list[str]
+    text: str = Field(description="The query words that named them.")
+
+
 class QueryGraph(BaseModel):
     """What the engine understood of the query and how it answered it.
 
@@ -69,6 +77,8 @@ class QueryGraph(BaseModel):
     corrections: list[Correction] = Field(
         default_factory=list, description="Spelling corrections, searched alongside the original words."
     )
+    attributes: list[AttributeMatch] = Field(default_factory=list)
+    price: dict[str, float] | None = Field(default=None, description="Price constraint, e.g. {'lte': 2000}.")
     stage: StageName = "none"
     stages_tried: list[dict[str, Any]] = Field(default_factory=list)
     filters: list[AppliedFilter] = Field(default_factory=list)

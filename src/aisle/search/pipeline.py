@@ -11,6 +11,7 @@ from aisle.core.tenancy import TenantConfig
 from aisle.search.context import SearchContext
 from aisle.search.index.reader import TenantIndex
 from aisle.search.model import FacetValue, FilterSpec, SearchResult, SortOrder
+from aisle.search.stages.attributes import ExtractAttributes
 from aisle.search.stages.facets import Facets
 from aisle.search.stages.filters import ApplyFilters
 from aisle.search.stages.retrieve import Retrieve
@@ -21,7 +22,7 @@ class Stage(Protocol):
     def run(self, ctx: SearchContext) -> SearchContext: ...
 
 
-DEFAULT_STAGES: tuple[Stage, ...] = (Understand(), ApplyFilters(), Retrieve(), Facets())
+DEFAULT_STAGES: tuple[Stage, ...] = (Understand(), ApplyFilters(), ExtractAttributes(), Retrieve(), Facets())
 
 
 class SearchPipeline:
@@ -49,7 +50,9 @@ class SearchPipeline:
             BadRequest: unknown or disallowed filter/facet fields, bad filter values, unavailable sort.
         """
         return shape_result(
-            self.run(index, config, query, size=size, offset=offset, filters=filters, facets=facets, sort=sort)
+            self.run(
+                index, config, query, size=size, offset=offset, filters=filters, facets=facets, sort=sort
+            )
         )
 
     def run(
@@ -90,7 +93,9 @@ def shape_result(ctx: SearchContext) -> SearchResult:
         product = dict(rows[hit.ord])
         product["score"] = round(hit.score, 4) if ctx.sort == "relevance" else None
         products.append(product)
-    facets = {name: [FacetValue(value=v, count=c) for v, c in values] for name, values in ctx.facet_counts.items()}
+    facets = {
+        name: [FacetValue(value=v, count=c) for v, c in values] for name, values in ctx.facet_counts.items()
+    }
     assert ctx.graph is not None
     ctx.graph.took_ms = round((time.perf_counter() - ctx.started) * 1000, 3)
     return SearchResult(products=products, total=ctx.total, facets=facets, queryGraph=ctx.graph)

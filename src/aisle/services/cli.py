@@ -43,8 +43,20 @@ def serve(
         port = getattr(settings, port_attr)
         service_workers = n_workers if name == "search" else 1
         cmd = [
-            sys.executable, "-m", "uvicorn", "--factory", f"{module}:create_app", "--host", settings.host,
-            "--port", str(port), "--workers", str(service_workers), "--no-access-log", "--log-level", "warning",
+            sys.executable,
+            "-m",
+            "uvicorn",
+            "--factory",
+            f"{module}:create_app",
+            "--host",
+            settings.host,
+            "--port",
+            str(port),
+            "--workers",
+            str(service_workers),
+            "--no-access-log",
+            "--log-level",
+            "warning",
         ]
         procs.append((name, subprocess.Popen(cmd, env=os.environ.copy())))
         typer.echo(f"{name:<8} http://{settings.host}:{port}  (docs: /docs)")
@@ -59,7 +71,9 @@ def serve(
         while procs:
             for name, proc in procs:
                 if proc.poll() is not None:
-                    typer.secho(f"{name} exited with code {proc.returncode}; stopping the others", fg="red", err=True)
+                    typer.secho(
+                        f"{name} exited with code {proc.returncode}; stopping the others", fg="red", err=True
+                    )
                     stop()
                     raise typer.Exit(1)
             time.sleep(0.5)

@@ -22,6 +22,9 @@ def tenant_files(attributes: AttributeConfiguration, global_: GlobalConfiguratio
         "crs_config.json": CrsConfig(),
         "global_configuration.json": global_,
         "user_group_configuration.json": UserGroupConfiguration(
-            groups=[UserGroup(id="vip", description="Loyalty members"), UserGroup(id="new", description="First visit")]
+            groups=[
+                UserGroup(id="vip", description="Loyalty members"),
+                UserGroup(id="new", description="First visit"),
+            ]
         ),
     }

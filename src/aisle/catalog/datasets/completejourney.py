@@ -21,17 +21,30 @@ def configs() -> dict[str, BaseModel]:
         id_source="product_id",
         attributes=[
             Attribute(name="title", type="text", role="title", searchable=True, weight=2.0),
-            Attribute(name="brand", role="brand", searchable=True, weight=0.5, filterable=True, facetable=True),
-            Attribute(name="price", type="number", role="price", filterable=True, facetable=True, sortable=True),
-            Attribute(name="category", type="category_path", role="category",
-                      source=["department", "product_category", "product_type"], searchable=True, weight=1.0,
-                      filterable=True, facetable=True),
+            Attribute(
+                name="brand", role="brand", searchable=True, weight=0.5, filterable=True, facetable=True
+            ),
+            Attribute(
+                name="price", type="number", role="price", filterable=True, facetable=True, sortable=True
+            ),
+            Attribute(
+                name="category",
+                type="category_path",
+                role="category",
+                source=["department", "product_category", "product_type"],
+                searchable=True,
+                weight=1.0,
+                filterable=True,
+                facetable=True,
+            ),
             Attribute(name="department", filterable=True, facetable=True),
             Attribute(name="package_size", role="size", searchable=True, weight=0.5, filterable=True),
             Attribute(name="manufacturer_id", filterable=True),
         ],
     )
-    return tenant_files(attrs, GlobalConfiguration(display_name="Grocery (The Complete Journey)", currency="USD"))
+    return tenant_files(
+        attrs, GlobalConfiguration(display_name="Grocery (The Complete Journey)", currency="USD")
+    )
 
 
 def _title_case(col: str) -> pl.Expr:
@@ -50,11 +63,17 @@ def load_products() -> pl.DataFrame:
         .group_by("product_id")
         .agg((pl.col("sales_value") / pl.col("quantity")).median().round(2).alias("price"))
     )
-    kind = _title_case("product_type").fill_null(_title_case("product_category")).fill_null(_title_case("department"))
+    kind = (
+        _title_case("product_type")
+        .fill_null(_title_case("product_category"))
+        .fill_null(_title_case("department"))
+    )
     title = pl.concat_str(
         [
             kind,
-            pl.when(pl.col("package_size").is_not_null()).then(pl.lit(", ") + pl.col("package_size")).otherwise(pl.lit("")),
+            pl.when(pl.col("package_size").is_not_null())
+            .then(pl.lit(", ") + pl.col("package_size"))
+            .otherwise(pl.lit("")),
             pl.lit(" ("),
             pl.col("brand").fill_null("Unbranded"),
             pl.lit(" brand"),
@@ -65,16 +84,13 @@ def load_products() -> pl.DataFrame:
         ],
         ignore_nulls=True,
     )
-    return (
-        products.join(prices, on="product_id", how="left")
-        .with_columns(
-            pl.col("product_id").cast(pl.Utf8),
-            pl.col("manufacturer_id").cast(pl.Utf8),
-            title.alias("title"),
-            _title_case("department").alias("department"),
-            _title_case("product_category").alias("product_category"),
-            _title_case("product_type").alias("product_type"),
-        )
+    return products.join(prices, on="product_id", how="left").with_columns(
+        pl.col("product_id").cast(pl.Utf8),
+        pl.col("manufacturer_id").cast(pl.Utf8),
+        title.alias("title"),
+        _title_case("department").alias("department"),
+        _title_case("product_category").alias("product_category"),
+        _title_case("product_type").alias("product_type"),
     )
 
 

@@ -15,24 +15,64 @@ def configs() -> dict[str, BaseModel]:
     attrs = AttributeConfiguration(
         attributes=[
             Attribute(name="title", type="text", source="name", role="title", searchable=True, weight=3.0),
-            Attribute(name="brand", source="brand", role="brand", searchable=True, weight=2.0, filterable=True,
-                      facetable=True, sortable=True),
-            Attribute(name="price", type="number", source="price", role="price", filterable=True, facetable=True,
-                      sortable=True),
+            Attribute(
+                name="brand",
+                source="brand",
+                role="brand",
+                searchable=True,
+                weight=2.0,
+                filterable=True,
+                facetable=True,
+                sortable=True,
+            ),
+            Attribute(
+                name="price",
+                type="number",
+                source="price",
+                role="price",
+                filterable=True,
+                facetable=True,
+                sortable=True,
+            ),
             Attribute(name="discounted_price", type="number", filterable=True, sortable=True),
-            Attribute(name="color", source="colour", role="color", searchable=True, weight=1.5, filterable=True,
-                      facetable=True),
-            Attribute(name="gender", role="gender", searchable=True, weight=1.0, filterable=True, facetable=True),
-            Attribute(name="category", type="category_path", role="category",
-                      source=["master_category", "sub_category", "article_type"], searchable=True, weight=1.0,
-                      filterable=True, facetable=True),
-            Attribute(name="article_type", searchable=True, weight=2.0, filterable=True, facetable=True),
+            Attribute(
+                name="color",
+                source="colour",
+                role="color",
+                searchable=True,
+                weight=1.5,
+                filterable=True,
+                facetable=True,
+            ),
+            Attribute(
+                name="gender", role="gender", searchable=True, weight=1.0, filterable=True, facetable=True
+            ),
+            Attribute(
+                name="category",
+                type="category_path",
+                role="category",
+                source=["master_category", "sub_category", "article_type"],
+                searchable=True,
+                weight=1.0,
+                filterable=True,
+                facetable=True,
+            ),
+            Attribute(
+                name="article_type",
+                searchable=True,
+                weight=2.0,
+                filterable=True,
+                facetable=True,
+                extract=True,
+            ),
             Attribute(name="season", filterable=True, facetable=True),
             Attribute(name="usage", searchable=True, weight=0.5, filterable=True, facetable=True),
             Attribute(name="year", type="integer", filterable=True, facetable=True, sortable=True),
             # Descriptions are not searched: they mention what goes with the product ("team it with
             # running shoes"), which made jerseys match shoe queries.
-            Attribute(name="description", type="text", source="description_html", role="description", html=True),
+            Attribute(
+                name="description", type="text", source="description_html", role="description", html=True
+            ),
         ]
     )
     global_ = GlobalConfiguration(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -50,10 +51,8 @@ class ObstoreBlobStore:
         return True
 
     def delete(self, path: str) -> None:
-        try:
+        with contextlib.suppress(ObstoreNotFound, FileNotFoundError):
             obstore.delete(self.store, path)
-        except (ObstoreNotFound, FileNotFoundError):
-            pass
 
     def list(self, prefix: str = "") -> Iterator[str]:
         prefix = prefix.strip("/")

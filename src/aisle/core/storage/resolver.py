@@ -47,7 +47,9 @@ def open_blob_store(
             config["secret_access_key"] = s3_secret_access_key
         store = S3Store(parsed.netloc, prefix=parsed.path.strip("/") or None, **config)  # type: ignore[arg-type]
         return ObstoreBlobStore(store)
-    raise BadRequest(f"unsupported storage URL scheme '{parsed.scheme}' in '{url}'", code="storage_url_invalid")
+    raise BadRequest(
+        f"unsupported storage URL scheme '{parsed.scheme}' in '{url}'", code="storage_url_invalid"
+    )
 
 
 def open_blob_store_from_settings(settings: object) -> BlobStore:

@@ -17,8 +17,9 @@ import tantivy
 from aisle.catalog.schema import PATH_SEP
 from aisle.catalog.store import Catalog
 from aisle.core.tenant_config import Attribute, AttributeConfiguration, AttributeRole, AttributeType
-from aisle.search.spelling import SpellingCorrector, catalog_vocabulary
+from aisle.search.attributes import AttributeDictionary, build_dictionary
 from aisle.search.index.schema import ANALYZER, build_analyzer, keyword_field, numeric_field
+from aisle.search.spelling import SpellingCorrector, catalog_vocabulary
 
 SPEC_FIELDS = {  # spec "Search response": each product has id, title, price, brand, color, score
     AttributeRole.title: "title",
@@ -61,7 +62,11 @@ def price_buckets(prices: pl.Series, buckets: int = 5) -> list[tuple[float | Non
 
 @dataclass
 class TenantIndex:
-    """Searcher, schema, analyzer and the in-memory product rows of one tenant's catalog version."""
+    """Searcher, schema, analyzer and the in-memory product rows of one tenant's catalog version.
+
+    ``keyword_values`` maps, per keyword attribute, a lowercased value to every spelling the catalog
+    uses for it (``"adidas" -> ["ADIDAS", "Adidas"]``), so filters are case-insensitive.
+    """
 
     tenant: str
     version: str
@@ -72,8 +77,9 @@ class TenantIndex:
     analyzer: tantivy.TextAnalyzer
     rows: list[dict[str, Any]]
     ord_by_id: dict[str, int]
-    keyword_values: dict[str, dict[str, str]] = field(default_factory=dict)
+    keyword_values: dict[str, dict[str, list[str]]] = field(default_factory=dict)
     speller: SpellingCorrector = field(default_factory=lambda: SpellingCorrector({}))
+    dictionary: AttributeDictionary = field(default_factory=AttributeDictionary)
     price_ranges: list[tuple[float | None, float | None]] = field(default_factory=list)
 
     @classmethod
@@ -86,24 +92,28 @@ class TenantIndex:
         returned = ["id"] + [a.name for a in config.attributes if a.returned and a.name in products.columns]
         rows = products.select(returned).to_dicts()
         for attr in config.attributes:  # spec field names (title, price, brand, color) always present
-            if attr.role in SPEC_FIELDS and attr.name != SPEC_FIELDS[attr.role] and attr.name in products.columns:
+            if (
+                attr.role in SPEC_FIELDS
+                and attr.name != SPEC_FIELDS[attr.role]
+                and attr.name in products.columns
+            ):
                 alias = SPEC_FIELDS[attr.role]
                 for row, value in zip(rows, products[attr.name].to_list(), strict=True):
                     row[alias] = value
         for row in rows:
             for alias in SPEC_FIELDS.values():
                 row.setdefault(alias, None)
-        keyword_values: dict[str, dict[str, str]] = {}
+        keyword_values: dict[str, dict[str, list[str]]] = {}
         for attr in config.attributes:
             if keyword_field(attr) and attr.name in products.columns:
-                values = products[attr.name].drop_nulls().unique().to_list()
-                lookup = {v.lower(): v for v in values}
+                values = set(products[attr.name].drop_nulls().unique().to_list())
                 if attr.type is AttributeType.category_path:
-                    for v in values:
+                    for v in list(values):
                         parts = v.split(PATH_SEP)
-                        for level in range(1, len(parts)):
-                            prefix = PATH_SEP.join(parts[:level])
-                            lookup.setdefault(prefix.lower(), prefix)
+                        values.update(PATH_SEP.join(parts[:level]) for level in range(1, len(parts)))
+                lookup: dict[str, list[str]] = {}
+                for v in sorted(values):
+                    lookup.setdefault(v.lower(), []).append(v)
                 keyword_values[attr.name] = lookup
         price_attr = config.by_role(AttributeRole.price)
         ranges = (
@@ -111,7 +121,15 @@ class TenantIndex:
             if price_attr is not None and price_attr.name in products.columns
             else []
         )
-        searchable = [products[a.name] for a in config.attributes if a.searchable and a.name in products.columns]
+        searchable = [
+            products[a.name] for a in config.attributes if a.searchable and a.name in products.columns
+        ]
+        value_counts = {
+            a.name: dict(products[a.name].drop_nulls().value_counts().iter_rows())
+            for a in config.attributes
+            if a.extractable and a.name in products.columns
+        }
+        dictionary = build_dictionary(config, value_counts, lambda text: list(analyzer.analyze(text)))
         return cls(
             tenant=tenant,
             version=catalog.version,
@@ -124,6 +142,7 @@ class TenantIndex:
             ord_by_id={row["id"]: i for i, row in enumerate(rows)},
             keyword_values=keyword_values,
             speller=SpellingCorrector(catalog_vocabulary(searchable)),
+            dictionary=dictionary,
             price_ranges=ranges,
         )
 
@@ -146,4 +165,3 @@ class TenantIndex:
 
     def num_docs(self) -> int:
         return int(self.searcher.num_docs)
-

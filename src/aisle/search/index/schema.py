@@ -60,14 +60,20 @@ def build_schema(config: AttributeConfiguration) -> tantivy.Schema:
     sb.add_text_field("id", stored=False, tokenizer_name="raw", index_option="basic")
     for attr in config.attributes:
         if attr.searchable:
-            sb.add_text_field(f"s_{attr.name}", stored=False, tokenizer_name=ANALYZER, index_option="position")
+            sb.add_text_field(
+                f"s_{attr.name}", stored=False, tokenizer_name=ANALYZER, index_option="position"
+            )
         kf = keyword_field(attr)
         if kf:
             sb.add_text_field(kf, stored=False, fast=True, tokenizer_name="raw", index_option="basic")
             if attr.type is AttributeType.category_path:
                 for level in range(MAX_CATEGORY_LEVELS):
                     sb.add_text_field(
-                        level_field(attr, level), stored=False, fast=True, tokenizer_name="raw", index_option="basic"
+                        level_field(attr, level),
+                        stored=False,
+                        fast=True,
+                        tokenizer_name="raw",
+                        index_option="basic",
                     )
         nf = numeric_field(attr)
         if nf:

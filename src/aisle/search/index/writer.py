@@ -108,4 +108,3 @@ def build_index(
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return dest
-

@@ -13,8 +13,6 @@ from __future__ import annotations
 
 from typing import Any
 
-
-
 from aisle.core.errors import BadRequest
 from aisle.core.tenant_config import AttributeRole, AttributeType
 from aisle.search.context import SearchContext
@@ -40,10 +38,15 @@ def facet_aggregations(ctx: SearchContext) -> dict[str, dict[str, Any]]:
     for name in ctx.facets:
         attr = index.attribute(name)
         if attr is None:
-            raise BadRequest(f"facet '{name}' is not an attribute of this tenant", code="facet_unknown",
-                             details={"facet": name})
+            raise BadRequest(
+                f"facet '{name}' is not an attribute of this tenant",
+                code="facet_unknown",
+                details={"facet": name},
+            )
         if not attr.facetable:
-            raise BadRequest(f"attribute '{name}' is not facetable", code="facet_not_allowed", details={"facet": name})
+            raise BadRequest(
+                f"attribute '{name}' is not facetable", code="facet_not_allowed", details={"facet": name}
+            )
         if attr.type is AttributeType.category_path:
             level = min(ctx.category_level.get(name, 0), MAX_CATEGORY_LEVELS - 1)
             aggs[name] = {"terms": {"field": level_field(attr, level), "size": FACET_SIZE}}
@@ -85,7 +88,9 @@ class Facets:
             buckets = result.get(name, {}).get("buckets", [])
             if "range" in spec:
                 values = [
-                    (range_label(b.get("from"), b.get("to")), int(b["doc_count"])) for b in buckets if b["doc_count"]
+                    (range_label(b.get("from"), b.get("to")), int(b["doc_count"]))
+                    for b in buckets
+                    if b["doc_count"]
                 ]
             else:
                 values = [(_key(b["key"]), int(b["doc_count"])) for b in buckets if b["doc_count"]]
@@ -99,5 +104,3 @@ def _key(key: Any) -> str:
     if isinstance(key, float):
         return _num(key)
     return str(key)
-
-

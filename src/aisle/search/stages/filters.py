@@ -46,7 +46,11 @@ def filter_clause(index: TenantIndex, spec: FilterSpec) -> tuple[tantivy.Query, 
             details={"field": spec.field},
         )
     if not attr.filterable:
-        raise BadRequest(f"field '{spec.field}' is not filterable", code="filter_not_allowed", details={"field": spec.field})
+        raise BadRequest(
+            f"field '{spec.field}' is not filterable",
+            code="filter_not_allowed",
+            details={"field": spec.field},
+        )
     schema = index.schema
     if attr.type in (AttributeType.number, AttributeType.integer):
         if isinstance(spec.value, dict):
@@ -55,7 +59,11 @@ def filter_clause(index: TenantIndex, spec: FilterSpec) -> tuple[tantivy.Query, 
         if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
             raise BadRequest(f"filter '{spec.field}' takes numbers or a range", code="filter_value_invalid")
         subs = [_range_query(index, attr, {"gte": float(v), "lte": float(v)}) for v in values]
-        query = subs[0] if len(subs) == 1 else tantivy.Query.boolean_query([(tantivy.Occur.Should, q) for q in subs])
+        query = (
+            subs[0]
+            if len(subs) == 1
+            else tantivy.Query.boolean_query([(tantivy.Occur.Should, q) for q in subs])
+        )
         return query, AppliedFilter(field=attr.name, values=values)
     if isinstance(spec.value, dict):
         raise BadRequest(f"filter '{spec.field}' does not take a range", code="filter_value_invalid")
@@ -64,12 +72,16 @@ def filter_clause(index: TenantIndex, spec: FilterSpec) -> tuple[tantivy.Query, 
         if not all(isinstance(v, bool) for v in values):
             raise BadRequest(f"filter '{spec.field}' takes true or false", code="filter_value_invalid")
         subs = [tantivy.Query.term_query(schema, f"b_{attr.name}", v) for v in values]
-        query = subs[0] if len(subs) == 1 else tantivy.Query.boolean_query([(tantivy.Occur.Should, q) for q in subs])
+        query = (
+            subs[0]
+            if len(subs) == 1
+            else tantivy.Query.boolean_query([(tantivy.Occur.Should, q) for q in subs])
+        )
         return query, AppliedFilter(field=attr.name, values=values)
     if keyword_field(attr) is None:
         raise BadRequest(f"field '{spec.field}' is not filterable", code="filter_not_allowed")
     lookup = index.keyword_values.get(attr.name, {})
-    canonical = [lookup.get(str(v).lower(), str(v)) for v in _values(spec)]
+    canonical = list(dict.fromkeys(c for v in _values(spec) for c in lookup.get(str(v).lower(), [str(v)])))
     subs = []
     for value in canonical:
         if attr.type is AttributeType.category_path:

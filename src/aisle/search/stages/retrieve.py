@@ -3,8 +3,8 @@
 1. ``strict``: every term must match (in any searchable field).
 2. ``relaxed``: most terms must match (``relaxed_min_should_match`` of them, at least one fewer than
    all); documents matching more terms rank first (:data:`COVERAGE_SCORE`).
-3. ``typo``: the last resort: any one term, each term also matching within an edit distance that grows with its
-   length (1 from ``min_length_one_typo`` characters, 2 from ``min_length_two_typos``; the
+3. ``typo``: the last resort: any one term, each term also matching within an edit distance that
+   grows with its length (1 from ``min_length_one_typo`` characters, 2 from ``min_length_two_typos``; the
    Levenshtein automaton of tantivy's FuzzyTermQuery, transpositions costing 1).
 
 Per term, fields are combined as a dis-max (best field plus ``TIE_BREAKER`` of the others, as
@@ -26,8 +26,11 @@ TIE_BREAKER = 0.3
 FUZZY_WEIGHT = 0.5
 # Each matched query term adds this constant, so documents matching more terms rank first and BM25
 # orders documents of equal coverage (Algolia's "words" criterion before text relevance). Tuned on
-# the Home Depot dev judgments: NDCG@10 0.380 with plain BM25 OR, 0.393 with coverage 3.
-COVERAGE_SCORE = 3.0
+# the Home Depot dev judgments (plain BM25 OR: 0.380); large enough to outweigh a field weight of 3.
+COVERAGE_SCORE = 10.0
+# BM25 orders documents of equal coverage and attribute matches in the relaxed stages: scaled down
+# so that a rare word's BM25 (times a field weight of 3) cannot outweigh a whole matched term.
+BM25_SCALE = 0.25
 
 
 def _typo_distance(term: str, typo: TypoConfig) -> int:
@@ -58,42 +61,65 @@ def fuzzy_query(index: TenantIndex, term: str, distance: int) -> tantivy.Query:
         for attr in index.config.attributes
         if attr.searchable
     ]
-    return subs[0] if len(subs) == 1 else tantivy.Query.boolean_query([(tantivy.Occur.Should, q) for q in subs])
+    return (
+        subs[0] if len(subs) == 1 else tantivy.Query.boolean_query([(tantivy.Occur.Should, q) for q in subs])
+    )
 
 
 def _covered(exact: tantivy.Query, fuzzy: tantivy.Query | None = None) -> tantivy.Query:
     """One term: BM25 plus :data:`COVERAGE_SCORE` when it matches exactly; a fuzzy-only match satisfies
     the term with a smaller constant, so typos never outrank exact matches."""
     parts = [
-        (tantivy.Occur.Should, exact),
+        (tantivy.Occur.Should, tantivy.Query.boost_query(exact, BM25_SCALE)),
         (tantivy.Occur.Should, tantivy.Query.const_score_query(exact, COVERAGE_SCORE)),
     ]
     if fuzzy is not None:
-        parts.append((tantivy.Occur.Should, tantivy.Query.const_score_query(fuzzy, COVERAGE_SCORE * FUZZY_WEIGHT)))
+        parts.append(
+            (tantivy.Occur.Should, tantivy.Query.const_score_query(fuzzy, COVERAGE_SCORE * FUZZY_WEIGHT))
+        )
     return tantivy.Query.boolean_query(parts)
+
+
+def _as_filters(query: tantivy.Query, extracted: list[tuple[tantivy.Query, float]]) -> tantivy.Query:
+    if not extracted:
+        return query
+    filters = [(tantivy.Occur.Must, tantivy.Query.const_score_query(q, 0.0)) for q, _ in extracted]
+    return tantivy.Query.boolean_query([(tantivy.Occur.Must, query), *filters])
+
+
+def _with_boosts(
+    clauses: list[tantivy.Query], msm: int, extracted: list[tuple[tantivy.Query, float]]
+) -> tantivy.Query:
+    matching = tantivy.Query.boolean_query([(tantivy.Occur.Should, c) for c in clauses], msm)
+    if not extracted:
+        return matching
+    boosts = [(tantivy.Occur.Should, tantivy.Query.const_score_query(q, boost)) for q, boost in extracted]
+    return tantivy.Query.boolean_query([(tantivy.Occur.Must, matching), *boosts])
 
 
 def stage_queries(ctx: SearchContext) -> list[tuple[str, tantivy.Query]]:
     """The (stage name, match query) pairs to try, in order."""
     if not ctx.term_groups:
-        return [("browse", tantivy.Query.all_query())]
+        browse = [("browse", tantivy.Query.all_query())]
+        if ctx.extracted:  # a query of a price phrase only ("under 500"): filter, then plain browse
+            browse.insert(0, ("browse", _as_filters(tantivy.Query.all_query(), ctx.extracted)))
+        return browse
     index, stages = ctx.index, ctx.config.global_.stages
     exact = [term_query(index, group) for group in ctx.term_groups]
-    plan: list[tuple[str, tantivy.Query]] = [
-        ("strict", tantivy.Query.boolean_query([(tantivy.Occur.Must, q) for q in exact]))
-    ]
+    strict = tantivy.Query.boolean_query([(tantivy.Occur.Must, q) for q in exact])
+    plan: list[tuple[str, tantivy.Query]] = [("strict", _as_filters(strict, ctx.extracted))]
     n = len(exact)
     msm = max(1, min(n - 1, math.ceil(n * stages.relaxed_min_should_match))) if n >= 2 else 1
-    if n >= 2:
+    if n >= 2 or ctx.extracted:
         covered = [_covered(q) for q in exact]
-        plan.append(("relaxed", tantivy.Query.boolean_query([(tantivy.Occur.Should, c) for c in covered], msm)))
+        plan.append(("relaxed", _with_boosts(covered, msm, ctx.extracted)))
     distances = [_typo_distance(group[0], stages.typo) for group in ctx.term_groups]
     if any(distances) or n >= 3:
         covered = [
             _covered(q, fuzzy_query(index, g[0], d) if d else None)
             for q, g, d in zip(exact, ctx.term_groups, distances, strict=True)
         ]
-        plan.append(("typo", tantivy.Query.boolean_query([(tantivy.Occur.Should, c) for c in covered], 1)))
+        plan.append(("typo", _with_boosts(covered, 1, ctx.extracted)))
     return plan
 
 
@@ -101,7 +127,10 @@ def with_filter(query: tantivy.Query, filter_query: tantivy.Query | None) -> tan
     if filter_query is None:
         return query
     return tantivy.Query.boolean_query(
-        [(tantivy.Occur.Must, query), (tantivy.Occur.Must, tantivy.Query.const_score_query(filter_query, 0.0))]
+        [
+            (tantivy.Occur.Must, query),
+            (tantivy.Occur.Must, tantivy.Query.const_score_query(filter_query, 0.0)),
+        ]
     )
 
 
@@ -129,7 +158,12 @@ class Retrieve:
                 result = index.searcher.search(full, max(ctx.size, 1), count=True, offset=ctx.offset)
             else:
                 result = index.searcher.search(
-                    full, max(ctx.size, 1), count=True, offset=ctx.offset, order_by_field=order_field, order=order
+                    full,
+                    max(ctx.size, 1),
+                    count=True,
+                    offset=ctx.offset,
+                    order_by_field=order_field,
+                    order=order,
                 )
             ctx.graph.stages_tried.append({"stage": name, "hits": result.count})
             if best is None or result.count > best[2].count:
@@ -144,6 +178,7 @@ class Retrieve:
             return ctx
         ords = index.ords(result.hits)
         ctx.hits = [
-            Hit(o, float(s) if isinstance(s, (int, float)) else 0.0) for (s, _), o in zip(result.hits, ords, strict=True)
+            Hit(o, float(s) if isinstance(s, (int, float)) else 0.0)
+            for (s, _), o in zip(result.hits, ords, strict=True)
         ]
         return ctx

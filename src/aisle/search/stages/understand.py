@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
+from aisle.search.attributes import extract_price
 from aisle.search.context import SearchContext
 from aisle.search.model import Correction, QueryGraph
 
@@ -33,6 +34,10 @@ class Understand:
 
     def run(self, ctx: SearchContext) -> SearchContext:
         normalized = normalize(ctx.query)
+        price = None
+        if ctx.index.dictionary.has_price:
+            price, normalized = extract_price(normalized)
+            ctx.price = price
         tokens = normalized.split()
         stop = {w.lower() for w in ctx.config.global_.stop_words}
         kept = [t for t in tokens if t not in stop]
@@ -64,6 +69,7 @@ class Understand:
             terms=terms,
             stop_words=removed,
             corrections=corrections,
+            price=price.as_range() if price else None,
             sort=ctx.sort,
         )
         return ctx

@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import ORJSONResponse
+from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from aisle.core.errors import AisleError
@@ -60,28 +60,30 @@ def install_error_handlers(app: FastAPI, envelope: Envelope = "standard") -> Non
     """Register handlers for AisleError, validation errors, HTTP errors and anything unexpected."""
 
     @app.exception_handler(AisleError)
-    async def _aisle(_: Request, exc: AisleError) -> ORJSONResponse:
+    async def _aisle(_: Request, exc: AisleError) -> JSONResponse:
         headers = getattr(exc, "headers", None)
-        return ORJSONResponse(error_body(exc.to_dict(), envelope), status_code=exc.status, headers=headers)
+        return JSONResponse(error_body(exc.to_dict(), envelope), status_code=exc.status, headers=headers)
 
     @app.exception_handler(RequestValidationError)
-    async def _validation(_: Request, exc: RequestValidationError) -> ORJSONResponse:
-        return ORJSONResponse(error_body(validation_error_dict(exc), envelope), status_code=422)
+    async def _validation(_: Request, exc: RequestValidationError) -> JSONResponse:
+        return JSONResponse(error_body(validation_error_dict(exc), envelope), status_code=422)
 
     @app.exception_handler(StarletteHTTPException)
-    async def _http(_: Request, exc: StarletteHTTPException) -> ORJSONResponse:
+    async def _http(_: Request, exc: StarletteHTTPException) -> JSONResponse:
         code = _STATUS_CODES.get(exc.status_code, "http_error")
-        return ORJSONResponse(
+        return JSONResponse(
             error_body({"code": code, "message": str(exc.detail)}, envelope),
             status_code=exc.status_code,
             headers=getattr(exc, "headers", None),
         )
 
     @app.exception_handler(Exception)
-    async def _unexpected(_: Request, exc: Exception) -> ORJSONResponse:  # pragma: no cover - safety net
+    async def _unexpected(_: Request, exc: Exception) -> JSONResponse:  # pragma: no cover - safety net
         log.exception("unhandled error", exc_info=exc)
-        return ORJSONResponse(
-            error_body({"code": "internal_error", "message": "internal error; see the service log"}, envelope),
+        return JSONResponse(
+            error_body(
+                {"code": "internal_error", "message": "internal error; see the service log"}, envelope
+            ),
             status_code=500,
         )
 

@@ -12,7 +12,6 @@ from dataclasses import dataclass
 
 import httpx
 from fastapi import FastAPI
-from fastapi.responses import ORJSONResponse
 
 from aisle import __version__
 from aisle.core.auth.dependencies import Authorizer
@@ -70,7 +69,6 @@ def create_app(settings: Settings | None = None, *, preload: bool = True) -> Fas
         description="Multi-stage product search (query understanding, merchandising rules, staged BM25 "
         "retrieval, facets), catalog browsing, categories and tenants. Errors use one envelope: "
         '`{"error": {"code", "message", "details"}}`.',
-        default_response_class=ORJSONResponse,
         lifespan=lifespan,
     )
     app.state.search = state

@@ -53,7 +53,9 @@ def _parse_filters(raw: list[str]) -> list[FilterSpec]:
             try:
                 rng = {**({"gte": float(lo)} if lo else {}), **({"lte": float(hi)} if hi else {})}
             except ValueError as exc:
-                raise BadRequest(f"range '{values[0]}' must be numbers, e.g. 10..50", code="filter_invalid") from exc
+                raise BadRequest(
+                    f"range '{values[0]}' must be numbers, e.g. 10..50", code="filter_invalid"
+                ) from exc
             specs.append(FilterSpec(field=field, value=rng))
         else:
             parsed: list[str | float] = []
@@ -74,8 +76,14 @@ def build_router(state: SearchState) -> APIRouter:
         index = state.indexes.get(body.tenant)
         config = state.tenants.config(body.tenant)
         result = state.pipeline.search(
-            index, config, body.query, size=body.size, offset=body.from_, filters=body.filters,
-            facets=body.facets, sort=body.sort,
+            index,
+            config,
+            body.query,
+            size=body.size,
+            offset=body.from_,
+            filters=body.filters,
+            facets=body.facets,
+            sort=body.sort,
         )
         return _json(result)
 
@@ -101,12 +109,19 @@ def build_router(state: SearchState) -> APIRouter:
         filter: Annotated[list[str], Query(description="field:value, repeatable")] = [],  # noqa: B006
     ) -> Response:
         body = SearchRequest(
-            query=q, tenant=tenant, size=size, **{"from": from_}, sort=sort,
-            facets=[f for f in facets.split(",") if f], filters=_parse_filters(filter),
+            query=q,
+            tenant=tenant,
+            size=size,
+            **{"from": from_},
+            sort=sort,
+            facets=[f for f in facets.split(",") if f],
+            filters=_parse_filters(filter),
         )
         return run_search(body)
 
-    @router.get("/items", response_model=ItemsPage, dependencies=[read], responses=error_responses(400, 404, 422))
+    @router.get(
+        "/items", response_model=ItemsPage, dependencies=[read], responses=error_responses(400, 404, 422)
+    )
     def items(
         tenant: TenantQuery,
         size: Annotated[int, Query(ge=0, le=100)] = 20,
@@ -123,8 +138,12 @@ def build_router(state: SearchState) -> APIRouter:
         """One product by id (404 ``product_not_found``)."""
         return browse.get_item(state.indexes.get(tenant), product_id)
 
-    @router.post("/categories", response_model=CategoriesResponse, dependencies=[read],
-                 responses=error_responses(400, 404, 422))
+    @router.post(
+        "/categories",
+        response_model=CategoriesResponse,
+        dependencies=[read],
+        responses=error_responses(400, 404, 422),
+    )
     def categories(body: CategoriesRequest) -> CategoriesResponse:
         """Children of ``parent`` (top level without one) with product counts, optionally within a query."""
         index = state.indexes.get(body.tenant)
@@ -138,8 +157,12 @@ def build_router(state: SearchState) -> APIRouter:
             categories=[CategoryCount(name=n, path=p, count=c) for n, p, c in children],
         )
 
-    @router.post("/categories/levels", response_model=CategoryLevelsResponse, dependencies=[read],
-                 responses=error_responses(400, 404, 422))
+    @router.post(
+        "/categories/levels",
+        response_model=CategoryLevelsResponse,
+        dependencies=[read],
+        responses=error_responses(400, 404, 422),
+    )
     def category_levels(body: CategoryLevelsRequest) -> CategoryLevelsResponse:
         """The category tree, level by level and nested, with product counts."""
         index = state.indexes.get(body.tenant)
@@ -147,7 +170,9 @@ def build_router(state: SearchState) -> APIRouter:
         levels, roots = browse.category_levels(index, attr, body.depth)
 
         def node(n: browse.Node) -> CategoryNode:
-            return CategoryNode(name=n.name, path=n.path, count=n.count, children=[node(c) for c in n.children])
+            return CategoryNode(
+                name=n.name, path=n.path, count=n.count, children=[node(c) for c in n.children]
+            )
 
         return CategoryLevelsResponse(
             field=attr.name,
@@ -163,8 +188,11 @@ def build_router(state: SearchState) -> APIRouter:
         """Tenant identifiers found in object storage."""
         return TenantList(tenants=state.tenants.names())
 
-    @router.post("/recommendations", dependencies=[Depends(state.authorizer.require(RECS_READ))],
-                 responses=error_responses(401, 403, 404, 422, 503))
+    @router.post(
+        "/recommendations",
+        dependencies=[Depends(state.authorizer.require(RECS_READ))],
+        responses=error_responses(401, 403, 404, 422, 503),
+    )
     async def recommendations(request: Request, tenant: TenantQuery) -> Response:
         """Proxied to the predict service's ``POST /predict`` (same body and envelope)."""
         body = await request.body()
@@ -172,11 +200,14 @@ def build_router(state: SearchState) -> APIRouter:
         if "authorization" in request.headers:
             headers["authorization"] = request.headers["authorization"]
         try:
-            resp = await state.predict_client.post("/predict", params={"tenant": tenant}, content=body,
-                                                   headers=headers)
+            resp = await state.predict_client.post(
+                "/predict", params={"tenant": tenant}, content=body, headers=headers
+            )
         except httpx.HTTPError as exc:
-            raise Unavailable(f"the recommendation service is unreachable: {exc.__class__.__name__}",
-                              code="recommendations_unavailable") from exc
+            raise Unavailable(
+                f"the recommendation service is unreachable: {exc.__class__.__name__}",
+                code="recommendations_unavailable",
+            ) from exc
         return Response(resp.content, status_code=resp.status_code, media_type="application/json")
 
     @router.get("/health", response_model=Health)

@@ -16,8 +16,11 @@ class SearchRequest(BaseModel):
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
-    query: str = Field(max_length=512, description="Natural language search query; empty browses everything.",
-                       examples=["red nike running shoes"])
+    query: str = Field(
+        max_length=512,
+        description="Natural language search query; empty browses everything.",
+        examples=["red nike running shoes"],
+    )
     tenant: str = Field(pattern=TENANT_PATTERN, description="Tenant identifier.", examples=["fashion"])
     size: int = Field(default=20, ge=0, le=100, description="Number of results (at most 100).")
     from_: int = Field(default=0, ge=0, le=10_000, alias="from", description="Pagination offset.")
@@ -46,8 +49,12 @@ class CategoriesRequest(BaseModel):
 
     tenant: str = Field(pattern=TENANT_PATTERN, examples=["fashion"])
     parent: str | None = Field(default=None, max_length=512, examples=["Footwear"])
-    field: str | None = Field(default=None, description="Category attribute; default: the one with role category.")
-    query: str | None = Field(default=None, max_length=512, description="Count only products matching this query.")
+    field: str | None = Field(
+        default=None, description="Category attribute; default: the one with role category."
+    )
+    query: str | None = Field(
+        default=None, max_length=512, description="Count only products matching this query."
+    )
     filters: list[FilterSpec] = Field(default_factory=list, max_length=32)
 
 

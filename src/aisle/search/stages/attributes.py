@@ -1,0 +1,51 @@
+"""Query understanding, second part: attributes named in the query become filter queries.
+
+Retrieval applies them as filters in the strict stage and as boosts in the relaxed and typo
+stages, so a wrong extraction can narrow the first answer but never empty the results.
+"""
+
+from __future__ import annotations
+
+from aisle.core.tenant_config import AttributeRole
+from aisle.search.context import SearchContext
+from aisle.search.model import AttributeMatch, FilterSpec
+from aisle.search.stages.filters import filter_clause
+
+# Boost per recognised attribute value a product has, by the attribute's role. A structured match
+# outweighs a matched query word (COVERAGE_SCORE, 10): "red nike shoes" ranks a red shoe above a
+# grey one whose title mentions red; the product type (category) weighs most.
+ROLE_BOOST = {
+    AttributeRole.category: 20.0,
+    AttributeRole.brand: 15.0,
+    AttributeRole.color: 15.0,
+    AttributeRole.gender: 12.0,
+    AttributeRole.size: 10.0,
+}
+OTHER_BOOST = 20.0  # attributes opted in with extract=true, e.g. an article type
+# A price constraint is explicit ("under 2000"): as strong as the product type.
+PRICE_BOOST = 25.0
+
+
+class ExtractAttributes:
+    """Fills ``ctx.extracted`` (one query per recognised attribute or price) and the queryGraph."""
+
+    def run(self, ctx: SearchContext) -> SearchContext:
+        assert ctx.graph is not None
+        index = ctx.index
+        requested = {f.field for f in ctx.filters}
+        for match in index.dictionary.match(ctx.terms):
+            if match.field in requested:  # the shopper's own filter wins
+                continue
+            spec = FilterSpec(field=match.field, value=list(match.values))
+            query, _ = filter_clause(index, spec)
+            attr = index.attribute(match.field)
+            boost = ROLE_BOOST.get(attr.role, OTHER_BOOST) if attr is not None and attr.role else OTHER_BOOST
+            ctx.extracted.append((query, boost))
+            ctx.graph.attributes.append(
+                AttributeMatch(field=match.field, values=list(match.values), text=match.text)
+            )
+        price_attr = index.config.by_role(AttributeRole.price)
+        if ctx.price is not None and price_attr is not None and price_attr.name not in requested:
+            query, _ = filter_clause(index, FilterSpec(field=price_attr.name, value=ctx.price.as_range()))
+            ctx.extracted.append((query, PRICE_BOOST))
+        return ctx

@@ -1,0 +1,77 @@
+"""Tenant configuration: the five files are required and validated, errors name tenant, file, field."""
+
+from __future__ import annotations
+
+import orjson
+import pytest
+
+from aisle.catalog.datasets import fashion
+from aisle.core.errors import BadRequest, ConfigInvalid, TenantNotFound
+from aisle.core.storage import BlobStore
+from aisle.core.tenancy import Tenants, check_tenant_name
+
+
+def make_tenant(store: BlobStore, name: str = "shop") -> Tenants:
+    tenants = Tenants(store, ttl=0)
+    tenants.write_config(name, fashion.configs())
+    return tenants
+
+
+def test_written_tenant_is_listed_and_loads(blob_store: BlobStore) -> None:
+    tenants = make_tenant(blob_store)
+    assert tenants.names() == ["shop"]
+    config = tenants.config("shop")
+    assert config.attributes.by_name("brand") is not None
+    assert config.global_.currency == "INR"
+
+
+def test_unknown_tenant(blob_store: BlobStore) -> None:
+    with pytest.raises(TenantNotFound):
+        Tenants(blob_store).config("ghost")
+
+
+def test_missing_file_names_tenant_and_file(blob_store: BlobStore) -> None:
+    tenants = make_tenant(blob_store)
+    blob_store.delete("shop/crs_config.json")
+    with pytest.raises(ConfigInvalid) as err:
+        tenants.config("shop")
+    assert err.value.file == "crs_config.json"
+    assert "shop/crs_config.json" in err.value.message
+    assert "missing" in err.value.message
+
+
+def test_invalid_field_is_named(blob_store: BlobStore) -> None:
+    tenants = make_tenant(blob_store)
+    raw = orjson.loads(blob_store.get("shop/global_configuration.json"))
+    raw["default_size"] = 500
+    blob_store.put("shop/global_configuration.json", orjson.dumps(raw))
+    with pytest.raises(ConfigInvalid) as err:
+        tenants.config("shop")
+    assert err.value.field == "default_size"
+
+
+def test_invalid_json_is_reported(blob_store: BlobStore) -> None:
+    tenants = make_tenant(blob_store)
+    blob_store.put("shop/autocomplete_configuration.json", b"{not json")
+    with pytest.raises(ConfigInvalid) as err:
+        tenants.config("shop")
+    assert "not valid JSON" in err.value.message
+
+
+def test_attribute_rules_are_enforced() -> None:
+    from pydantic import ValidationError
+
+    from aisle.core.tenant_config import AttributeConfiguration
+
+    with pytest.raises(ValidationError, match="role 'title'"):
+        AttributeConfiguration(attributes=[{"name": "brand"}])
+    with pytest.raises(ValidationError, match="only number, integer or keyword"):
+        AttributeConfiguration(
+            attributes=[{"name": "title", "type": "text", "role": "title", "sortable": True}]
+        )
+
+
+@pytest.mark.parametrize("name", ["", "UPPER", "../etc", "_auth", "a" * 65])
+def test_bad_tenant_names(name: str) -> None:
+    with pytest.raises(BadRequest):
+        check_tenant_name(name)

@@ -22,6 +22,7 @@ from aisle.core.tenancy import Tenants
 from aisle.search.indexes import IndexRegistry
 from aisle.search.pipeline import SearchPipeline
 from aisle.services.common.errors import install_error_handlers
+from aisle.services.common.timing import ServerTimingMiddleware
 
 log = logging.getLogger("aisle.search")
 
@@ -72,6 +73,7 @@ def create_app(settings: Settings | None = None, *, preload: bool = True) -> Fas
         lifespan=lifespan,
     )
     app.state.search = state
+    app.add_middleware(ServerTimingMiddleware)
     install_error_handlers(app)
     from aisle.services.search.routes import build_router
 

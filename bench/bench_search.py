@@ -57,11 +57,8 @@ def fashion_queries(data_dir: Path, n: int = 400, seed: int = 7) -> list[str]:
     import gzip
 
     rng = random.Random(seed)
-    rows = [
-        orjson.loads(line)
-        for line in gzip.open(data_dir / "fashion" / "products.jsonl.gz")
-        if b"NaN" not in line
-    ]
+    with gzip.open(data_dir / "fashion" / "products.jsonl.gz") as fh:
+        rows = [orjson.loads(line) for line in fh if b"NaN" not in line]
     queries = []
     for row in rng.sample(rows, n):
         kind = rng.random()
@@ -126,7 +123,8 @@ def throughput_wrk(url: str, queries: list[str], clients: int, seconds: int) -> 
         + "}\n"
         + (
             "local i = 0\nrequest = function()\n  i = i + 1\n"
-            '  return wrk.format("POST", "/search", {["Content-Type"]="application/json"}, bodies[(i % #bodies) + 1])\n'
+            '  local headers = {["Content-Type"]="application/json"}\n'
+            '  return wrk.format("POST", "/search", headers, bodies[(i % #bodies) + 1])\n'
             "end\n"
         )
     )
@@ -164,7 +162,7 @@ def main(data_dir: Path) -> None:
             if judgments.exists():
                 report = evaluate_over_http(one.url, "homedepot", load_judgments(judgments))
                 print(
-                    f"Home Depot dev NDCG@10 through the service: {report.ndcg10:.4f} ({report.queries} queries)"
+                    f"Home Depot dev NDCG@10 via the service: {report.ndcg10:.4f} ({report.queries} queries)"
                 )
         finally:
             one.stop()

@@ -16,12 +16,14 @@ app.add_typer(eval_app, name="eval")
 
 def _register() -> None:
     from aisle.catalog.cli import register as register_catalog
+    from aisle.recs.cli import register as register_recs
     from aisle.search.cli import register as register_search
     from aisle.services.auth.cli import register as register_auth
     from aisle.services.cli import register as register_services
 
     register_catalog(app)
     register_search(app, eval_app)
+    register_recs(app, eval_app)
     register_services(app)
     register_auth(app)
 

@@ -1,0 +1,107 @@
+"""``aisle train TYPE --tenant T`` and ``aisle eval recs``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from aisle.recs.models.base import ModelType
+
+DATA_DIR = typer.Option(Path("../shared/data"), "--data-dir", help="Folder of the shared data sets.")
+
+
+def _print(title: str, figures: dict) -> None:
+    typer.echo(title)
+    for k, v in figures.items():
+        typer.echo(f"  {k:<28} {v:.4f}" if isinstance(v, float) else f"  {k:<28} {v}")
+
+
+def register(app: typer.Typer, eval_app: typer.Typer) -> None:
+    """Add ``train`` to ``app`` and ``recs`` to the ``eval`` group."""
+
+    @app.command("train")
+    def train(
+        model_type: ModelType = typer.Argument(..., help="Model type to train."),
+        tenant: str = typer.Option(..., "--tenant", help="Tenant whose registry receives the model."),
+        data_dir: Path = DATA_DIR,
+        model_id: str | None = typer.Option(None, "--model-id", help="Default: the type in kebab case."),
+        source: str | None = typer.Option(
+            None, "--source", help="Events for CUSTOMERS_ALSO_VIEW: yoochoose (default) or rees46."
+        ),
+        max_week: int = typer.Option(49, "--max-week", help="Complete Journey: train on weeks before this one."),
+        threads: int = typer.Option(2, "--threads", help="onnxruntime threads for SIMILAR_ITEMS."),
+    ) -> None:
+        """Train a model for a tenant: write its artifact, then its registry entry.
+
+        CUSTOMERS_ALSO_VIEW reads YooChoose (or REES46) views; FREQUENTLY_BOUGHT_TOGETHER and
+        BUNDLE_RECOMMENDATIONS read Complete Journey baskets; SIMILAR_ITEMS and GOOD_BETTER_BEST read the
+        tenant's catalog in storage.
+        """
+        from aisle.catalog.store import CatalogStore
+        from aisle.core.config import load_settings
+        from aisle.core.errors import AisleError
+        from aisle.core.storage import open_blob_store
+        from aisle.core.tenancy import tenant_scope
+        from aisle.recs import events, training
+
+        scope = tenant_scope(open_blob_store(load_settings().storage_url), tenant)
+        try:
+            if model_type is ModelType.CUSTOMERS_ALSO_VIEW:
+                ev = events.rees46_events(data_dir) if source == "rees46" else events.yoochoose_events(data_dir)
+                model, info = training.train_also_view(ev), {"source": source or "yoochoose"}
+            elif model_type in (ModelType.FREQUENTLY_BOUGHT_TOGETHER, ModelType.BUNDLE_RECOMMENDATIONS):
+                lines = events.completejourney_lines(max_week=max_week)
+                cats = events.completejourney_categories()
+                info = {"source": "completejourney", "max_week": max_week}
+                if model_type is ModelType.FREQUENTLY_BOUGHT_TOGETHER:
+                    model = training.train_fbt(lines, cats)
+                else:
+                    model = training.train_bundle_model(lines, cats)
+            else:
+                catalog = CatalogStore(scope).load()
+                info = {"catalog_version": catalog.version}
+                if model_type is ModelType.SIMILAR_ITEMS:
+                    model = training.train_similar(catalog.products, threads=threads, progress=typer.echo)
+                else:
+                    model = training.train_gbb(catalog.products)
+            record = training.save_model(scope, tenant, model, model_id=model_id, info=info)
+        except AisleError as exc:
+            typer.secho(f"error [{exc.code}]: {exc.message}", fg=typer.colors.RED, err=True)
+            raise typer.Exit(2) from exc
+        except FileNotFoundError as exc:
+            typer.secho(f"error: {exc}", fg=typer.colors.RED, err=True)
+            raise typer.Exit(2) from exc
+        typer.echo(f"{tenant}/{record.model_id} v{record.version} registered at {record.artifact_uri}")
+
+    @eval_app.command("recs")
+    def eval_recs(
+        data_dir: Path = DATA_DIR,
+        only: list[str] = typer.Option(
+            [], "--only", help="yoochoose, completejourney and/or similar (default: all three)."
+        ),
+        embeddings: Path | None = typer.Option(
+            None, "--embeddings", help="similar: a .npy of fashion embeddings (row order of the file) to skip encoding."
+        ),
+    ) -> None:
+        """Offline recommendation quality and cost on the shared data (protocols of data/README.md)."""
+        import numpy as np
+
+        from aisle.recs import offline
+
+        wanted = set(only) or {"yoochoose", "completejourney", "similar"}
+        if "yoochoose" in wanted:
+            _print("CUSTOMERS_ALSO_VIEW, YooChoose 100k (bars: HR@20 >= 0.69, MRR@20 >= 0.37)", offline.eval_yoochoose(data_dir))
+        if "completejourney" in wanted:
+            _print(
+                "FREQUENTLY_BOUGHT_TOGETHER, Complete Journey (bars: HR@10 >= 0.60, recall@10 >= 0.125; "
+                "all CJ models <= 90 s, 4 GB)",
+                offline.eval_completejourney(progress=typer.echo),
+            )
+        if "similar" in wanted:
+            products = offline.read_fashion(data_dir)
+            vectors = np.load(embeddings) if embeddings else None
+            _print(
+                "SIMILAR_ITEMS, fashion (bars: same article type >= 0.92, same gender >= 0.97)",
+                offline.eval_similar(products, vectors, progress=typer.echo),
+            )

@@ -1,0 +1,212 @@
+"""BUNDLE_RECOMMENDATIONS: bundle plans from category-level co-purchase, filled with products.
+
+Plans: for the seed's category ``A`` the complementary categories ``B`` are ranked by
+``P(B | A) * log(lift(A, B))`` over baskets (association rules at category level, Agrawal & Srikant 1994;
+the log-lift factor keeps staples that go with everything from crowding every plan), keeping pairs seen in
+at least ``min_support`` baskets with lift above ``min_lift``. The top categories form up to
+``plans_per_seed`` plans of ``categories_per_plan`` categories each.
+
+Filling a plan's category ``B`` (``per_category`` products each):
+
+* ``top_products``: the category's best sellers (baskets holding the product);
+* ``fbt``: products of ``B`` most often bought with the plan's other categories,
+  ``sum_C P(b | C)`` over the plan's categories ``C != B`` (and the seed's category when known);
+* ``hybrid`` (default): the mean of both scores, each scaled to [0, 1] within the category.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from typing import Literal
+
+import numpy as np
+import polars as pl
+from pydantic import BaseModel, Field
+
+from aisle.recs.models.base import ModelType, RecContext, Scored
+
+Strategy = Literal["hybrid", "fbt", "top_products"]
+
+
+class BundleProduct(BaseModel):
+    id: str
+    score: float | None = None
+
+
+class BundleCategory(BaseModel):
+    category: str
+    products: list[BundleProduct] = Field(default_factory=list)
+
+
+class BundlePlan(BaseModel):
+    """A bundle (spec "ProductBundle"): name, description, categories (products empty until filled)."""
+
+    name: str
+    description: str = ""
+    categories: list[BundleCategory] = Field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class BundleParams:
+    min_support: int = 20
+    min_lift: float = 1.2
+    plans_per_seed: int = 2
+    categories_per_plan: int = 3
+    top_per_category: int = 50
+
+
+@dataclass
+class BundleModel:
+    """Tables: ``item_category`` (item_id, category), ``complements`` (category, complement, score),
+    ``top`` (category, item_id, popularity) best sellers, ``cat_item`` (category, item_id, p = P(item | category))."""
+
+    item_category: pl.DataFrame
+    complements: pl.DataFrame
+    top: pl.DataFrame
+    cat_item: pl.DataFrame
+    params: BundleParams
+    model_type: ModelType = ModelType.BUNDLE_RECOMMENDATIONS
+
+    def __post_init__(self) -> None:
+        self.category_of = dict(zip(self.item_category["item_id"].to_list(), self.item_category["category"].to_list(), strict=True))
+        comp = self.complements.sort("score", descending=True).group_by("category", maintain_order=True).agg("complement")
+        self.comp = dict(zip(comp["category"].to_list(), comp["complement"].to_list(), strict=True))
+        top = self.top.sort("popularity", descending=True).group_by("category", maintain_order=True).agg("item_id", "popularity")
+        self.best = {c: list(zip(i, p, strict=True)) for c, i, p in top.iter_rows()}
+        ci = self.cat_item.group_by("category").agg("item_id", "p")
+        self.with_cat = {c: dict(zip(i, p, strict=True)) for c, i, p in ci.iter_rows()}
+
+    def plans(self, product_id: str) -> list[BundlePlan]:
+        """Bundle plans of the product, products not yet filled; ``[]`` for an unknown product."""
+        cat = self.category_of.get(product_id)
+        if cat is None:
+            return []
+        comps = self.comp.get(cat, [])
+        n = self.params.categories_per_plan
+        out = []
+        for k in range(self.params.plans_per_seed):
+            chunk = comps[k * n : (k + 1) * n]
+            if not chunk:
+                break
+            name = f"Complete your {cat.lower()}" if k == 0 else f"More to go with {cat.lower()}"
+            desc = f"Shoppers who buy {cat.lower()} often add {', '.join(c.lower() for c in chunk)}."
+            out.append(BundlePlan(name=name, description=desc, categories=[BundleCategory(category=c) for c in chunk]))
+        return out
+
+    def fill(
+        self,
+        plans: list[BundlePlan],
+        strategy: Strategy = "hybrid",
+        per_category: int = 3,
+        allowed: Callable[[str], bool] | None = None,
+        seed: str | None = None,
+    ) -> list[BundlePlan]:
+        """Copies of ``plans`` with ``per_category`` products per category, best first.
+
+        Raises:
+            ValueError: unknown ``strategy``.
+        """
+        if strategy not in ("hybrid", "fbt", "top_products"):
+            raise ValueError(f"unknown bundle strategy '{strategy}': use hybrid, fbt or top_products")
+        seed_cat = self.category_of.get(seed) if seed else None
+        out = []
+        for plan in plans:
+            names = [c.category for c in plan.categories]
+            cats = []
+            for c in names:
+                others = [o for o in [*names, seed_cat] if o and o != c]
+                ranked = self._rank(c, others, strategy)
+                picked = [
+                    BundleProduct(id=i, score=round(s, 6))
+                    for i, s in ranked
+                    if i != seed and (allowed is None or allowed(i))
+                ][:per_category]
+                cats.append(BundleCategory(category=c, products=picked))
+            out.append(BundlePlan(name=plan.name, description=plan.description, categories=cats))
+        return out
+
+    def _rank(self, category: str, others: list[str], strategy: Strategy) -> list[tuple[str, float]]:
+        best = self.best.get(category, [])
+        top = {i: float(p) for i, p in best}
+        fbt: dict[str, float] = {}
+        for o in others:
+            for i, p in self.with_cat.get(o, {}).items():
+                if self.category_of.get(i) == category:
+                    fbt[i] = fbt.get(i, 0.0) + float(p)
+        if strategy == "top_products" or (strategy == "fbt" and not fbt):
+            scores = top
+        elif strategy == "fbt":
+            scores = fbt
+        else:
+            mt, mf = max(top.values(), default=1.0) or 1.0, max(fbt.values(), default=1.0) or 1.0
+            scores = {i: 0.5 * top.get(i, 0.0) / mt + 0.5 * fbt.get(i, 0.0) / mf for i in set(top) | set(fbt)}
+        return sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))
+
+    def recommend(self, ctx: RecContext) -> list[Scored]:
+        """Products of the first plan of the first known seed, flattened (for /predict); ``[]`` if none."""
+        for seed in ctx.seeds:
+            plans = self.plans(seed)
+            if plans:
+                exclude = set(ctx.seeds) | ctx.exclude
+                filled = self.fill(plans[:1], "hybrid", ctx.k, lambda i: i not in exclude and (ctx.allowed is None or ctx.allowed(i)), seed)
+                flat = [Scored(p.id, p.score or 0.0) for c in filled[0].categories for p in c.products]
+                return sorted(flat, key=lambda s: -s.score)[: ctx.k]
+        return []
+
+    def tables(self) -> dict[str, pl.DataFrame]:
+        return {"item_category": self.item_category, "complements": self.complements, "top": self.top, "cat_item": self.cat_item}
+
+    def params_dict(self) -> dict:
+        return asdict(self.params)
+
+
+def train_bundles(lines: pl.DataFrame, categories: pl.DataFrame, params: BundleParams | None = None) -> BundleModel:
+    """Train from purchase lines ``basket_id, item_id`` and ``categories`` (``item_id, category``).
+
+    Vectorised with polars: category pairs per basket, then confidence and lift per category pair.
+    """
+    p = params or BundleParams()
+    cats = categories.select(pl.col("item_id").cast(pl.Utf8), pl.col("category").cast(pl.Utf8)).drop_nulls().unique("item_id")
+    tr = (
+        lines.select(pl.col("basket_id").cast(pl.Utf8), pl.col("item_id").cast(pl.Utf8))
+        .unique()
+        .join(cats, on="item_id")
+    )
+    n = float(tr["basket_id"].n_unique())
+    bc = tr.select("basket_id", "category").unique()
+    n_cat = bc.group_by("category").agg(n_a=pl.len())
+    pairs = (
+        bc.join(bc.rename({"category": "complement"}), on="basket_id")
+        .filter(pl.col("category") != pl.col("complement"))
+        .group_by("category", "complement")
+        .agg(c=pl.len())
+        .filter(pl.col("c") >= p.min_support)
+        .join(n_cat, on="category")
+        .join(n_cat.rename({"category": "complement", "n_a": "n_b"}), on="complement")
+        .with_columns(conf=pl.col("c") / pl.col("n_a"), lift=pl.col("c") * n / (pl.col("n_a") * pl.col("n_b")))
+        .filter(pl.col("lift") > p.min_lift)
+        .with_columns(score=pl.col("conf") * pl.col("lift").log())
+        .sort("score", descending=True)
+        .group_by("category", maintain_order=True)
+        .head(p.plans_per_seed * p.categories_per_plan)
+        .select("category", "complement", "score")
+    )
+    pop = tr.group_by("item_id", "category").agg(popularity=pl.len())
+    top = pop.sort("popularity", descending=True).group_by("category", maintain_order=True).head(p.top_per_category)
+    # P(item | basket holds category C), only for items of the complement categories of C
+    wanted = pairs.select(pl.col("category").alias("C"), pl.col("complement").alias("category"))
+    cat_item = (
+        bc.rename({"category": "C"})
+        .join(tr.select("basket_id", "item_id", "category"), on="basket_id")
+        .join(wanted, on=["C", "category"], how="semi")
+        .group_by("C", "item_id", "category")
+        .agg(c=pl.len())
+        .join(n_cat.rename({"category": "C"}), on="C")
+        .with_columns(p=pl.col("c") / pl.col("n_a"))
+        .sort("p", descending=True)
+        .group_by("C", "category", maintain_order=True)
+        .head(p.top_per_category)
+        .select(pl.col("C").alias("category"), "item_id", "p")
+    )
+    return BundleModel(cats, pairs, top.select("category", "item_id", "popularity"), cat_item, p)

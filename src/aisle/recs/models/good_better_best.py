@@ -1,0 +1,146 @@
+"""GOOD_BETTER_BEST: three price-tiered options in the seed's leaf category.
+
+A category's prices are split at their 1/3 and 2/3 quantiles (on log price) into ``good``, ``better``
+and ``best``. A category gives honest tiers only when it holds ``min_per_tier`` products per tier and the
+tier medians are at least ``min_gap`` apart (ratio); otherwise it offers fewer tiers (two, when the
+lowest and highest tiers are apart; none otherwise). In each tier the pick is the best seller when sales
+are known, else the best match to the seed (same gender, usage, brand, colour), ties broken by closeness
+to the tier's median price. The seed's own tier is filled by its closest peer (the seed itself is never
+returned, per the serving contract).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+import numpy as np
+import polars as pl
+
+from aisle.recs.models.base import ModelType, RecContext, Scored
+
+LABELS = ("good", "better", "best")
+LEAF_COLUMNS = ("article_type", "product_type", "product_category", "category")
+MATCH_COLUMNS = {"gender": 2.0, "usage": 1.0, "brand": 0.5, "colour": 0.5, "color": 0.5, "department": 0.5}
+
+
+@dataclass(frozen=True)
+class GoodBetterBestParams:
+    min_per_tier: int = 2
+    min_gap: float = 1.25
+
+
+@dataclass
+class GoodBetterBestModel:
+    """Table ``products``: id, leaf, price, tier (0..2 or -1), popularity, match attributes."""
+
+    products: pl.DataFrame
+    params: GoodBetterBestParams
+    model_type: ModelType = ModelType.GOOD_BETTER_BEST
+
+    def __post_init__(self) -> None:
+        df = self.products
+        self.ids = df["id"].to_list()
+        self.index = {x: j for j, x in enumerate(self.ids)}
+        self.leaf = df["leaf"].to_numpy()
+        self.price = df["price"].to_numpy().astype(np.float64)
+        self.tier = df["tier"].to_numpy()
+        self.pop = df["popularity"].to_numpy().astype(np.float64)
+        self.match_cols = [c for c in MATCH_COLUMNS if c in df.columns]
+        self.match = {c: df[c].cast(pl.Utf8).to_numpy() for c in self.match_cols}
+        groups = df.with_row_index("j").group_by("leaf").agg(pl.col("j"))
+        self.members = dict(zip(groups["leaf"].to_list(), [np.array(x) for x in groups["j"].to_list()], strict=True))
+
+    def tiers(self, item_id: str, allowed=None, exclude: frozenset[str] = frozenset()) -> list[Scored]:
+        """Up to three Scored with labels good/better/best, cheapest first; ``[]`` for an unknown item."""
+        j = self.index.get(item_id)
+        if j is None or self.tier[j] < 0:
+            return []
+        cand = self.members[self.leaf[j]]
+        cand = cand[self.tier[cand] >= 0]
+        match = np.zeros(len(cand))
+        for c in self.match_cols:
+            v = self.match[c][j]
+            if v is not None and v == v:  # not null / NaN
+                match += MATCH_COLUMNS[c] * (self.match[c][cand] == v)
+        out: list[Scored] = []
+        for t, label in enumerate(LABELS):
+            in_t = cand[(self.tier[cand] == t)]
+            m = match[self.tier[cand] == t]
+            if len(in_t) == 0:
+                continue
+            median = np.median(self.price[in_t])
+            closeness = -np.abs(np.log(self.price[in_t] / median))
+            if t == self.tier[j]:  # the seed's tier: its closest peer in price
+                closeness = -np.abs(np.log(self.price[in_t] / self.price[j]))
+            order = np.lexsort((-closeness, -m, -self.pop[in_t]))
+            for o in order:
+                pid = self.ids[in_t[o]]
+                if pid == item_id or pid in exclude or (allowed is not None and not allowed(pid)):
+                    continue
+                out.append(Scored(pid, float(self.price[in_t[o]]), label))
+                break
+        return _honest(out, self.params.min_gap)
+
+    def recommend(self, ctx: RecContext) -> list[Scored]:
+        """Tiers of the first known seed (labels good/better/best), at most ``ctx.k``."""
+        for seed in ctx.seeds:
+            if seed in self.index:
+                return self.tiers(seed, ctx.allowed, frozenset(ctx.seeds) | ctx.exclude)[: ctx.k]
+        return []
+
+    def to_table(self) -> pl.DataFrame:
+        return self.products
+
+    def params_dict(self) -> dict:
+        return asdict(self.params)
+
+
+def _honest(picks: list[Scored], min_gap: float) -> list[Scored]:
+    """Drop picks that are not at least ``min_gap`` apart in price from the previous kept one."""
+    kept: list[Scored] = []
+    for s in picks:
+        if not kept or s.score >= kept[-1].score * min_gap:
+            kept.append(s)
+    return kept if len(kept) >= 2 else []
+
+
+def train_good_better_best(
+    products: pl.DataFrame, popularity: pl.DataFrame | None = None, params: GoodBetterBestParams | None = None
+) -> GoodBetterBestModel:
+    """Assign price tiers per leaf category.
+
+    Args:
+        products: catalog with ``id``, a price column (``price``) and a leaf column (first of
+            :data:`LEAF_COLUMNS` present).
+        popularity: optional ``item_id, popularity`` (e.g. baskets sold); best sellers win their tier.
+    Raises:
+        ValueError: the catalog has no price or no category column.
+    """
+    p = params or GoodBetterBestParams()
+    leaf = next((c for c in LEAF_COLUMNS if c in products.columns), None)
+    if leaf is None or "price" not in products.columns:
+        raise ValueError(f"GOOD_BETTER_BEST needs a price and one of {LEAF_COLUMNS} in the catalog")
+    keep = [c for c in MATCH_COLUMNS if c in products.columns]
+    df = products.select(
+        pl.col("id").cast(pl.Utf8), pl.col(leaf).cast(pl.Utf8).alias("leaf"), pl.col("price").cast(pl.Float64), *keep
+    ).filter(pl.col("leaf").is_not_null() & (pl.col("price") > 0))
+    if popularity is not None:
+        pop = popularity.select(pl.col("item_id").cast(pl.Utf8).alias("id"), pl.col("popularity").cast(pl.Float64))
+        df = df.join(pop, on="id", how="left")
+    else:
+        df = df.with_columns(popularity=pl.lit(0.0))
+    df = df.with_columns(pl.col("popularity").fill_null(0.0), lp=pl.col("price").log())
+    q = df.group_by("leaf").agg(
+        q1=pl.col("lp").quantile(1 / 3, "linear"), q2=pl.col("lp").quantile(2 / 3, "linear"), n=pl.len()
+    )
+    df = df.join(q, on="leaf").with_columns(
+        tier=pl.when(pl.col("n") < 3 * p.min_per_tier)
+        .then(-1)
+        .when(pl.col("lp") <= pl.col("q1"))
+        .then(0)
+        .when(pl.col("lp") <= pl.col("q2"))
+        .then(1)
+        .otherwise(2)
+        .cast(pl.Int8)
+    )
+    return GoodBetterBestModel(df.drop("lp", "q1", "q2", "n"), p)

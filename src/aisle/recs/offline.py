@@ -1,0 +1,129 @@
+"""The issue's offline measurements on the shared data, shared by ``aisle eval recs`` and ``bench/``.
+
+Each run trains on the protocol's training part only and scores its test part
+(protocols: ``../shared/data/README.md``, implemented in :mod:`aisle.recs.evaluation`).
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import resource
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from aisle.recs.evaluation import attribute_agreement, basket_completion, session_next_item
+from aisle.recs.events import completejourney_categories, completejourney_lines, yoochoose_events
+
+Progress = Callable[[str], None]
+
+
+def peak_rss_gb() -> float:
+    """Peak resident memory of this process so far, GB (Linux ``ru_maxrss`` is in KiB)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024**2
+
+
+def eval_yoochoose(data_dir: Path) -> dict[str, float]:
+    """CUSTOMERS_ALSO_VIEW on YooChoose 100k: HR@20, MRR@20 (session-rec protocol), latency, and the same
+    with the current item removed from the ranking (as serving removes seeds)."""
+    from aisle.recs.training import train_also_view
+
+    t0 = time.perf_counter()
+    model = train_also_view(yoochoose_events(data_dir, "train"))
+    train_s = time.perf_counter() - t0
+    test = yoochoose_events(data_dir, "test").select("session_id", "item_id", "ts")
+    res = session_next_item(model.scores, model.index, test)
+    no_repeat = session_next_item(model.scores, model.index, test, exclude_current=True)
+    return res | {
+        "hr@20_current_excluded": no_repeat["hr@20"],
+        "mrr@20_current_excluded": no_repeat["mrr@20"],
+        "train_s": train_s,
+    } | recommend_latency(model, test)
+
+
+def recommend_latency(model: Any, test: pl.DataFrame, n: int = 3000) -> dict[str, float]:
+    """p50/p99 ms of ``model.recommend`` (k=20) over the first ``n`` test-session prefixes, in process."""
+    from aisle.recs.models.base import RecContext
+
+    rows = test.sort(["session_id", "ts"]).group_by("session_id", maintain_order=True).agg("item_id")["item_id"].to_list()
+    ctxs = []
+    for items in rows:
+        for p in range(len(items) - 1):
+            ctxs.append(RecContext(seeds=[items[p]], k=20, session=items[:p]))
+    ctxs = ctxs[:n]
+    lat = []
+    for ctx in ctxs:
+        t = time.perf_counter()
+        model.recommend(ctx)
+        lat.append(time.perf_counter() - t)
+    ms = np.array(lat) * 1000
+    return {"recommend_p50_ms": float(np.percentile(ms, 50)), "recommend_p99_ms": float(np.percentile(ms, 99))}
+
+
+def eval_completejourney(progress: Progress = print) -> dict[str, float]:
+    """FBT on Complete Journey (train weeks < 49, test >= 49) plus training cost of every CJ model."""
+    from aisle.recs.training import train_bundle_model, train_fbt, train_gbb
+
+    t0 = time.perf_counter()
+    lines = completejourney_lines()
+    cats = completejourney_categories()
+    train = lines.filter(pl.col("week") < 49)
+    load_s = time.perf_counter() - t0
+    t = time.perf_counter()
+    fbt = train_fbt(train, cats)
+    fbt_s = time.perf_counter() - t
+    progress(f"FBT trained in {fbt_s:.1f} s")
+    t = time.perf_counter()
+    train_bundle_model(train, cats)
+    bundle_s = time.perf_counter() - t
+    t = time.perf_counter()
+    popularity = train.group_by("item_id").agg(popularity=pl.col("basket_id").n_unique())
+    prices = train.filter(pl.col("price") > 0).group_by("item_id").agg(price=pl.col("price").median())
+    gbb_catalog = prices.join(cats, on="item_id").rename({"item_id": "id"})
+    train_gbb(gbb_catalog, popularity)
+    gbb_s = time.perf_counter() - t
+    test = (
+        lines.filter(pl.col("week") >= 49)
+        .select("basket_id", "item_id")
+        .unique()
+        .filter(pl.col("item_id").is_in(list(fbt.index)))
+        .filter(pl.len().over("basket_id") >= 2)
+    )
+    baskets = test.group_by("basket_id").agg("item_id")["item_id"].to_list()
+    res = basket_completion(lambda s: [i for i, _ in fbt.partners(s)], baskets)
+    return res | {
+        "load_s": load_s,
+        "fbt_train_s": fbt_s,
+        "bundles_train_s": bundle_s,
+        "gbb_train_s": gbb_s,
+        "all_train_s": load_s + fbt_s + bundle_s + gbb_s,
+        "peak_rss_gb": peak_rss_gb(),
+    }
+
+
+def read_fashion(data_dir: Path) -> pl.DataFrame:
+    """The raw fashion catalog (``fashion/products.jsonl.gz``; it holds NaN, so stdlib json parses it)."""
+    with gzip.open(data_dir / "fashion" / "products.jsonl.gz", "rt") as f:
+        rows = [json.loads(line) for line in f]
+    return pl.DataFrame(rows, infer_schema_length=None).with_columns(pl.col("id").cast(pl.Utf8))
+
+
+def eval_similar(products: pl.DataFrame, vectors: np.ndarray | None = None, progress: Progress = print) -> dict[str, float]:
+    """Attribute agreement of top-10 SIMILAR_ITEMS over every product, for plain cosine and the model."""
+    from aisle.recs.models.similar import SimilarParams, train_similar_items
+    from aisle.recs.training import train_similar
+
+    t = time.perf_counter()
+    model = train_similar(products, vectors=vectors, progress=progress)
+    train_s = time.perf_counter() - t
+    attrs = [c for c in ("article_type", "gender", "colour") if c in products.columns]
+    seeds = products["id"].cast(pl.Utf8).to_list()
+    res = attribute_agreement(lambda s: [x.item_id for x in model.neighbours(s, 10)], products, attrs, seeds)
+    plain = train_similar_items(products, model.vectors, SimilarParams(weights={}))
+    base = attribute_agreement(lambda s: [x.item_id for x in plain.neighbours(s, 10)], products, attrs, seeds)
+    return res | {f"cosine_only_{k}": v for k, v in base.items() if k != "seeds"} | {"train_s": train_s}

@@ -26,7 +26,8 @@ class IndexRegistry:
         self.tenants = tenants
         self.data_dir = Path(data_dir)
         self.check_every = check_every
-        self._open: dict[str, tuple[float, TenantIndex]] = {}
+        # tenant -> (last check, index, the attribute configuration object seen at that check)
+        self._open: dict[str, tuple[float, TenantIndex, object]] = {}
         self._locks: dict[str, threading.Lock] = {}
         self._guard = threading.Lock()
 
@@ -44,7 +45,7 @@ class IndexRegistry:
         config = self.tenants.config(tenant)
         now = time.monotonic()
         entry = self._open.get(tenant)
-        if entry is not None and now - entry[0] < self.check_every and entry[1].config is config.attributes:
+        if entry is not None and now - entry[0] < self.check_every and entry[2] is config.attributes:
             return entry[1]
         with self._lock(tenant):
             entry = self._open.get(tenant)
@@ -55,14 +56,14 @@ class IndexRegistry:
                 and entry[1].version == version
                 and entry[1].config.model_dump() == config.attributes.model_dump()
             ):
-                self._open[tenant] = (now, entry[1])
+                self._open[tenant] = (now, entry[1], config.attributes)
                 return entry[1]
             catalog = store.load(version)
             path = index_dir(self.data_dir, tenant, catalog.version, config.attributes)
             if not (path / "CATALOG_VERSION").exists():
                 build_index(catalog, config.attributes, path, progress=progress)
             index = TenantIndex.open(tenant, path, catalog, config.attributes)
-            self._open[tenant] = (time.monotonic(), index)
+            self._open[tenant] = (time.monotonic(), index, config.attributes)
             return index
 
     def loaded(self) -> list[str]:

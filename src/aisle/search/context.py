@@ -29,7 +29,8 @@ class SearchContext:
     ``term_groups`` holds, per query term, the analysed alternatives any of which satisfies it
     (the term itself, its spelling correction, later its synonyms). ``extracted`` holds one query
     per attribute or price constraint recognised in the query, with its boost (filters when strict,
-    boosts after).
+    boosts after). ``boosts`` (merchandising boost, weight > 0, or bury, weight < 0) apply in every
+    stage; ``exclude_query`` matches products never to return (hidden by a rule).
     ``deadline`` is a ``time.perf_counter()`` instant after which optional work is skipped.
     """
 
@@ -48,6 +49,10 @@ class SearchContext:
     term_groups: list[list[str]] = field(default_factory=list)
     extracted: list[tuple[tantivy.Query, float]] = field(default_factory=list)
     price: PriceConstraint | None = None
+    user_group: str | None = None
+    boosts: list[tuple[tantivy.Query, float]] = field(default_factory=list)
+    exclude_query: tantivy.Query | None = None
+    redirect: str | None = None
     filter_query: tantivy.Query | None = None
     match_query: tantivy.Query | None = None
     hits: list[Hit] = field(default_factory=list)

@@ -79,6 +79,9 @@ class QueryGraph(BaseModel):
     )
     attributes: list[AttributeMatch] = Field(default_factory=list)
     price: dict[str, float] | None = Field(default=None, description="Price constraint, e.g. {'lte': 2000}.")
+    rules: list[dict[str, Any]] = Field(
+        default_factory=list, description="Merchandising rules that fired: id, name, version, actions."
+    )
     stage: StageName = "none"
     stages_tried: list[dict[str, Any]] = Field(default_factory=list)
     filters: list[AppliedFilter] = Field(default_factory=list)
@@ -100,3 +103,4 @@ class SearchResult(BaseModel):
     total: int
     facets: dict[str, list[FacetValue]] = Field(default_factory=dict)
     query_graph: QueryGraph = Field(alias="queryGraph")
+    redirect: str | None = Field(default=None, description="URL a merchandising rule sends this query to.")

@@ -43,6 +43,7 @@ class SearchPipeline:
         filters: list[FilterSpec] | None = None,
         facets: list[str] | None = None,
         sort: SortOrder = "relevance",
+        user_group: str | None = None,
     ) -> SearchResult:
         """Search one tenant. ``size`` 0..100 products from ``offset``; facets over all matches.
 
@@ -51,7 +52,15 @@ class SearchPipeline:
         """
         return shape_result(
             self.run(
-                index, config, query, size=size, offset=offset, filters=filters, facets=facets, sort=sort
+                index,
+                config,
+                query,
+                size=size,
+                offset=offset,
+                filters=filters,
+                facets=facets,
+                sort=sort,
+                user_group=user_group,
             )
         )
 
@@ -66,6 +75,7 @@ class SearchPipeline:
         filters: list[FilterSpec] | None = None,
         facets: list[str] | None = None,
         sort: SortOrder = "relevance",
+        user_group: str | None = None,
     ) -> SearchContext:
         """Run every stage and return the final context (its ``match_query`` selects all matches)."""
         start = time.perf_counter()
@@ -78,6 +88,7 @@ class SearchPipeline:
             filters=list(filters or []),
             facets=list(dict.fromkeys(facets or [])),
             sort=sort,
+            user_group=user_group,
             deadline=start + self.budget_s,
             started=start,
         )
@@ -98,4 +109,6 @@ def shape_result(ctx: SearchContext) -> SearchResult:
     }
     assert ctx.graph is not None
     ctx.graph.took_ms = round((time.perf_counter() - ctx.started) * 1000, 3)
-    return SearchResult(products=products, total=ctx.total, facets=facets, queryGraph=ctx.graph)
+    return SearchResult(
+        products=products, total=ctx.total, facets=facets, queryGraph=ctx.graph, redirect=ctx.redirect
+    )

@@ -35,7 +35,8 @@ def test_post_search_returns_the_spec_shape(client: TestClient) -> None:
     )
     assert resp.status_code == 200
     body = resp.json()
-    assert set(body) == {"products", "total", "facets", "queryGraph"}
+    assert set(body) == {"products", "total", "facets", "queryGraph", "redirect"}
+    assert body["redirect"] is None
     product = body["products"][0]
     assert {"id", "title", "price", "brand", "color", "score"} <= set(product)
     assert product["brand"] == "Nike" and product["color"] == "Red"

@@ -123,15 +123,34 @@ def stage_queries(ctx: SearchContext) -> list[tuple[str, tantivy.Query]]:
     return plan
 
 
-def with_filter(query: tantivy.Query, filter_query: tantivy.Query | None) -> tantivy.Query:
-    if filter_query is None:
+def with_filter(
+    query: tantivy.Query,
+    filter_query: tantivy.Query | None,
+    *,
+    exclude: tantivy.Query | None = None,
+    boosts: list[tuple[tantivy.Query, float]] | None = None,
+) -> tantivy.Query:
+    """``query`` restricted by ``filter_query``, without ``exclude``, plus constant ``boosts``.
+
+    A boost of weight w adds w to matching products' scores; a bury (w < 0) adds |w| to every
+    product that does not match instead, so scores stay non-negative.
+    """
+    if filter_query is None and exclude is None and not boosts:
         return query
-    return tantivy.Query.boolean_query(
-        [
-            (tantivy.Occur.Must, query),
-            (tantivy.Occur.Must, tantivy.Query.const_score_query(filter_query, 0.0)),
-        ]
-    )
+    clauses = [(tantivy.Occur.Must, query)]
+    if filter_query is not None:
+        clauses.append((tantivy.Occur.Must, tantivy.Query.const_score_query(filter_query, 0.0)))
+    if exclude is not None:
+        clauses.append((tantivy.Occur.MustNot, exclude))
+    for condition, weight in boosts or []:
+        if weight >= 0:
+            clauses.append((tantivy.Occur.Should, tantivy.Query.const_score_query(condition, weight)))
+        else:
+            others = tantivy.Query.boolean_query(
+                [(tantivy.Occur.Must, tantivy.Query.all_query()), (tantivy.Occur.MustNot, condition)]
+            )
+            clauses.append((tantivy.Occur.Should, tantivy.Query.const_score_query(others, -weight)))
+    return tantivy.Query.boolean_query(clauses)
 
 
 class Retrieve:
@@ -153,7 +172,7 @@ class Retrieve:
         order = tantivy.Order.Asc if ctx.sort == "price_asc" else tantivy.Order.Desc
         best: tuple[str, tantivy.Query, tantivy.SearchResult] | None = None
         for name, query in stage_queries(ctx):
-            full = with_filter(query, ctx.filter_query)
+            full = with_filter(query, ctx.filter_query, exclude=ctx.exclude_query, boosts=ctx.boosts)
             if order_field is None:
                 result = index.searcher.search(full, max(ctx.size, 1), count=True, offset=ctx.offset)
             else:

@@ -83,6 +83,7 @@ def build_router(state: SearchState) -> APIRouter:
             offset=body.from_,
             filters=body.filters,
             facets=body.facets,
+            user_group=body.user_group,
             sort=body.sort,
         )
         return _json(result)

@@ -27,6 +27,12 @@ class SearchRequest(BaseModel):
     filters: list[FilterSpec] = Field(default_factory=list, max_length=32)
     facets: list[str] = Field(default_factory=list, max_length=16, examples=[["brand", "color", "price"]])
     sort: SortOrder = "relevance"
+    user_group: str | None = Field(
+        default=None,
+        alias="userGroup",
+        max_length=64,
+        description="The shopper's user group (user_group_configuration.json); rules may target it.",
+    )
 
 
 class ItemsPage(BaseModel):

@@ -1,7 +1,7 @@
 """Bundle plans and their product candidates, from a BUNDLE_RECOMMENDATIONS model.
 
 The model (``aisle.recs.models.bundles``) exposes ``plans(product_id) -> list[BundlePlan]`` and
-``fill(plans, strategy, per_category, allowed=None) -> list[BundlePlan]``; a plan is
+``fill(plans, strategy, per_category, allowed=None, seed=None) -> list[BundlePlan]``; a plan is
 ``{name, description, categories: [{category, products: [{id, score}]}]}``. This module picks the model
 (a container's bundle slot, else the tenant's deployed bundle model), applies the request's FILTER
 actions as ``allowed`` and BOOST/BURY to the order within each category, and returns plain dicts.
@@ -98,7 +98,9 @@ def recommendations(
 
     recommender: Any = model.recommender
     base = recommender.plans(product_id) if given is None else to_model_plans(given)
-    filled = [as_dict(p) for p in recommender.fill(base, strategy, per_category, allowed=allowed)]
+    filled = [
+        as_dict(p) for p in recommender.fill(base, strategy, per_category, allowed=allowed, seed=product_id)
+    ]
     for plan in filled:
         for category in plan["categories"]:
             products = [p for p in category["products"] if allowed(str(p["id"]))]

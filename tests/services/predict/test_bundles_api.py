@@ -49,7 +49,14 @@ class BundleModel:
     def plans(self, product_id: str) -> list[Plan]:
         return [Plan("Complete the look", "Shoes and a bag", [Category("shoes"), Category("bags")])]
 
-    def fill(self, plans: list[Plan], strategy: str, per_category: int, allowed: Any = None) -> list[Plan]:
+    def fill(
+        self,
+        plans: list[Plan],
+        strategy: str,
+        per_category: int,
+        allowed: Any = None,
+        seed: str | None = None,
+    ) -> list[Plan]:
         out = []
         for plan in plans:
             cats = []

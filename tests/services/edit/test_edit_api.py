@@ -174,3 +174,24 @@ def test_two_replicas_run_a_deploy_once(settings: Any, store: BlobStore, loader:
         assert wait_job(b, job_id)["status"] == "completed"
         time.sleep(0.2)
     assert loader.calls == ["fresh"]
+
+
+def test_auth_is_wired(settings: Any, store: BlobStore, loader: Any) -> None:
+    from aisle.core.auth.testing import AuthKit
+    from aisle.services.edit.app import create_app
+
+    kit = AuthKit(store)
+    app = create_app(
+        kit.settings(storage_url=settings.storage_url, data_dir=settings.data_dir), loader=loader
+    )
+    reader = {"authorization": f"Bearer {kit.token(['shop'], scopes=['recs:read'])}"}
+    writer = {"authorization": f"Bearer {kit.token(['shop'], scopes=['recs:read', 'recs:write'])}"}
+    body = {"containerId": "c", "slotConfigurations": [SLOT]}
+    with TestClient(app) as c:
+        assert c.get("/containers", params=T).status_code == 401
+        assert c.get("/containers", params=T, headers=reader).status_code == 200
+        assert c.post("/containers", params=T, json=body, headers=reader).status_code == 403
+        assert c.post("/containers", params=T, json=body, headers=writer).status_code == 201
+        other = {"authorization": f"Bearer {kit.token(['other'], scopes=['recs:read'])}"}
+        assert c.get("/containers", params=T, headers=other).status_code == 403
+        assert c.get("/health").status_code == 200 and c.get("/docs").status_code == 200

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import typer
 
@@ -29,7 +30,9 @@ def register(app: typer.Typer, eval_app: typer.Typer) -> None:
         source: str | None = typer.Option(
             None, "--source", help="Events for CUSTOMERS_ALSO_VIEW: yoochoose (default) or rees46."
         ),
-        max_week: int = typer.Option(49, "--max-week", help="Complete Journey: train on weeks before this one."),
+        max_week: int = typer.Option(
+            49, "--max-week", help="Complete Journey: train on weeks before this one."
+        ),
         threads: int = typer.Option(2, "--threads", help="onnxruntime threads for SIMILAR_ITEMS."),
     ) -> None:
         """Train a model for a tenant: write its artifact, then its registry entry.
@@ -45,10 +48,16 @@ def register(app: typer.Typer, eval_app: typer.Typer) -> None:
         from aisle.core.tenancy import tenant_scope
         from aisle.recs import events, training
 
+        model: Any
+        info: dict[str, Any]
         scope = tenant_scope(open_blob_store(load_settings().storage_url), tenant)
         try:
             if model_type is ModelType.CUSTOMERS_ALSO_VIEW:
-                ev = events.rees46_events(data_dir) if source == "rees46" else events.yoochoose_events(data_dir)
+                ev = (
+                    events.rees46_events(data_dir)
+                    if source == "rees46"
+                    else events.yoochoose_events(data_dir)
+                )
                 model, info = training.train_also_view(ev), {"source": source or "yoochoose"}
             elif model_type in (ModelType.FREQUENTLY_BOUGHT_TOGETHER, ModelType.BUNDLE_RECOMMENDATIONS):
                 lines = events.completejourney_lines(max_week=max_week)
@@ -81,7 +90,9 @@ def register(app: typer.Typer, eval_app: typer.Typer) -> None:
             [], "--only", help="yoochoose, completejourney and/or similar (default: all three)."
         ),
         embeddings: Path | None = typer.Option(
-            None, "--embeddings", help="similar: a .npy of fashion embeddings (row order of the file) to skip encoding."
+            None,
+            "--embeddings",
+            help="similar: a .npy of fashion embeddings (row order of the file) to skip encoding.",
         ),
     ) -> None:
         """Offline recommendation quality and cost on the shared data (protocols of data/README.md)."""
@@ -91,7 +102,10 @@ def register(app: typer.Typer, eval_app: typer.Typer) -> None:
 
         wanted = set(only) or {"yoochoose", "completejourney", "similar"}
         if "yoochoose" in wanted:
-            _print("CUSTOMERS_ALSO_VIEW, YooChoose 100k (bars: HR@20 >= 0.69, MRR@20 >= 0.37)", offline.eval_yoochoose(data_dir))
+            _print(
+                "CUSTOMERS_ALSO_VIEW, YooChoose 100k (bars: HR@20 >= 0.69, MRR@20 >= 0.37)",
+                offline.eval_yoochoose(data_dir),
+            )
         if "completejourney" in wanted:
             _print(
                 "FREQUENTLY_BOUGHT_TOGETHER, Complete Journey (bars: HR@10 >= 0.60, recall@10 >= 0.125; "

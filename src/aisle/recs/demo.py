@@ -38,7 +38,7 @@ def _reusable(scope: BlobStore, model_type: ModelType, info: dict[str, Any]) -> 
 def train_demo_models(
     store: BlobStore, data_dir: Path | None, *, progress: Progress = print
 ) -> dict[str, list[ModelRecord]]:
-    """Train (or reuse) every demo model; returns ``{tenant: [records]}``. Tenants lacking data are skipped."""
+    """Train (or reuse) each demo model; returns ``{tenant: [records]}``; tenants lacking data are skipped."""
     tenants = Tenants(store)
     out: dict[str, list[ModelRecord]] = {}
     for tenant, fn in (("fashion", _fashion), ("default", _default), ("yoochoose", _yoochoose)):
@@ -52,7 +52,12 @@ def train_demo_models(
 
 
 def _get_or_train(
-    scope: BlobStore, tenant: str, model_type: ModelType, info: dict[str, Any], train: Callable[[], Any], progress: Progress
+    scope: BlobStore,
+    tenant: str,
+    model_type: ModelType,
+    info: dict[str, Any],
+    train: Callable[[], Any],
+    progress: Progress,
 ) -> ModelRecord:
     from aisle.recs.training import save_model
 
@@ -78,7 +83,14 @@ def _fashion(scope: BlobStore, tenant: str, data_dir: Path | None, progress: Pro
     info = {"catalog_version": catalog.version}
     products = catalog.products
     return [
-        _get_or_train(scope, tenant, ModelType.SIMILAR_ITEMS, info, lambda: train_similar(products, progress=progress), progress),
+        _get_or_train(
+            scope,
+            tenant,
+            ModelType.SIMILAR_ITEMS,
+            info,
+            lambda: train_similar(products, progress=progress),
+            progress,
+        ),
         _get_or_train(scope, tenant, ModelType.GOOD_BETTER_BEST, info, lambda: train_gbb(products), progress),
     ]
 
@@ -102,8 +114,17 @@ def _default(scope: BlobStore, tenant: str, data_dir: Path | None, progress: Pro
         return cache["lines"], cache["cats"]
 
     return [
-        _get_or_train(scope, tenant, ModelType.FREQUENTLY_BOUGHT_TOGETHER, info, lambda: train_fbt(*data()), progress),
-        _get_or_train(scope, tenant, ModelType.BUNDLE_RECOMMENDATIONS, info, lambda: train_bundle_model(*data()), progress),
+        _get_or_train(
+            scope, tenant, ModelType.FREQUENTLY_BOUGHT_TOGETHER, info, lambda: train_fbt(*data()), progress
+        ),
+        _get_or_train(
+            scope,
+            tenant,
+            ModelType.BUNDLE_RECOMMENDATIONS,
+            info,
+            lambda: train_bundle_model(*data()),
+            progress,
+        ),
     ]
 
 
@@ -112,12 +133,17 @@ def _yoochoose(scope: BlobStore, tenant: str, data_dir: Path | None, progress: P
     from aisle.recs.training import train_also_view
 
     path = data_dir / YOOCHOOSE_TRAIN if data_dir else None
-    if path is None or not path.exists():
+    if data_dir is None or path is None or not path.exists():
         progress(f"recs: {path or 'no data dir'}: YooChoose data missing, skipping CUSTOMERS_ALSO_VIEW")
         return []
     info = {"source": YOOCHOOSE_TRAIN, "bytes": path.stat().st_size}
     return [
         _get_or_train(
-            scope, tenant, ModelType.CUSTOMERS_ALSO_VIEW, info, lambda: train_also_view(yoochoose_events(data_dir, "train")), progress
+            scope,
+            tenant,
+            ModelType.CUSTOMERS_ALSO_VIEW,
+            info,
+            lambda: train_also_view(yoochoose_events(data_dir, "train")),
+            progress,
         )
     ]

@@ -70,7 +70,7 @@ def session_next_item(
 def basket_completion(
     recommend: Callable[[str], Sequence[str]], baskets: list[list[str]], cutoff: int = 10
 ) -> dict[str, float]:
-    """HR@cutoff and recall@cutoff over every (basket, seed) pair; ``recommend(seed)`` gives ids best first."""
+    """HR@cutoff and recall@cutoff over every (basket, seed) pair; ``recommend(seed)``: ids, best first."""
     hits = rec = n = 0.0
     cache: dict[str, set[str]] = {}
     for basket in baskets:

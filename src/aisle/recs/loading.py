@@ -42,5 +42,5 @@ def load_recommender(scope: BlobStore, record: ModelRecord, *, catalog: Catalog 
     if t is ModelType.BUNDLE_RECOMMENDATIONS:
         names = ("item_category", "complements", "top", "cat_item")
         tables = {n: pl.read_parquet(io.BytesIO(reader.get_bytes(f"{n}.parquet"))) for n in names}
-        return BundleModel(**tables, params=BundleParams(**params))
+        return BundleModel(**tables, params=BundleParams(**params))  # type: ignore[arg-type]
     raise ValueError(f"no loader for model type {t}")

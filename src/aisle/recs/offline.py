@@ -39,18 +39,27 @@ def eval_yoochoose(data_dir: Path) -> dict[str, float]:
     test = yoochoose_events(data_dir, "test").select("session_id", "item_id", "ts")
     res = session_next_item(model.scores, model.index, test)
     no_repeat = session_next_item(model.scores, model.index, test, exclude_current=True)
-    return res | {
-        "hr@20_current_excluded": no_repeat["hr@20"],
-        "mrr@20_current_excluded": no_repeat["mrr@20"],
-        "train_s": train_s,
-    } | recommend_latency(model, test)
+    return (
+        res
+        | {
+            "hr@20_current_excluded": no_repeat["hr@20"],
+            "mrr@20_current_excluded": no_repeat["mrr@20"],
+            "train_s": train_s,
+        }
+        | recommend_latency(model, test)
+    )
 
 
 def recommend_latency(model: Any, test: pl.DataFrame, n: int = 3000) -> dict[str, float]:
     """p50/p99 ms of ``model.recommend`` (k=20) over the first ``n`` test-session prefixes, in process."""
     from aisle.recs.models.base import RecContext
 
-    rows = test.sort(["session_id", "ts"]).group_by("session_id", maintain_order=True).agg("item_id")["item_id"].to_list()
+    rows = (
+        test.sort(["session_id", "ts"])
+        .group_by("session_id", maintain_order=True)
+        .agg("item_id")["item_id"]
+        .to_list()
+    )
     ctxs = []
     for items in rows:
         for p in range(len(items) - 1):
@@ -62,7 +71,10 @@ def recommend_latency(model: Any, test: pl.DataFrame, n: int = 3000) -> dict[str
         model.recommend(ctx)
         lat.append(time.perf_counter() - t)
     ms = np.array(lat) * 1000
-    return {"recommend_p50_ms": float(np.percentile(ms, 50)), "recommend_p99_ms": float(np.percentile(ms, 99))}
+    return {
+        "recommend_p50_ms": float(np.percentile(ms, 50)),
+        "recommend_p99_ms": float(np.percentile(ms, 99)),
+    }
 
 
 def eval_completejourney(progress: Progress = print) -> dict[str, float]:
@@ -113,7 +125,9 @@ def read_fashion(data_dir: Path) -> pl.DataFrame:
     return pl.DataFrame(rows, infer_schema_length=None).with_columns(pl.col("id").cast(pl.Utf8))
 
 
-def eval_similar(products: pl.DataFrame, vectors: np.ndarray | None = None, progress: Progress = print) -> dict[str, float]:
+def eval_similar(
+    products: pl.DataFrame, vectors: np.ndarray | None = None, progress: Progress = print
+) -> dict[str, float]:
     """Attribute agreement of top-10 SIMILAR_ITEMS over every product, for plain cosine and the model."""
     from aisle.recs.models.similar import SimilarParams, train_similar_items
     from aisle.recs.training import train_similar

@@ -12,6 +12,7 @@ record always finds its artifact. A new training run of the same model id writes
 from __future__ import annotations
 
 import io
+from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -100,11 +101,8 @@ class ModelRegistry:
 
     def next_version(self, model_id: str) -> int:
         """One past the highest artifact version of ``model_id`` in storage (1 for a new model)."""
-        versions = [
-            int(d[1:])
-            for d in self.scope.list_dirs(f"{ARTIFACT_DIR}/{model_id}")
-            if d[:1] == "v" and d[1:].isdigit()
-        ]
+        dirs: Iterable[str] = self.scope.list_dirs(f"{ARTIFACT_DIR}/{model_id}")
+        versions = [int(d[1:]) for d in dirs if d[:1] == "v" and d[1:].isdigit()]
         return max(versions, default=0) + 1
 
 
@@ -122,7 +120,7 @@ class ArtifactWriter:
     def put_arrays(self, name: str, arrays: dict[str, np.ndarray]) -> None:
         """Store numpy arrays as one ``.npz`` file (no pickles: object arrays are refused)."""
         buf = io.BytesIO()
-        np.savez(buf, **arrays)
+        np.savez(buf, **arrays)  # type: ignore[arg-type]
         self.put_bytes(name, buf.getvalue())
 
     def put_json(self, name: str, value: Any) -> None:

@@ -85,7 +85,9 @@ def train_also_view(views: pl.DataFrame, params: SessionKnnParams | None = None)
     return train_session_knn(views.select("session_id", "item_id", "ts"), params)
 
 
-def train_fbt(lines: pl.DataFrame, categories: pl.DataFrame | None, params: BoughtTogetherParams | None = None) -> BoughtTogetherModel:
+def train_fbt(
+    lines: pl.DataFrame, categories: pl.DataFrame | None, params: BoughtTogetherParams | None = None
+) -> BoughtTogetherModel:
     """FREQUENTLY_BOUGHT_TOGETHER from purchase lines (``basket_id`` or ``session_id``, ``item_id``)."""
     if "basket_id" not in lines.columns:
         lines = lines.with_columns(basket_id=pl.col("session_id"))

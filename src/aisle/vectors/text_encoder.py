@@ -26,7 +26,9 @@ class EncoderUnavailable(RuntimeError):
 def _package_dir(name: str) -> Path:
     spec = importlib.util.find_spec(name)
     if spec is None or not spec.submodule_search_locations:
-        raise EncoderUnavailable(f"Python package '{name}' is not installed (pip install {name.replace('_', '-')})")
+        raise EncoderUnavailable(
+            f"Python package '{name}' is not installed (pip install {name.replace('_', '-')})"
+        )
     return Path(next(iter(spec.submodule_search_locations)))
 
 

@@ -164,7 +164,7 @@ class SessionKnnModel:
 
     @classmethod
     def from_arrays(cls, arrays: dict[str, np.ndarray], params: dict) -> SessionKnnModel:
-        return cls(**arrays, params=SessionKnnParams(**params))
+        return cls(**arrays, params=SessionKnnParams(**params))  # type: ignore[arg-type]
 
     def params_dict(self) -> dict:
         return asdict(self.params)

@@ -39,7 +39,7 @@ class BoughtTogetherParams:
 
 @dataclass
 class BoughtTogetherModel:
-    """Top ``neighbours`` partners per item as CSR: ``nb_ptr (I+1,)``, ``nb_idx``, ``nb_score`` (best first)."""
+    """Top ``neighbours`` partners per item, CSR: ``nb_ptr (I+1,)``, ``nb_idx``, ``nb_score`` best first."""
 
     items: np.ndarray
     nb_ptr: np.ndarray
@@ -83,7 +83,7 @@ class BoughtTogetherModel:
 
     @classmethod
     def from_arrays(cls, arrays: dict[str, np.ndarray], params: dict) -> BoughtTogetherModel:
-        return cls(**arrays, params=BoughtTogetherParams(**params))
+        return cls(**arrays, params=BoughtTogetherParams(**params))  # type: ignore[arg-type]
 
     def params_dict(self) -> dict:
         return asdict(self.params)
@@ -106,10 +106,16 @@ def train_bought_together(
     lines = lines.select(pl.col("basket_id").cast(pl.Utf8), pl.col("item_id").cast(pl.Utf8)).unique()
     items = np.array(sorted(lines["item_id"].unique().to_list()))
     idx = pl.DataFrame({"item_id": items, "i": np.arange(len(items), dtype=np.int32)})
-    tr = lines.join(idx, on="item_id").with_columns(b=pl.col("basket_id").rank("dense").cast(pl.Int32)).select("b", "i")
+    tr = (
+        lines.join(idx, on="item_id")
+        .with_columns(b=pl.col("basket_id").rank("dense").cast(pl.Int32))
+        .select("b", "i")
+    )
     if categories is not None:
         cat = idx.join(
-            categories.select(pl.col("item_id").cast(pl.Utf8), pl.col("category").cast(pl.Utf8)).unique("item_id"),
+            categories.select(pl.col("item_id").cast(pl.Utf8), pl.col("category").cast(pl.Utf8)).unique(
+                "item_id"
+            ),
             on="item_id",
             how="left",
         )
@@ -148,7 +154,9 @@ def train_bought_together(
             .join(pairs, on=["i", "j"], how="left")
             .with_columns(c=pl.col("c").fill_null(0), k=_at(cat_of, "i"))
             .join(cp_j, on=["k", "j"], how="left")
-            .with_columns(pc=pl.col("pc").fill_null(p.m_cat * _at(pop, "j") / n_baskets / (_at(n_cat, "k") + p.m_cat)))
+            .with_columns(
+                pc=pl.col("pc").fill_null(p.m_cat * _at(pop, "j") / n_baskets / (_at(n_cat, "k") + p.m_cat))
+            )
             .with_columns(s=(pl.col("c") + p.m_item * pl.col("pc")) / (_at(pop, "i") + p.m_item))
             .select("i", "j", "s")
             .sort(["i", "s"], descending=[False, True])

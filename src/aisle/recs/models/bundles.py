@@ -20,7 +20,6 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Literal
 
-import numpy as np
 import polars as pl
 from pydantic import BaseModel, Field
 
@@ -59,7 +58,8 @@ class BundleParams:
 @dataclass
 class BundleModel:
     """Tables: ``item_category`` (item_id, category), ``complements`` (category, complement, score),
-    ``top`` (category, item_id, popularity) best sellers, ``cat_item`` (category, item_id, p = P(item | category))."""
+    ``top`` (category, item_id, popularity) best sellers,
+    ``cat_item`` (category, item_id, p = P(item | category))."""
 
     item_category: pl.DataFrame
     complements: pl.DataFrame
@@ -69,10 +69,22 @@ class BundleModel:
     model_type: ModelType = ModelType.BUNDLE_RECOMMENDATIONS
 
     def __post_init__(self) -> None:
-        self.category_of = dict(zip(self.item_category["item_id"].to_list(), self.item_category["category"].to_list(), strict=True))
-        comp = self.complements.sort("score", descending=True).group_by("category", maintain_order=True).agg("complement")
+        self.category_of = dict(
+            zip(
+                self.item_category["item_id"].to_list(), self.item_category["category"].to_list(), strict=True
+            )
+        )
+        comp = (
+            self.complements.sort("score", descending=True)
+            .group_by("category", maintain_order=True)
+            .agg("complement")
+        )
         self.comp = dict(zip(comp["category"].to_list(), comp["complement"].to_list(), strict=True))
-        top = self.top.sort("popularity", descending=True).group_by("category", maintain_order=True).agg("item_id", "popularity")
+        top = (
+            self.top.sort("popularity", descending=True)
+            .group_by("category", maintain_order=True)
+            .agg("item_id", "popularity")
+        )
         self.best = {c: list(zip(i, p, strict=True)) for c, i, p in top.iter_rows()}
         ci = self.cat_item.group_by("category").agg("item_id", "p")
         self.with_cat = {c: dict(zip(i, p, strict=True)) for c, i, p in ci.iter_rows()}
@@ -91,7 +103,11 @@ class BundleModel:
                 break
             name = f"Complete your {cat.lower()}" if k == 0 else f"More to go with {cat.lower()}"
             desc = f"Shoppers who buy {cat.lower()} often add {', '.join(c.lower() for c in chunk)}."
-            out.append(BundlePlan(name=name, description=desc, categories=[BundleCategory(category=c) for c in chunk]))
+            out.append(
+                BundlePlan(
+                    name=name, description=desc, categories=[BundleCategory(category=c) for c in chunk]
+                )
+            )
         return out
 
     def fill(
@@ -145,29 +161,44 @@ class BundleModel:
 
     def recommend(self, ctx: RecContext) -> list[Scored]:
         """Products of the first plan of the first known seed, flattened (for /predict); ``[]`` if none."""
+        exclude = set(ctx.seeds) | ctx.exclude
+
+        def allowed(i: str) -> bool:
+            return i not in exclude and (ctx.allowed is None or ctx.allowed(i))
+
         for seed in ctx.seeds:
             plans = self.plans(seed)
             if plans:
-                exclude = set(ctx.seeds) | ctx.exclude
-                filled = self.fill(plans[:1], "hybrid", ctx.k, lambda i: i not in exclude and (ctx.allowed is None or ctx.allowed(i)), seed)
+                filled = self.fill(plans[:1], "hybrid", ctx.k, allowed, seed)
                 flat = [Scored(p.id, p.score or 0.0) for c in filled[0].categories for p in c.products]
                 return sorted(flat, key=lambda s: -s.score)[: ctx.k]
         return []
 
     def tables(self) -> dict[str, pl.DataFrame]:
-        return {"item_category": self.item_category, "complements": self.complements, "top": self.top, "cat_item": self.cat_item}
+        return {
+            "item_category": self.item_category,
+            "complements": self.complements,
+            "top": self.top,
+            "cat_item": self.cat_item,
+        }
 
     def params_dict(self) -> dict:
         return asdict(self.params)
 
 
-def train_bundles(lines: pl.DataFrame, categories: pl.DataFrame, params: BundleParams | None = None) -> BundleModel:
+def train_bundles(
+    lines: pl.DataFrame, categories: pl.DataFrame, params: BundleParams | None = None
+) -> BundleModel:
     """Train from purchase lines ``basket_id, item_id`` and ``categories`` (``item_id, category``).
 
     Vectorised with polars: category pairs per basket, then confidence and lift per category pair.
     """
     p = params or BundleParams()
-    cats = categories.select(pl.col("item_id").cast(pl.Utf8), pl.col("category").cast(pl.Utf8)).drop_nulls().unique("item_id")
+    cats = (
+        categories.select(pl.col("item_id").cast(pl.Utf8), pl.col("category").cast(pl.Utf8))
+        .drop_nulls()
+        .unique("item_id")
+    )
     tr = (
         lines.select(pl.col("basket_id").cast(pl.Utf8), pl.col("item_id").cast(pl.Utf8))
         .unique()
@@ -184,7 +215,9 @@ def train_bundles(lines: pl.DataFrame, categories: pl.DataFrame, params: BundleP
         .filter(pl.col("c") >= p.min_support)
         .join(n_cat, on="category")
         .join(n_cat.rename({"category": "complement", "n_a": "n_b"}), on="complement")
-        .with_columns(conf=pl.col("c") / pl.col("n_a"), lift=pl.col("c") * n / (pl.col("n_a") * pl.col("n_b")))
+        .with_columns(
+            conf=pl.col("c") / pl.col("n_a"), lift=pl.col("c") * n / (pl.col("n_a") * pl.col("n_b"))
+        )
         .filter(pl.col("lift") > p.min_lift)
         .with_columns(score=pl.col("conf") * pl.col("lift").log())
         .sort("score", descending=True)
@@ -193,7 +226,11 @@ def train_bundles(lines: pl.DataFrame, categories: pl.DataFrame, params: BundleP
         .select("category", "complement", "score")
     )
     pop = tr.group_by("item_id", "category").agg(popularity=pl.len())
-    top = pop.sort("popularity", descending=True).group_by("category", maintain_order=True).head(p.top_per_category)
+    top = (
+        pop.sort("popularity", descending=True)
+        .group_by("category", maintain_order=True)
+        .head(p.top_per_category)
+    )
     # P(item | basket holds category C), only for items of the complement categories of C
     wanted = pairs.select(pl.col("category").alias("C"), pl.col("complement").alias("category"))
     cat_item = (

@@ -48,7 +48,9 @@ class GoodBetterBestModel:
         self.match_cols = [c for c in MATCH_COLUMNS if c in df.columns]
         self.match = {c: df[c].cast(pl.Utf8).to_numpy() for c in self.match_cols}
         groups = df.with_row_index("j").group_by("leaf").agg(pl.col("j"))
-        self.members = dict(zip(groups["leaf"].to_list(), [np.array(x) for x in groups["j"].to_list()], strict=True))
+        self.members = dict(
+            zip(groups["leaf"].to_list(), [np.array(x) for x in groups["j"].to_list()], strict=True)
+        )
 
     def tiers(self, item_id: str, allowed=None, exclude: frozenset[str] = frozenset()) -> list[Scored]:
         """Up to three Scored with labels good/better/best, cheapest first; ``[]`` for an unknown item."""
@@ -122,10 +124,15 @@ def train_good_better_best(
         raise ValueError(f"GOOD_BETTER_BEST needs a price and one of {LEAF_COLUMNS} in the catalog")
     keep = [c for c in MATCH_COLUMNS if c in products.columns]
     df = products.select(
-        pl.col("id").cast(pl.Utf8), pl.col(leaf).cast(pl.Utf8).alias("leaf"), pl.col("price").cast(pl.Float64), *keep
+        pl.col("id").cast(pl.Utf8),
+        pl.col(leaf).cast(pl.Utf8).alias("leaf"),
+        pl.col("price").cast(pl.Float64),
+        *keep,
     ).filter(pl.col("leaf").is_not_null() & (pl.col("price") > 0))
     if popularity is not None:
-        pop = popularity.select(pl.col("item_id").cast(pl.Utf8).alias("id"), pl.col("popularity").cast(pl.Float64))
+        pop = popularity.select(
+            pl.col("item_id").cast(pl.Utf8).alias("id"), pl.col("popularity").cast(pl.Float64)
+        )
         df = df.join(pop, on="id", how="left")
     else:
         df = df.with_columns(popularity=pl.lit(0.0))

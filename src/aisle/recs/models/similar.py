@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -43,14 +44,20 @@ def product_texts(products: pl.DataFrame) -> list[str]:
     """``"name | brand | type | gender | colour"`` per product (missing parts left out)."""
     cols = [c for c in (role_column(products, r) for r in TEXT_ROLES) if c]
     parts = [pl.col(c).cast(pl.Utf8).fill_null("") for c in cols]
-    return products.select(pl.concat_str(parts, separator=" | ").str.replace_all(r"( \| )+$", "")).to_series().to_list()
+    return (
+        products.select(pl.concat_str(parts, separator=" | ").str.replace_all(r"( \| )+$", ""))
+        .to_series()
+        .to_list()
+    )
 
 
 @dataclass(frozen=True)
 class SimilarParams:
     """Re-ranking weights per attribute role (added to the cosine) and list sizes."""
 
-    weights: dict[str, float] = field(default_factory=lambda: {"type": 0.2, "gender": 0.15, "colour": 0.05, "brand": 0.02})
+    weights: dict[str, float] = field(
+        default_factory=lambda: {"type": 0.2, "gender": 0.15, "colour": 0.05, "brand": 0.02}
+    )
     candidates: int = 100
     neighbours: int = 50
 
@@ -82,7 +89,7 @@ class SimilarItemsModel:
     def __post_init__(self) -> None:
         self.index = {str(x): j for j, x in enumerate(self.items.tolist())}
         self._w = np.array([self.params.weights.get(r, 0.0) for r in self.roles], dtype=np.float32)
-        self._ann = None
+        self._ann: Any = None
 
     def _rerank(self, seed: int, cand: np.ndarray) -> np.ndarray:
         """Re-ranking scores of candidate indices ``cand`` for product index ``seed``."""
@@ -90,7 +97,9 @@ class SimilarItemsModel:
         agree = (self.codes[:, cand] == self.codes[:, [seed]]) & (self.codes[:, [seed]] >= 0)
         return cos + self._w @ agree.astype(np.float32)
 
-    def neighbours(self, item_id: str, k: int = 10, allowed=None, same_category: bool = False) -> list[Scored]:
+    def neighbours(
+        self, item_id: str, k: int = 10, allowed=None, same_category: bool = False
+    ) -> list[Scored]:
         """Top ``k`` similar products of ``item_id`` (never itself); ``[]`` for an unknown item.
 
         ``same_category`` keeps only products of the seed's type (exact search in that category).
@@ -101,11 +110,17 @@ class SimilarItemsModel:
         type_row = self.roles.index("type") if "type" in self.roles else None
 
         def ok(c: int) -> bool:
-            if c == j or (same_category and type_row is not None and self.codes[type_row, c] != self.codes[type_row, j]):
+            if c == j or (
+                same_category and type_row is not None and self.codes[type_row, c] != self.codes[type_row, j]
+            ):
                 return False
             return allowed is None or allowed(str(self.items[c]))
 
-        out = [Scored(str(self.items[c]), float(s)) for c, s in zip(self.nb_idx[j], self.nb_score[j], strict=True) if ok(c)]
+        out = [
+            Scored(str(self.items[c]), float(s))
+            for c, s in zip(self.nb_idx[j], self.nb_score[j], strict=True)
+            if ok(c)
+        ]
         if len(out) >= k:
             return out[:k]
         if same_category and type_row is not None and self.codes[type_row, j] >= 0:
@@ -148,7 +163,7 @@ class SimilarItemsModel:
     def from_arrays(cls, arrays: dict[str, np.ndarray], params: dict) -> SimilarItemsModel:
         arrays = dict(arrays)
         roles = [str(r) for r in arrays.pop("roles").tolist()]
-        return cls(**arrays, roles=roles, params=SimilarParams(**params))
+        return cls(**arrays, roles=roles, params=SimilarParams(**params))  # type: ignore[arg-type]
 
     def params_dict(self) -> dict:
         return asdict(self.params)
@@ -172,15 +187,27 @@ def train_similar_items(
     """
     p = params or SimilarParams()
     roles = [r for r in ("type", "gender", "colour", "brand") if role_column(products, r)]
-    codes = np.stack([_codes(products, r) for r in roles]) if roles else np.zeros((0, products.height), np.int32)
+    codes = (
+        np.stack([_codes(products, r) for r in roles]) if roles else np.zeros((0, products.height), np.int32)
+    )
     items = np.array(products["id"].cast(pl.Utf8).to_list())
     vectors = np.ascontiguousarray(vectors, dtype=np.float32)
-    model = SimilarItemsModel(items, vectors, codes, roles, np.zeros((len(items), 0), np.int64), np.zeros((len(items), 0), np.float32), p)
+    model = SimilarItemsModel(
+        items,
+        vectors,
+        codes,
+        roles,
+        np.zeros((len(items), 0), np.int64),
+        np.zeros((len(items), 0), np.float32),
+        p,
+    )
     n_cand = min(p.candidates + 1, len(items))
     ann = build_ann(vectors)
     model._ann = ann
     cand = np.asarray(ann.search(vectors, n_cand).keys, dtype=np.int64).reshape(len(items), n_cand)
-    cand = np.where(cand >= len(items), np.arange(len(items))[:, None], cand)  # usearch pads missing with max key
+    cand = np.where(
+        cand >= len(items), np.arange(len(items))[:, None], cand
+    )  # usearch pads missing with max key
     cos = np.einsum("id,ijd->ij", vectors, vectors[cand])
     agree = (codes[:, cand] == codes[:, :, None]) & (codes[:, :, None] >= 0)  # (R, I, C)
     score = cos + np.tensordot(model._w, agree.astype(np.float32), axes=1)

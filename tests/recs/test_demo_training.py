@@ -1,0 +1,46 @@
+"""``train_demo_models``: trains the demo tenants' models once, reuses them on the next run."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import polars as pl
+
+from aisle.catalog.datasets import fashion, yoochoose
+from aisle.catalog.store import CatalogStore
+from aisle.core.storage import BlobStore
+from aisle.core.tenancy import Tenants, tenant_scope
+from aisle.recs.demo import train_demo_models
+from aisle.recs.loading import load_recommender
+from aisle.recs.models.base import ModelType, RecContext
+from aisle.recs.offline import read_fashion
+
+
+def test_demo_models_are_trained_once_then_reused(blob_store: BlobStore, shared_data: Path) -> None:
+    tenants = Tenants(blob_store)
+    tenants.write_config("fashion", fashion.configs())
+    tenants.write_config("yoochoose", yoochoose.configs())
+    products = read_fashion(shared_data).head(400).rename({"name": "title", "colour": "color"})
+    CatalogStore(tenant_scope(blob_store, "fashion")).write(products)
+    messages: list[str] = []
+    first = train_demo_models(blob_store, shared_data, progress=messages.append)
+    assert {r.model_type for r in first["fashion"]} == {ModelType.SIMILAR_ITEMS, ModelType.GOOD_BETTER_BEST}
+    assert [r.model_type for r in first["yoochoose"]] == [ModelType.CUSTOMERS_ALSO_VIEW]
+    assert "default" not in first and any("'default' does not exist" in m for m in messages)
+
+    start = time.perf_counter()
+    second = train_demo_models(blob_store, shared_data, progress=messages.append)
+    assert second == first and time.perf_counter() - start < 5
+    assert sum("up to date" in m for m in messages) == 3
+
+    scope = tenant_scope(blob_store, "fashion")
+    similar = next(r for r in second["fashion"] if r.model_type is ModelType.SIMILAR_ITEMS)
+    seed = products["id"][0]
+    recs = load_recommender(scope, similar).recommend(RecContext(seeds=[seed], k=5))
+    assert len(recs) == 5 and seed not in {r.item_id for r in recs}
+
+    # a new catalog version makes the fashion models stale: they are retrained as version 2
+    CatalogStore(scope).write(products.with_columns(pl.col("price") * 2))
+    third = train_demo_models(blob_store, shared_data, progress=messages.append)
+    assert {r.version for r in third["fashion"]} == {2} and third["yoochoose"] == first["yoochoose"]

@@ -15,6 +15,7 @@ from aisle.search.stages.attributes import ExtractAttributes
 from aisle.search.stages.facets import Facets
 from aisle.search.stages.filters import ApplyFilters
 from aisle.search.stages.retrieve import Retrieve
+from aisle.search.stages.rules import ApplyRuleActions, MerchandisingRules, PinProducts
 from aisle.search.stages.understand import Understand
 
 
@@ -22,7 +23,16 @@ class Stage(Protocol):
     def run(self, ctx: SearchContext) -> SearchContext: ...
 
 
-DEFAULT_STAGES: tuple[Stage, ...] = (Understand(), ApplyFilters(), ExtractAttributes(), Retrieve(), Facets())
+DEFAULT_STAGES: tuple[Stage, ...] = (
+    MerchandisingRules(),
+    Understand(),
+    ApplyFilters(),
+    ApplyRuleActions(),
+    ExtractAttributes(),
+    Retrieve(),
+    PinProducts(),
+    Facets(),
+)
 
 
 class SearchPipeline:

@@ -1,0 +1,1 @@
+"""Merchandising rules: the model, their storage, matching (RuleBook) and tenant validation."""

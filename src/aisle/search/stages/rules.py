@@ -1,0 +1,246 @@
+"""Merchandising rules in the search pipeline (spec: query understanding, merchandising rules, ...).
+
+Three stages share one :class:`RuleRun` per request:
+
+1. :class:`MerchandisingRules` (before ``Understand``): finds the rules that fire for the shopper's
+   query, time and user group; a ``rewrite`` replaces ``ctx.query`` (highest priority wins).
+2. :class:`ApplyRuleActions` (after ``ApplyFilters``, before ``ExtractAttributes``/``Retrieve``): filters
+   AND into ``ctx.filter_query`` (queryGraph.filters, source ``rule``), boosts and buries go to
+   ``ctx.boosts``, hidden products to ``ctx.exclude_query`` (so never counted), the first redirect to
+   ``ctx.redirect``; pinned products are taken out of the organic results and the page window shrinks
+   by the pins falling on it.
+3. :class:`PinProducts` (after ``Retrieve``): puts each pinned product (in the catalog, not hidden,
+   passing the filters) at its 1-based position on the page it falls on; a position past the end of
+   the results becomes the end. ``total`` counts every pinned product once, and facets count them.
+
+queryGraph.rules lists each fired rule: ``{id, name, version, actions}``.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Protocol
+
+import tantivy
+
+from aisle.catalog.schema import PATH_SEP
+from aisle.core.errors import AisleError
+from aisle.core.tenant_config import AttributeType
+from aisle.search.context import Hit, SearchContext
+from aisle.search.rules.book import RuleBook
+from aisle.search.rules.model import (
+    BoostAction,
+    FilterAction,
+    HideAction,
+    PinAction,
+    RedirectAction,
+    RewriteAction,
+    Rule,
+)
+from aisle.search.stages.filters import filter_clause
+
+log = logging.getLogger("aisle.search.rules")
+Clock = Callable[[], datetime]
+_RUN_ATTR = "_merchandising"  # SearchContext has no field for per-request rule state (yet)
+
+
+class RuleSource(Protocol):
+    """Where the stages get a tenant's rules (``RuleBooks`` over storage, or a fixed book)."""
+
+    def book(self, tenant: str) -> RuleBook: ...
+
+
+@dataclass
+class FixedRules:
+    """The same book for every tenant (previews and tests)."""
+
+    rules: RuleBook
+
+    def book(self, tenant: str) -> RuleBook:
+        return self.rules
+
+
+@dataclass
+class RuleRun:
+    """What the rule stages of one request share."""
+
+    original_query: str
+    fired: list[Rule]
+    offset: int = 0
+    size: int = 0
+    pins: list[tuple[int, int]] = field(default_factory=list)  # (position, ord), by position
+    pinned_query: tantivy.Query | None = None
+
+
+def rule_run(ctx: SearchContext) -> RuleRun | None:
+    """The request's rule state, when a rule fired."""
+    run = getattr(ctx, _RUN_ATTR, None)
+    return run if isinstance(run, RuleRun) else None
+
+
+def _all(queries: list[tantivy.Query]) -> tantivy.Query:
+    if len(queries) == 1:
+        return queries[0]
+    return tantivy.Query.boolean_query([(tantivy.Occur.Must, q) for q in queries])
+
+
+def _any(queries: list[tantivy.Query]) -> tantivy.Query:
+    if len(queries) == 1:
+        return queries[0]
+    return tantivy.Query.boolean_query([(tantivy.Occur.Should, q) for q in queries])
+
+
+class MerchandisingRules:
+    """Matches the rules (before ``Understand``). Without a ``source`` no rule ever fires.
+
+    Args:
+        source: the tenants' rules.
+        clock: the current time (timezone-aware); previews pass a chosen instant.
+    """
+
+    def __init__(self, source: RuleSource | None = None, clock: Clock | None = None) -> None:
+        self.source = source
+        self.clock = clock or (lambda: datetime.now(UTC))
+
+    def run(self, ctx: SearchContext) -> SearchContext:
+        if self.source is None:
+            return ctx
+        fired = self.source.book(ctx.index.tenant).fire(ctx.query, self.clock(), ctx.user_group)
+        if not fired:
+            return ctx
+        run = RuleRun(original_query=ctx.query, fired=fired)
+        for rule in fired:
+            rewrite = next((a for a in rule.actions if isinstance(a, RewriteAction)), None)
+            if rewrite is not None:
+                ctx.query = rewrite.query
+                break
+        setattr(ctx, _RUN_ATTR, run)
+        return ctx
+
+
+class ApplyRuleActions:
+    """Turns the fired rules' actions into filters, boosts, exclusions, a redirect and pins."""
+
+    def run(self, ctx: SearchContext) -> SearchContext:
+        run = rule_run(ctx)
+        if run is None:
+            return ctx
+        graph, index = ctx.graph, ctx.index
+        assert graph is not None
+        graph.original = run.original_query
+        filters: list[tantivy.Query] = []
+        hidden: list[str] = []
+        pins: dict[str, int] = {}
+        taken: set[int] = set()
+        for rule in run.fired:
+            done = []
+            for action in rule.actions:
+                try:
+                    if isinstance(action, FilterAction):
+                        for spec in action.filters:
+                            query, applied = filter_clause(index, spec)
+                            applied.source = "rule"
+                            filters.append(query)
+                            graph.filters.append(applied)
+                            ctx.filters.append(spec)  # the shopper's own filter wins over extraction
+                            attr = index.attribute(spec.field)
+                            if attr is not None and attr.type is AttributeType.category_path:
+                                level = min(str(v).count(PATH_SEP) for v in applied.values) + 1
+                                ctx.category_level[attr.name] = level
+                    elif isinstance(action, BoostAction):
+                        query = _all([filter_clause(index, spec)[0] for spec in action.condition])
+                        sign = 1.0 if action.type == "boost" else -1.0
+                        ctx.boosts.append((query, sign * action.weight))
+                    elif isinstance(action, HideAction):
+                        hidden += [p for p in action.productIds if p in index.ord_by_id]
+                    elif isinstance(action, RedirectAction):
+                        ctx.redirect = ctx.redirect or action.url
+                    elif isinstance(action, PinAction):
+                        for item in sorted(action.items, key=lambda i: i.position):
+                            if item.productId in pins or item.productId not in index.ord_by_id:
+                                continue
+                            position = item.position
+                            while position in taken:  # a higher-priority rule holds it: next free one
+                                position += 1
+                            taken.add(position)
+                            pins[item.productId] = position
+                except AisleError as exc:  # the catalog's attributes changed since the rule was saved
+                    log.warning("rule %s: action %s skipped: %s", rule.id, action.type, exc.message)
+                    continue
+                done.append(action.model_dump(mode="json"))
+            graph.rules.append({"id": rule.id, "name": rule.name, "version": rule.version, "actions": done})
+        if filters:
+            combined = _all(filters)
+            ctx.filter_query = combined if ctx.filter_query is None else _all([ctx.filter_query, combined])
+        hidden_set = set(hidden)
+        if hidden_set:
+            exclude = tantivy.Query.term_set_query(index.schema, "id", sorted(hidden_set))
+            ctx.exclude_query = exclude if ctx.exclude_query is None else _any([ctx.exclude_query, exclude])
+        pins = {pid: pos for pid, pos in pins.items() if pid not in hidden_set}
+        if pins:
+            self._plan_pins(ctx, run, pins)
+        return ctx
+
+    @staticmethod
+    def _plan_pins(ctx: SearchContext, run: RuleRun, pins: dict[str, int]) -> None:
+        """Keep the pins passing the filters; take them out of the organic results; shrink the page."""
+        index = ctx.index
+        ids = sorted(pins)
+        pinned = tantivy.Query.term_set_query(index.schema, "id", ids)
+        if ctx.filter_query is not None:
+            found = index.searcher.search(_all([pinned, ctx.filter_query]), len(ids))
+            ids = [index.rows[o]["id"] for o in index.ords(found.hits)]
+            if not ids:
+                return
+            pinned = tantivy.Query.term_set_query(index.schema, "id", ids)
+        run.pins = sorted((pins[pid], index.ord_by_id[pid]) for pid in ids)
+        run.pinned_query = pinned
+        run.offset, run.size = ctx.offset, ctx.size
+        before = sum(1 for pos, _ in run.pins if pos <= ctx.offset)
+        on_page = sum(1 for pos, _ in run.pins if ctx.offset < pos <= ctx.offset + ctx.size)
+        ctx.offset, ctx.size = ctx.offset - before, ctx.size - on_page
+        ctx.exclude_query = pinned if ctx.exclude_query is None else _any([ctx.exclude_query, pinned])
+
+
+class PinProducts:
+    """Places the pinned products on the page (after ``Retrieve``), see the module docstring."""
+
+    def run(self, ctx: SearchContext) -> SearchContext:
+        run = rule_run(ctx)
+        if run is None or not run.pins:
+            return ctx
+        organic = ctx.total  # matches without the pinned products
+        # pin i (by position) lands at min(position, organic + i + 1): past the end means at the end
+        slots = {min(pos, organic + i + 1): o for i, (pos, o) in enumerate(run.pins)}
+        ctx.offset, ctx.size = run.offset, run.size
+        top = max((h.score for h in ctx.hits), default=0.0)
+        rest = iter(ctx.hits)
+        page: list[Hit] = []
+        for slot in range(ctx.offset + 1, ctx.offset + ctx.size + 1):
+            if slot in slots:
+                page.append(Hit(slots[slot], top))
+            else:
+                hit = next(rest, None)
+                if hit is not None:
+                    page.append(hit)
+        ctx.hits = page
+        ctx.total = organic + len(run.pins)
+        if ctx.match_query is not None and run.pinned_query is not None:
+            ctx.match_query = _any([ctx.match_query, run.pinned_query])  # facets count pinned products
+        return ctx
+
+
+class Stage(Protocol):
+    def run(self, ctx: SearchContext) -> SearchContext: ...
+
+
+def bind_rules(
+    stages: tuple[Stage, ...], source: RuleSource, clock: Clock | None = None
+) -> tuple[Stage, ...]:
+    """``stages`` with every :class:`MerchandisingRules` reading its rules from ``source``."""
+    return tuple(
+        MerchandisingRules(source, clock) if isinstance(s, MerchandisingRules) else s for s in stages
+    )

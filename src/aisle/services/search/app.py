@@ -20,7 +20,9 @@ from aisle.core.errors import AisleError
 from aisle.core.storage.resolver import open_blob_store_from_settings
 from aisle.core.tenancy import Tenants
 from aisle.search.indexes import IndexRegistry
-from aisle.search.pipeline import SearchPipeline
+from aisle.search.pipeline import DEFAULT_STAGES, SearchPipeline
+from aisle.search.rules.book import RuleBooks
+from aisle.search.stages.rules import bind_rules
 from aisle.services.common.errors import install_error_handlers
 from aisle.services.common.timing import ServerTimingMiddleware
 
@@ -48,7 +50,7 @@ def create_app(settings: Settings | None = None, *, preload: bool = True) -> Fas
         settings=settings,
         tenants=tenants,
         indexes=IndexRegistry(tenants, settings.data_dir),
-        pipeline=SearchPipeline(),
+        pipeline=SearchPipeline(bind_rules(DEFAULT_STAGES, RuleBooks(store))),
         authorizer=Authorizer(settings, store),
         predict_client=httpx.AsyncClient(base_url=settings.predict_url, timeout=5.0),
     )

@@ -1,0 +1,1 @@
+"""The rule management service (port 8085)."""

@@ -1,0 +1,115 @@
+"""Request and response bodies of the rule management service."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated
+
+from fastapi import Query
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from aisle.search.model import FilterSpec, SearchResult, SortOrder
+from aisle.search.rules.model import RULE_ID_PATTERN, Rule, RuleBody
+
+TENANT_PATTERN = r"^[a-z0-9][a-z0-9_-]{0,63}$"
+TenantQuery = Annotated[str, Query(pattern=TENANT_PATTERN, description="Tenant identifier.")]
+
+
+class RuleCreate(RuleBody):
+    """Body of ``POST /rules``: a rule, optionally with the id to give it (else a random one)."""
+
+    id: str | None = Field(default=None, pattern=RULE_ID_PATTERN, examples=["nike-running"])
+
+
+class RuleReplace(RuleBody):
+    """Body of ``PUT /rules/{id}``: the whole new rule and the version it replaces.
+
+    The version may come as ``If-Match: "3"`` instead; one of the two is required.
+    """
+
+    version: int | None = Field(default=None, ge=1, description="The version read; stale gets 409.")
+
+
+class RuleWarningOut(BaseModel):
+    field: str = Field(examples=["actions.0.items.1.productId"])
+    message: str
+
+
+class RuleSaved(BaseModel):
+    """A rule as stored, and what was accepted but looks unintended (unknown product ids)."""
+
+    rule: Rule
+    warnings: list[RuleWarningOut] = Field(default_factory=list)
+
+
+class RuleList(BaseModel):
+    """A page of rules, highest priority first (then by id)."""
+
+    rules: list[Rule]
+    total: int = Field(description="Rules matching the filter, over all pages.")
+    offset: int
+    limit: int
+
+
+class PreviewSearch(BaseModel):
+    """The search to preview (``POST /search`` fields; the tenant is the ``tenant`` query parameter)."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    query: str = Field(default="", max_length=512, examples=["running shoes"])
+    size: int = Field(default=20, ge=0, le=100)
+    from_: int = Field(default=0, ge=0, le=10_000, alias="from")
+    filters: list[FilterSpec] = Field(default_factory=list, max_length=32)
+    facets: list[str] = Field(default_factory=list, max_length=16)
+    sort: SortOrder = "relevance"
+    userGroup: str | None = Field(default=None, max_length=64)
+
+
+class PreviewRequest(BaseModel):
+    """Body of ``POST /rules/preview``: a search and the rule to preview.
+
+    ``rule`` (a draft) or ``ruleId`` (a stored rule), or both (a draft edit of a stored rule). The search
+    runs with the tenant's live rules minus ``ruleId`` ("without"), and with the previewed rule added
+    ("with"). The previewed rule counts as enabled; its time window is checked at ``at`` (default: now).
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    search: PreviewSearch
+    rule: RuleBody | None = None
+    ruleId: str | None = Field(default=None, pattern=RULE_ID_PATTERN)
+    at: datetime | None = Field(default=None, description="Instant to evaluate time windows at (ISO-8601).")
+
+    @model_validator(mode="after")
+    def _something(self) -> PreviewRequest:
+        if self.rule is None and self.ruleId is None:
+            raise ValueError("give 'rule' (a draft), 'ruleId' (a stored rule) or both")
+        if self.at is not None and self.at.utcoffset() is None:
+            raise ValueError("at: give a timezone, e.g. 2026-11-27T00:00:00Z")
+        return self
+
+
+class Move(BaseModel):
+    id: str
+    before: int = Field(description="1-based position without the rule.")
+    after: int = Field(description="1-based position with the rule.")
+
+
+class PreviewChanges(BaseModel):
+    """What the rule changed on the requested page."""
+
+    fired: bool = Field(description="Whether the previewed rule fired for this search.")
+    added: list[str] = Field(default_factory=list, description="Products only on the page with the rule.")
+    removed: list[str] = Field(default_factory=list, description="Products only on the page without it.")
+    moved: list[Move] = Field(default_factory=list)
+    totalBefore: int
+    totalAfter: int
+    redirectBefore: str | None = None
+    redirectAfter: str | None = None
+
+
+class PreviewResponse(BaseModel):
+    withoutRule: SearchResult
+    withRule: SearchResult
+    changes: PreviewChanges
+    warnings: list[RuleWarningOut] = Field(default_factory=list)

@@ -34,10 +34,27 @@ class PredictAction(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    type: Literal["FILTER", "BOOST", "BURY"]
-    weight: Annotated[float, Field(ge=0, le=100)] = 1.0
-    condition: Condition | None = None
-    slotConfigId: str | None = None
+    type: Literal["FILTER", "BOOST", "BURY"] = Field(
+        description="FILTER keeps matching items only; BOOST adds `weight` to their score; BURY subtracts it."
+    )
+    weight: Annotated[float, Field(ge=0, le=100)] = Field(
+        default=1.0,
+        description="Score change in units of the slot's normalised score range [0, 1]: 1 moves an item "
+        "across the whole range, 0.1 nudges it. Ignored by FILTER.",
+    )
+    condition: Condition | None = Field(
+        default=None,
+        description='Recursive condition on product fields, discriminated by `op`: `and` / `or` '
+        '(`conditions`: list), `not` (`condition`), and leaves `{"op", "field", "value"}` with op '
+        "`eq ne` (one value; strings case-insensitive), `in not_in` (list), `lt lte gt gte` (number), "
+        "`exists` (true/false), `contains` (substring, or element of a list field). Omitted: every "
+        "product matches.",
+        examples=[{"op": "and", "conditions": [{"op": "eq", "field": "brand", "value": "Nike"},
+                                                {"op": "lt", "field": "price", "value": 100}]}],
+    )  # fmt: skip
+    slotConfigId: str | None = Field(
+        default=None, description="Apply to this slot of the container only; omitted: every slot."
+    )
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,156 @@
+"""The suggestion indexes one process serves: built on first use, rebuilt when their inputs change.
+
+A tenant's inputs (catalog version, query-log version, autocomplete and global configuration) are
+checked at most every ``check_every`` seconds. While a tenant's new suggestion index is being built,
+other requests for it keep getting the previous one, so a rebuild never stalls traffic.
+
+The checked catalog candidates (brands, categories, product names: the slow part, seconds on 50,000
+products) are cached on local disk under ``<data_dir>/suggest/<tenant>/<digest>.parquet``, keyed by
+catalog version, attribute configuration, enabled types and stop words: a restart, a new query log or
+a new boost reuses them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import polars as pl
+
+from aisle.catalog.store import CatalogStore
+from aisle.core.tenancy import TenantConfig, Tenants
+from aisle.search.index.reader import TenantIndex
+from aisle.search.indexes import IndexRegistry
+from aisle.search.suggest.candidates import (
+    Candidate,
+    catalog_candidates,
+    checked,
+    deduplicate,
+    query_candidates,
+)
+from aisle.search.suggest.querylog import QueryLogStore
+from aisle.search.suggest.suggester import Suggester, enabled_types
+
+CACHE_FORMAT = 1
+
+log = logging.getLogger("aisle.suggest")
+
+
+@dataclass(frozen=True)
+class _Entry:
+    checked: float
+    key: tuple[object, ...]
+    config: object
+    suggester: Suggester
+
+
+class SuggesterRegistry:
+    """Per-tenant :class:`Suggester` cache over the search indexes of ``indexes``."""
+
+    def __init__(self, tenants: Tenants, indexes: IndexRegistry, check_every: float = 1.0) -> None:
+        self.tenants = tenants
+        self.indexes = indexes
+        self.check_every = check_every
+        self._entries: dict[str, _Entry] = {}
+        self._locks: dict[str, threading.Lock] = {}
+        self._guard = threading.Lock()
+
+    def _lock(self, tenant: str) -> threading.Lock:
+        with self._guard:
+            return self._locks.setdefault(tenant, threading.Lock())
+
+    def get(self, tenant: str) -> Suggester:
+        """The tenant's suggester for its current catalog, log and configuration.
+
+        Raises:
+            TenantNotFound, ConfigInvalid: from the tenant's configuration.
+            CatalogNotFound: the tenant has no catalog yet.
+        """
+        config = self.tenants.config(tenant)
+        entry = self._entries.get(tenant)
+        now = time.monotonic()
+        if entry is not None and now - entry.checked < self.check_every and entry.config is config:
+            return entry.suggester
+        index = self.indexes.get(tenant)
+        logs = QueryLogStore(self.tenants.scope(tenant))
+        key = (
+            index.version,
+            id(index),
+            logs.current_version(),
+            config.autocomplete.model_dump_json(),
+            config.global_.stages.typo.model_dump_json(),
+            tuple(config.global_.stop_words),
+        )
+        if entry is not None and entry.key == key:
+            self._entries[tenant] = _Entry(now, key, config, entry.suggester)
+            return entry.suggester
+        lock = self._lock(tenant)
+        if not lock.acquire(blocking=entry is None):
+            return entry.suggester  # type: ignore[union-attr]  # being rebuilt: serve the previous one
+        try:
+            current = self._entries.get(tenant)
+            if current is not None and current.key == key:
+                return current.suggester
+            start = time.perf_counter()
+            stop = config.global_.stop_words
+            found = self._catalog_candidates(tenant, index, config)
+            if "query" in enabled_types(config.autocomplete):
+                found += checked(index, query_candidates(logs.load()), stop)
+            suggester = Suggester(
+                deduplicate(found),
+                config.autocomplete,
+                config.global_.stages.typo,
+                time.perf_counter() - start,
+            )
+            log.info(
+                "suggestions for %s: %d candidates in %.2f s", tenant, len(suggester), suggester.build_seconds
+            )
+            self._entries[tenant] = _Entry(time.monotonic(), key, config, suggester)
+            return suggester
+        finally:
+            lock.release()
+
+    def _catalog_candidates(self, tenant: str, index: TenantIndex, config: TenantConfig) -> list[Candidate]:
+        """Checked brand, category and product candidates, from the disk cache when present."""
+        enabled = enabled_types(config.autocomplete) - {"query"}
+        stop = config.global_.stop_words
+        ident = repr(
+            (CACHE_FORMAT, index.version, index.config.model_dump_json(), sorted(enabled), list(stop))
+        )
+        folder = Path(self.indexes.data_dir) / "suggest" / tenant
+        path = folder / (hashlib.sha1(ident.encode()).hexdigest()[:20] + ".parquet")
+        if path.exists():
+            try:
+                frame = pl.read_parquet(path)
+                return [Candidate(*row) for row in frame.iter_rows()]
+            except (OSError, pl.exceptions.PolarsError) as exc:
+                log.warning("suggestion cache %s unreadable (%s): rebuilding", path, exc)
+        products = CatalogStore(self.tenants.scope(tenant)).load(index.version).products
+        found = catalog_candidates(index, products, enabled, stop)
+        folder.mkdir(parents=True, exist_ok=True)
+        frame = pl.DataFrame(
+            [(c.text, c.key, c.type, c.popularity, c.hits) for c in found],
+            schema={
+                "text": pl.Utf8,
+                "key": pl.Utf8,
+                "type": pl.Utf8,
+                "popularity": pl.Float64,
+                "hits": pl.Int64,
+            },
+            orient="row",
+        )
+        tmp = path.with_suffix(f".tmp{os.getpid()}")
+        frame.write_parquet(tmp)
+        os.replace(tmp, path)  # atomic: a concurrent reader sees no file or the whole file
+        for old in folder.glob("*.parquet"):
+            if old != path:
+                old.unlink(missing_ok=True)
+        return found
+
+    def loaded(self) -> list[str]:
+        return sorted(self._entries)

@@ -12,7 +12,7 @@ from typing import Annotated, Literal
 
 import pyarrow as pa
 import pyarrow.compute as pc
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
 from aisle.search.model import FilterSpec
 
@@ -53,16 +53,24 @@ class QueryCondition(_Strict):
     match: Literal["exact", "contains", "prefix", "regex", "any"] = "any"
     value: str | None = Field(default=None, max_length=MAX_PATTERN_LENGTH, examples=["running shoes"])
 
+    @field_validator("value")
+    @classmethod
+    def _check(cls, value: str | None, info: ValidationInfo) -> str | None:
+        match = info.data.get("match", "any")
+        if match == "any":
+            if value:
+                raise ValueError("not used with match 'any'; omit it")
+            return None
+        if not value or not value.strip():
+            raise ValueError(f"required with match '{match}'")
+        if match == "regex":
+            check_regex(value)
+        return value
+
     @model_validator(mode="after")
-    def _check(self) -> QueryCondition:
-        if self.match == "any":
-            if self.value:
-                raise ValueError("value: not used with match 'any'; omit it")
-            return self
-        if not self.value or not self.value.strip():
+    def _value_given(self) -> QueryCondition:
+        if self.match != "any" and self.value is None:  # "value" absent: its validator did not run
             raise ValueError(f"value: required with match '{self.match}'")
-        if self.match == "regex":
-            check_regex(self.value)
         return self
 
 

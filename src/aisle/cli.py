@@ -18,6 +18,7 @@ def _register() -> None:
     from aisle.catalog.cli import register as register_catalog
     from aisle.recs.cli import register as register_recs
     from aisle.search.cli import register as register_search
+    from aisle.search.suggest.cli import register as register_suggest
     from aisle.services.auth.cli import register as register_auth
     from aisle.services.cli import register as register_services
 
@@ -26,6 +27,7 @@ def _register() -> None:
     register_recs(app, eval_app)
     register_services(app)
     register_auth(app)
+    register_suggest(app)
 
 
 def main() -> None:

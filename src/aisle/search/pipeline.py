@@ -14,6 +14,7 @@ from aisle.search.model import FacetValue, FilterSpec, SearchResult, SortOrder
 from aisle.search.stages.attributes import ExtractAttributes
 from aisle.search.stages.facets import Facets
 from aisle.search.stages.filters import ApplyFilters
+from aisle.search.stages.hybrid import Hybrid
 from aisle.search.stages.retrieve import Retrieve
 from aisle.search.stages.rules import ApplyRuleActions, MerchandisingRules, PinProducts
 from aisle.search.stages.understand import Understand
@@ -30,6 +31,7 @@ DEFAULT_STAGES: tuple[Stage, ...] = (
     ApplyRuleActions(),
     ExtractAttributes(),
     Retrieve(),
+    Hybrid(),
     PinProducts(),
     Facets(),
 )

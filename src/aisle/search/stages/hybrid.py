@@ -1,0 +1,110 @@
+"""Hybrid retrieval: the lexical (BM25) candidates and the nearest products by MiniLM embedding, fused.
+
+Runs after :class:`~aisle.search.stages.retrieve.Retrieve` for relevance-sorted text queries when the
+tenant's ``global_configuration.hybrid`` is enabled and its text vectors are built. The first
+``candidates`` lexical hits and the ``candidates`` nearest products (passing the request filters and
+rule exclusions) are fused by reciprocal rank fusion, ``sum_i w_i / (k + rank_i)`` (Cormack, Clarke &
+Buettcher 2009, k = 60), or by a score blend ``(1 - a) * bm25 / max bm25 + a * cosine``; the page is
+cut from the fused list. Nearest products that matched no lexical stage join only when the lexical
+stage that answered is one of ``expand_stages`` (by default when not every query term matched), and
+they add to ``total`` (facets still count the lexical matches).
+
+Without bound vectors (``Hybrid()`` in the default stage list, or a tenant without vectors) the stage
+does nothing; the search service binds it to its process's vector store (:meth:`Hybrid.bind`).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+import tantivy
+
+from aisle.search.context import Hit, SearchContext
+from aisle.search.stages.retrieve import with_filter
+
+if TYPE_CHECKING:
+    from aisle.vectors.search import VectorSearch
+
+
+class Hybrid:
+    """The hybrid retrieval stage (see module docstring); ``vectors`` None makes it a no-op."""
+
+    def __init__(self, vectors: VectorSearch | None = None) -> None:
+        self.vectors = vectors
+
+    def bind(self, vectors: VectorSearch) -> Hybrid:
+        """A copy of this stage searching ``vectors``."""
+        return Hybrid(vectors)
+
+    def run(self, ctx: SearchContext) -> SearchContext:
+        vectors = self.vectors
+        if vectors is None:
+            return ctx
+        cfg = ctx.config.global_.hybrid
+        if (
+            not cfg.enabled
+            or ctx.sort != "relevance"
+            or not ctx.term_groups
+            or ctx.size == 0
+            or ctx.match_query is None
+            or ctx.offset + ctx.size > cfg.candidates
+            or ctx.past_deadline()
+            or not vectors.store.has(ctx.index.tenant)
+        ):
+            return ctx
+        index = ctx.index
+        table = vectors.store.table(index.tenant)
+        lexical = index.searcher.search(ctx.match_query, cfg.candidates)
+        lex_ords = index.ords(lexical.hits) if lexical.hits else []
+        lex_scores = np.asarray([float(s) for s, _ in lexical.hits], dtype=np.float32)
+        assert ctx.graph is not None
+        query_vec = vectors.encode(ctx.graph.normalized or ctx.query)
+        expand = ctx.graph.stage in cfg.expand_stages
+        extra: list[int] = []
+        if expand:
+            allowed = vectors.allowed(index.tenant, index, ctx.filters) if ctx.filters else None
+            near = table.ann.search(query_vec, cfg.candidates, allowed)
+            near_ids = [table.ids[int(k)] for k in near.keys]
+            seen = set(lex_ords)
+            fresh = [i for i in near_ids if i is not None and index.ord_by_id.get(i, -1) not in seen]
+            extra = self._admissible(ctx, [i for i in fresh if i in index.ord_by_id])
+        ords = list(lex_ords) + extra
+        if not ords:
+            return ctx
+        keys = np.asarray([table.key_of.get(index.rows[o]["id"], -1) for o in ords], dtype=np.int64)
+        cos = np.full(len(ords), -1.0, dtype=np.float32)
+        has = keys >= 0
+        if has.any():
+            cos[has] = table.ann.rows(keys[has]) @ query_vec
+        n_lex = len(lex_ords)
+        if cfg.method == "rrf":
+            fused = np.zeros(len(ords), dtype=np.float64)
+            fused[:n_lex] += 1.0 / (cfg.rrf_k + 1 + np.arange(n_lex))
+            vec_rank = np.empty(len(ords), dtype=np.int64)
+            vec_rank[np.argsort(-cos, kind="stable")] = np.arange(len(ords))
+            fused += np.where(has, cfg.vector_weight / (cfg.rrf_k + 1 + vec_rank), 0.0)
+        else:
+            top = float(lex_scores.max()) if n_lex and lex_scores.max() > 0 else 1.0
+            lex_norm = np.zeros(len(ords), dtype=np.float64)
+            lex_norm[:n_lex] = lex_scores / top
+            fused = (1.0 - cfg.blend_weight) * lex_norm + cfg.blend_weight * np.where(has, cos, 0.0)
+        order = np.argsort(-fused, kind="stable")
+        page = order[ctx.offset : ctx.offset + ctx.size]
+        ctx.hits = [Hit(int(ords[i]), float(fused[i])) for i in page]
+        ctx.total += len(extra)
+        ctx.graph.stages_tried.append({"stage": f"hybrid-{cfg.method}", "hits": len(ords)})
+        return ctx
+
+    @staticmethod
+    def _admissible(ctx: SearchContext, ids: list[str]) -> list[int]:
+        """Catalog rows of ``ids`` that pass the request filters and are not hidden, in input order."""
+        if not ids:
+            return []
+        index = ctx.index
+        query = with_filter(
+            tantivy.Query.term_set_query(index.schema, "id", ids), ctx.filter_query, exclude=ctx.exclude_query
+        )
+        found = index.searcher.search(query, len(ids)).hits
+        passing = set(index.ords(found)) if found else set()
+        return [index.ord_by_id[i] for i in ids if index.ord_by_id[i] in passing]

@@ -1,0 +1,80 @@
+"""The vector search service (port 8083): product embeddings per tenant, searched by text or vector.
+
+Start with ``uvicorn --factory aisle.services.vectors.app:create_app`` (``aisle serve`` does). Tables are
+built offline by ``aisle vectors build TENANT`` (and ``build-images``) into ``settings.data_dir``; this
+service opens them on first use.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+
+from fastapi import FastAPI
+
+from aisle import __version__
+from aisle.core.auth.dependencies import Authorizer
+from aisle.core.config import Settings, load_settings
+from aisle.core.storage.resolver import open_blob_store_from_settings
+from aisle.core.tenancy import Tenants
+from aisle.search.indexes import IndexRegistry
+from aisle.services.common.errors import install_error_handlers
+from aisle.services.common.timing import ServerTimingMiddleware
+from aisle.vectors.search import VectorSearch
+from aisle.vectors.store import VectorStore
+
+log = logging.getLogger("aisle.vectors")
+
+
+@dataclass
+class VectorState:
+    """Resources of one vector-service process."""
+
+    settings: Settings
+    tenants: Tenants
+    indexes: IndexRegistry
+    store: VectorStore
+    search: VectorSearch
+    authorizer: Authorizer
+
+
+def create_app(settings: Settings | None = None) -> FastAPI:
+    """Build the vector search service."""
+    settings = settings or load_settings()
+    blob = open_blob_store_from_settings(settings)
+    tenants = Tenants(blob)
+    store = VectorStore(settings.data_dir)
+    state = VectorState(
+        settings=settings,
+        tenants=tenants,
+        indexes=IndexRegistry(tenants, settings.data_dir),
+        store=store,
+        search=VectorSearch(store),
+        authorizer=Authorizer(settings, blob),
+    )
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        for tenant in tenants.names():  # open what is built, so the first request is fast
+            if store.has(tenant):
+                log.info("vectors of %s loaded", tenant)
+        yield
+
+    app = FastAPI(
+        title="Aisle vector search service",
+        version=__version__,
+        description="Index, delete and search product embeddings per tenant, by text (MiniLM) or by "
+        "vector, with the search filters. Errors use one envelope: "
+        '`{"error": {"code", "message", "details"}}`; a tenant without vectors answers 503 '
+        "`vector_index_missing`.",
+        lifespan=lifespan,
+    )
+    app.state.vectors = state
+    app.add_middleware(ServerTimingMiddleware)
+    install_error_handlers(app)
+    from aisle.services.vectors.routes import build_router
+
+    app.include_router(build_router(state))
+    return app

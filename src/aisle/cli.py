@@ -21,6 +21,7 @@ def _register() -> None:
     from aisle.search.suggest.cli import register as register_suggest
     from aisle.services.auth.cli import register as register_auth
     from aisle.services.cli import register as register_services
+    from aisle.vectors.cli import register as register_vectors
 
     register_catalog(app)
     register_search(app, eval_app)
@@ -28,6 +29,7 @@ def _register() -> None:
     register_services(app)
     register_auth(app)
     register_suggest(app)
+    register_vectors(app)
 
 
 def main() -> None:

@@ -21,6 +21,7 @@ demo: install
 	$(BIN)/aisle demo --data-dir $(SHARED_DATA) --if-missing
 
 run: demo
+	@$(BIN)/aisle auth demo-client
 	$(BIN)/aisle serve
 
 test: install

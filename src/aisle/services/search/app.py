@@ -83,4 +83,7 @@ def create_app(settings: Settings | None = None, *, preload: bool = True) -> Fas
     from aisle.services.search.suggest_routes import build_suggest_router
 
     app.include_router(build_suggest_router(state))
+    from aisle.services.search.vector_routes import build_vector_router
+
+    app.include_router(build_vector_router(state))
     return app

@@ -178,9 +178,9 @@ def build_vector_router(state: SearchState) -> APIRouter:
         def work() -> Response:
             index = state.indexes.get(tenant)
             config = state.tenants.config(tenant)
+            image = decode_image(data)  # bad input is the caller's 4xx whatever the server's state
             if remote is None:
-                search.store.table(tenant, "image")  # 503 vector_index_missing before decoding
-            image = decode_image(data)
+                search.store.table(tenant, "image")  # 503 vector_index_missing before embedding
             features = encoder().encode([image])[0]
             found = neighbours(
                 request,

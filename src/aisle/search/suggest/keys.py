@@ -11,6 +11,7 @@ ASCII texts and applies the same rules (the compiled patterns of
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Sequence
 
@@ -46,13 +47,28 @@ def _ascii_rules() -> Callable[[str], str] | None:
     return ascii_normalize
 
 
+@functools.cache
+def _verified_rules() -> Callable[[str], str] | None:
+    """The ASCII shortcut when it agrees with ``normalize`` on :data:`PROBES`, else None."""
+    fast = _ascii_rules()
+    if fast is None or any(fast(p) != normalize(p) for p in PROBES):
+        return None
+    return fast
+
+
+def normalize_key(text: str) -> str:
+    """``normalize(text)``, about twice as fast on ASCII (for typed prefixes)."""
+    fast = _verified_rules()
+    return fast(text) if fast is not None and text.isascii() else normalize(text)
+
+
 def normalize_many(texts: Sequence[str]) -> list[str]:
     """``[normalize(t) for t in texts]``, computed faster (see the module docstring)."""
-    fast = _ascii_rules()
+    fast = _verified_rules()
     if fast is None:
         return [normalize(t) for t in texts]
     step = max(1, len(texts) // SAMPLE)
-    for t in [*PROBES, *texts[::step]]:
+    for t in texts[::step]:
         if t.isascii() and fast(t) != normalize(t):
             return [normalize(t) for t in texts]
     return [fast(t) if t.isascii() else normalize(t) for t in texts]

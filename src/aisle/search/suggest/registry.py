@@ -64,6 +64,16 @@ class SuggesterRegistry:
         with self._guard:
             return self._locks.setdefault(tenant, threading.Lock())
 
+    def ready(self, tenant: str) -> Suggester | None:
+        """The tenant's suggester when it was checked less than ``check_every`` seconds ago, else None.
+
+        A dictionary lookup, no I/O: for answering on the event loop; otherwise call :meth:`get`.
+        """
+        entry = self._entries.get(tenant)
+        if entry is not None and time.monotonic() - entry.checked < self.check_every:
+            return entry.suggester
+        return None
+
     def get(self, tenant: str) -> Suggester:
         """The tenant's suggester for its current catalog, log and configuration.
 

@@ -2,7 +2,9 @@
 
 The suggestion indexes live in a :class:`SuggesterRegistry` created here, in the router factory's
 closure: built on a tenant's first request (seconds; cached on local disk after), rebuilt when the
-catalog, the query log or the configuration changes.
+catalog, the query log or the configuration changes. A warm request is answered on the event loop
+(a dictionary lookup and 0.1-1 ms of numpy, like the predict service's warm path); checking for
+changes and building run in the thread pool.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from typing import Annotated, Literal
 
 import orjson
 from fastapi import APIRouter, Depends, Query
+from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import Response
 from pydantic import BaseModel, Field
 
@@ -45,7 +48,7 @@ def build_suggest_router(state: SearchState) -> APIRouter:
         responses=error_responses(401, 403, 404, 422),
         summary="Ranked autocomplete suggestions by query prefix",
     )
-    def suggestions(
+    async def suggestions(
         qStr: Annotated[  # the spec's parameter name
             str,
             Query(
@@ -70,7 +73,10 @@ def build_suggest_router(state: SearchState) -> APIRouter:
                 "query.qStr: qStr must not be blank",
                 details=[{"field": "query.qStr", "message": "qStr must not be blank"}],
             )
-        found = registry.get(tenant).suggest(qStr, limit)
+        suggester = registry.ready(tenant)
+        if suggester is None:  # configuration and version checks, maybe a build: off the event loop
+            suggester = await run_in_threadpool(registry.get, tenant)
+        found = suggester.suggest(qStr, limit)  # about 0.1-1 ms of numpy: answered inline
         body = [{"suggestion": s.suggestion, "type": s.type} for s in found]
         return Response(orjson.dumps(body), media_type="application/json")
 

@@ -183,14 +183,16 @@ def test_deploy_demo_creates_the_demo_containers_idempotently(blob_store: BlobSt
         return CooccurrenceRecommender([["0", "1", "2"]], record.model_type)  # type: ignore[attr-defined]
 
     settings = Settings(auth="off", data_dir=tmp_path)
-    first = deploy_demo(blob_store, settings, records, loader=loader)
+    lines: list[str] = []
+    first = deploy_demo(blob_store, settings, records, loader=loader, progress=lines.append)
     assert {(c.tenant, c.container_id) for c in first} == {
         ("fashion", "similar-items"), ("fashion", "good-better-best"), ("default", "bought-together"),
         ("default", "bundles"), ("yoochoose", "also-viewed"),
     }  # fmt: skip
     assert len(loads) == 5
-    again = deploy_demo(blob_store, settings, records, loader=loader)
+    again = deploy_demo(blob_store, settings, records, loader=loader, progress=lines.append)
     assert len(loads) == 5 and [c.version for c in again] == [1] * 5
+    assert len(lines) == 10 and "already deployed" in lines[-1]
     engine = PredictEngine(
         Tenants(blob_store),
         open_event_store_url(f"sqlite://{tmp_path / 'e.sqlite3'}"),

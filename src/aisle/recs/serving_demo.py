@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from aisle.core.config import Settings
@@ -86,6 +87,7 @@ def deploy_demo(
     records_by_tenant: dict[str, list[ModelRecord]],
     *,
     loader: Loader | None = None,
+    progress: Callable[[str], None] = print,
 ) -> list[DemoContainer]:
     """Deploy the demo models and create or update the demo containers.
 
@@ -95,6 +97,7 @@ def deploy_demo(
             grows, e.g. to warm a remote predict service).
         records_by_tenant: tenant -> its trained records (from ``aisle.recs.demo.train_demo_models``).
         loader: how to load a model (default: ``aisle.recs.loading.load_recommender``).
+        progress: receives one line per deployed model and container (``aisle demo`` prints them).
 
     Returns:
         The demo containers that exist afterwards. A tenant without a model of a container's type is
@@ -108,11 +111,22 @@ def deploy_demo(
         for container_id, model_type in wanted:
             record = next((r for r in reversed(records) if r.model_type is model_type), None)
             if record is None:
-                log.warning("demo: tenant %s has no %s model; container %s skipped", tenant, model_type.value,
-                            container_id)  # fmt: skip
+                progress(
+                    f"recs: tenant '{tenant}' has no {model_type.value} model; "
+                    f"container {container_id} skipped"
+                )
                 continue
-            deploy_model(store, record, load)
-            out.append(ensure_container(store, tenant, container_id, record.model_id))
+            started = time.perf_counter()
+            loaded = deploy_model(store, record, load)
+            state = (
+                f"deployed in {time.perf_counter() - started:.1f} s"
+                if loaded is not None
+                else "already deployed"
+            )
+            container = ensure_container(store, tenant, container_id, record.model_id)
+            out.append(container)
+            progress(f"recs: {tenant}/{record.model_id} v{record.version} {state}; container "
+                     f"{container_id} v{container.version}")  # fmt: skip
     return out
 
 

@@ -8,6 +8,7 @@ parameter defaulting to it.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -124,7 +125,7 @@ def test_tenant_defaults_to_default_which_the_demo_bucket_lacks(client: TestClie
     assert client.get("/suggestions", params={"qStr": "nik", "tenant": "nobody"}).status_code == 404
 
 
-def test_tenant_defaults_to_default(blob_store: BlobStore, tmp_path: Path) -> None:
+def test_tenant_defaults_to_default_and_a_new_log_is_served(blob_store: BlobStore, tmp_path: Path) -> None:
     tenants = Tenants(blob_store, ttl=0)
     attrs = AttributeConfiguration(
         attributes=[
@@ -147,6 +148,17 @@ def test_tenant_defaults_to_default(blob_store: BlobStore, tmp_path: Path) -> No
             {"suggestion": "Cheddar Cheese Block", "type": "product"},  # "che" starts its first word
             {"suggestion": "Honey Nut Cheerios", "type": "product"},
         ]
+        # A new query log is picked up while the service runs (checked in the background every second).
+        log = tmp_path / "log.txt"
+        log.write_text("cheese block\ncheese block\n")
+        import_query_log(tenants, "default", log)
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            body = c.get("/suggestions", params={"qStr": "che"}).json()
+            if body[0] == {"suggestion": "cheese block", "type": "query"}:
+                break
+            time.sleep(0.2)
+        assert body[0] == {"suggestion": "cheese block", "type": "query"}
 
 
 def test_openapi_documents_the_response(client: TestClient) -> None:

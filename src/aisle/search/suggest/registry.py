@@ -23,6 +23,7 @@ from pathlib import Path
 import polars as pl
 
 from aisle.catalog.store import CatalogStore
+from aisle.core.errors import AisleError
 from aisle.core.tenancy import TenantConfig, Tenants
 from aisle.search.index.reader import TenantIndex
 from aisle.search.indexes import IndexRegistry
@@ -59,20 +60,45 @@ class SuggesterRegistry:
         self._entries: dict[str, _Entry] = {}
         self._locks: dict[str, threading.Lock] = {}
         self._guard = threading.Lock()
+        self._refreshing: set[str] = set()
 
     def _lock(self, tenant: str) -> threading.Lock:
         with self._guard:
             return self._locks.setdefault(tenant, threading.Lock())
 
     def ready(self, tenant: str) -> Suggester | None:
-        """The tenant's suggester when it was checked less than ``check_every`` seconds ago, else None.
+        """The tenant's suggester if one is loaded, else None (then call :meth:`get`). No I/O.
 
-        A dictionary lookup, no I/O: for answering on the event loop; otherwise call :meth:`get`.
+        For answering on the event loop: when the suggester was checked more than ``check_every``
+        seconds ago, a background thread checks it (and rebuilds it when its inputs changed) while
+        this one keeps serving, so no request waits for storage reads.
         """
         entry = self._entries.get(tenant)
-        if entry is not None and time.monotonic() - entry.checked < self.check_every:
-            return entry.suggester
-        return None
+        if entry is None:
+            return None
+        if time.monotonic() - entry.checked >= self.check_every:
+            self._refresh_soon(tenant)
+        return entry.suggester
+
+    def _refresh_soon(self, tenant: str) -> None:
+        with self._guard:
+            if tenant in self._refreshing:
+                return
+            self._refreshing.add(tenant)
+
+        def refresh() -> None:
+            try:
+                self.get(tenant)
+            except AisleError as exc:  # tenant deleted or misconfigured: the next request reports it
+                log.warning("suggestions for %s dropped: %s", tenant, exc.message)
+                self._entries.pop(tenant, None)
+            except Exception:  # pragma: no cover - keep serving the previous suggester
+                log.exception("suggestions for %s: refresh failed", tenant)
+            finally:
+                with self._guard:
+                    self._refreshing.discard(tenant)
+
+        threading.Thread(target=refresh, name=f"suggest-refresh-{tenant}", daemon=True).start()
 
     def get(self, tenant: str) -> Suggester:
         """The tenant's suggester for its current catalog, log and configuration.

@@ -3,8 +3,8 @@
 The suggestion indexes live in a :class:`SuggesterRegistry` created here, in the router factory's
 closure: built on a tenant's first request (seconds; cached on local disk after), rebuilt when the
 catalog, the query log or the configuration changes. A warm request is answered on the event loop
-(a dictionary lookup and 0.1-1 ms of numpy, like the predict service's warm path); checking for
-changes and building run in the thread pool.
+(a dictionary lookup and 0.1-1 ms of numpy, like the predict service's warm path); the first build
+runs in the thread pool, checks for changes in a background thread.
 """
 
 from __future__ import annotations
@@ -74,7 +74,7 @@ def build_suggest_router(state: SearchState) -> APIRouter:
                 details=[{"field": "query.qStr", "message": "qStr must not be blank"}],
             )
         suggester = registry.ready(tenant)
-        if suggester is None:  # configuration and version checks, maybe a build: off the event loop
+        if suggester is None:  # first request: configuration checks and a build, off the event loop
             suggester = await run_in_threadpool(registry.get, tenant)
         found = suggester.suggest(qStr, limit)  # about 0.1-1 ms of numpy: answered inline
         body = [{"suggestion": s.suggestion, "type": s.type} for s in found]

@@ -43,15 +43,18 @@ def register(app: typer.Typer, eval_app: typer.Typer) -> None:
         """
         from aisle.catalog.store import CatalogStore
         from aisle.core.config import load_settings
-        from aisle.core.errors import AisleError
+        from aisle.core.errors import AisleError, TenantNotFound
         from aisle.core.storage import open_blob_store
-        from aisle.core.tenancy import tenant_scope
+        from aisle.core.tenancy import Tenants, tenant_scope
         from aisle.recs import events, training
 
         model: Any
         info: dict[str, Any]
-        scope = tenant_scope(open_blob_store(load_settings().storage_url), tenant)
+        store = open_blob_store(load_settings().storage_url)
+        scope = tenant_scope(store, tenant)
         try:
+            if not Tenants(store).exists(tenant):
+                raise TenantNotFound(tenant)
             if model_type is ModelType.CUSTOMERS_ALSO_VIEW:
                 ev = (
                     events.rees46_events(data_dir)

@@ -11,10 +11,12 @@ For the visitor's current session ``s = (i_1 .. i_L)`` (oldest first):
 2. similarity ``sim(s, n) = sum_{i in s ∩ n} exp((pos_s(i) - L) / lambda_pos)`` (STAN factor 1, recent
    clicks count more), times ``exp(-(t - t_n) / lambda_time)`` (STAN factor 2, recent sessions count
    more), keeping the ``k`` most similar sessions;
-3. item score ``sum_n sim(s, n) * exp(-|pos_n(c) - pos_n(anchor)| / lambda_inh) * idf(c)^idf_power``
-   where ``anchor`` is the most recent item of ``s`` found in ``n`` (STAN factor 3: items close to
-   the shared item in the neighbour session) and ``idf(c) = log(N / n_c)`` damps very popular items
-   (V-SKNN's IDF weighting).
+3. item score ``sum_n sim(s, n) * exp(-gap / lambda) * idf(c)^idf_power`` where ``gap`` is the distance
+   in ``n`` between ``c`` and ``anchor``, the most recent item of ``s`` found in ``n`` (STAN factor 3:
+   items close to the shared item; ``lambda_inh`` after it, ``lambda_before`` before it), and
+   ``idf(c) = log(N / n_c)`` damps very popular items (V-SKNN's IDF weighting);
+4. the session's own items are lifted by ``remind * max score * their factor-1 weight`` (re-views are
+   about a quarter of YooChoose next events; the "reminder" idea of Latifi, Mauro & Jannach 2021).
 
 No session and a single seed give the same scores as the session ``(seed,)``; item neighbours for every
 item are precomputed at training time so that case costs one lookup.

@@ -3,7 +3,8 @@
 Figures printed (issue "Query understanding, merchandising rules ... autocomplete"):
 - suggestion index build time per tenant (first request, then from the local disk cache);
 - server-side latency (Server-Timing header), one uvicorn worker: p50/p99 (ms) per tenant, and the
-  client-side figures for reference.
+  client-side figures for reference;
+- the engine's CPU time per prefix in-process (p50/p99), which a busy shared machine cannot inflate.
 
 Prefixes are realistic keystroke states: the first 1-12 characters of real Home Depot queries
 (``homedepot/queries_dev.txt``) and of product names and brands, a fifth of those of 4+ characters
@@ -112,6 +113,24 @@ def latency(url: str, tenant: str, typed: list[str], rounds: int = 2) -> tuple[l
     return server, client
 
 
+def engine_cpu(env: dict[str, str], tenant: str, typed: list[str]) -> list[float]:
+    """CPU milliseconds (``time.thread_time``) of the engine alone per prefix, in this process: what
+    a request costs without HTTP and without time lost to other processes on a busy machine."""
+    from aisle.core.storage import open_blob_store
+    from aisle.core.tenancy import Tenants
+    from aisle.search.indexes import IndexRegistry
+    from aisle.search.suggest.registry import SuggesterRegistry
+
+    tenants = Tenants(open_blob_store(env["AISLE_STORAGE_URL"]))
+    suggester = SuggesterRegistry(tenants, IndexRegistry(tenants, Path(env["AISLE_DATA_DIR"]))).get(tenant)
+    cpu = []
+    for q in typed:
+        start = time.thread_time()
+        suggester.suggest(q)
+        cpu.append((time.thread_time() - start) * 1000)
+    return cpu
+
+
 def _first_request(url: str, tenant: str) -> float:
     start = time.perf_counter()
     httpx.get(url + "/suggestions", params={"qStr": "a", "tenant": tenant}, timeout=300).raise_for_status()
@@ -146,3 +165,11 @@ def main(data_dir: Path) -> None:
                     )
             finally:
                 service.stop()
+        for tenant in TENANTS:
+            typed = prefixes(tenant_sources(data_dir, tenant), 1500)
+            cpu = engine_cpu(env, tenant, typed)
+            print(
+                f"{tenant} suggestion engine alone, CPU time per prefix: "
+                f"p50 {statistics.median(cpu):.2f} ms, "
+                f"p99 {pct(cpu, 99):.2f} ms, max {max(cpu):.2f} ms"
+            )

@@ -145,13 +145,17 @@ def build_router(state: RulesState) -> APIRouter:
                 f"version {body.version} in the body and {header_version} in If-Match disagree",
                 code="version_mismatch",
             )
+        if body.id is not None and body.id != rule_id:
+            raise BadRequest(f"body id '{body.id}' is not the path's '{rule_id}'", code="rule_id_mismatch")
         version = body.version if body.version is not None else header_version
         if version is None:
             raise ValidationFailed(
                 "version: required, in the body or as If-Match", details=[{"field": "body.version"}]
             )
         config, rules = tenant_parts(tenant)
-        rule_body = RuleBody.model_validate(body.model_dump(exclude={"version"}))
+        rule_body = RuleBody.model_validate(
+            body.model_dump(exclude={"version", "id", "createdAt", "updatedAt"})
+        )
         warnings = check(tenant, config, rule_body)
         rule = rules.replace(rule_id, rule_body, version)
         response.headers["ETag"] = f'"{rule.version}"'

@@ -24,10 +24,15 @@ class RuleCreate(RuleBody):
 class RuleReplace(RuleBody):
     """Body of ``PUT /rules/{id}``: the whole new rule and the version it replaces.
 
-    The version may come as ``If-Match: "3"`` instead; one of the two is required.
+    The version may come as ``If-Match: "3"`` instead; one of the two is required. A rule as read
+    (``GET``) can be sent back edited: ``id`` must then be the path's, ``createdAt`` and ``updatedAt``
+    are read-only and ignored.
     """
 
     version: int | None = Field(default=None, ge=1, description="The version read; stale gets 409.")
+    id: str | None = Field(default=None, description="Optional; must equal the path's id.")
+    createdAt: datetime | None = Field(default=None, description="Read-only; ignored.")
+    updatedAt: datetime | None = Field(default=None, description="Read-only; ignored.")
 
 
 class RuleWarningOut(BaseModel):

@@ -38,6 +38,12 @@ def test_csv_log_with_header_and_counts(tmp_path: Path) -> None:
     assert max((c, q) for (k, q), c in spellings.items() if k == "nike shoes")[1] == "nike shoes"
 
 
+def test_single_column_csv_with_a_header(tmp_path: Path) -> None:
+    path = tmp_path / "log.csv"
+    path.write_text("query\nhammer\nHammer\n")
+    assert parse_query_log(path)[0] == {"hammer": 2}
+
+
 def _tenant(store: BlobStore, name: str = "shop") -> Tenants:
     tenants = Tenants(store, ttl=0)
     attrs = AttributeConfiguration(attributes=[Attribute(name="title", type="text", role="title")])

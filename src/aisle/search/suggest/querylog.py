@@ -66,6 +66,8 @@ def parse_query_log(path: Path) -> tuple[Counter[str], Counter[tuple[str, str]],
             if not row or not row[0].strip():
                 skipped += 1
                 continue
+            if i == 0 and row[0].strip().lower() in ("query", "q", "search_term"):
+                continue  # a header row
             count = 1
             if len(row) >= 2 and row[-1].strip():
                 try:

@@ -197,6 +197,8 @@ async def _time_end_to_end(kit: AuthKit) -> dict[str, tuple[float, float]]:
 
 def main(data_dir: Path) -> None:
     """Run the benchmark (``data_dir`` is unused: the bench makes its own client and keys)."""
+    load = os.getloadavg()[0]
+    print(f"machine: {os.cpu_count()} CPUs, 1-minute load average {load:.1f} (figures drop above the CPUs)")
     with tempfile.TemporaryDirectory() as tmp:
         rate = bench_token_endpoint(Path(tmp) / "mem", None)
         print(

@@ -25,7 +25,7 @@ import tantivy
 from aisle.catalog.schema import PATH_SEP
 from aisle.core.tenant_config import AttributeConfiguration, AttributeRole, AttributeType
 from aisle.search.index.reader import TenantIndex
-from aisle.search.suggest.keys import normalize_many
+from aisle.search.stages.understand import normalize
 
 SuggestionType = Literal["query", "brand", "category", "product"]
 TYPE_ORDER: tuple[SuggestionType, ...] = ("brand", "category", "query", "product")
@@ -47,7 +47,8 @@ def _grouped(texts: list[str], counts: list[int], kind: SuggestionType) -> list[
     """Add up counts per normalised key; show the spelling with the largest count."""
     total: dict[str, int] = {}
     best: dict[str, tuple[int, str]] = {}
-    for text, key, count in zip(texts, normalize_many(texts), counts, strict=True):
+    for text, count in zip(texts, counts, strict=True):
+        key = normalize(text)
         if not key:
             continue
         total[key] = total.get(key, 0) + count

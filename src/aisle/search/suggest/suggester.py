@@ -21,6 +21,7 @@ import polars as pl
 from aisle.core.tenancy import TenantConfig
 from aisle.core.tenant_config import AutocompleteConfiguration, TypoConfig
 from aisle.search.index.reader import TenantIndex
+from aisle.search.stages.understand import normalize
 from aisle.search.suggest.candidates import (
     TYPE_ORDER,
     Candidate,
@@ -30,7 +31,6 @@ from aisle.search.suggest.candidates import (
     deduplicate,
     query_candidates,
 )
-from aisle.search.suggest.keys import normalize_key
 from aisle.search.suggest.prefix_index import PrefixIndex, WordMatch
 
 NON_FIRST_WORD_WEIGHT = 0.5
@@ -169,7 +169,7 @@ class Suggester:
         ``min_prefix_length`` letters (after normalisation) gets no suggestions. About 0.1-1 ms.
         """
         ac = self.autocomplete
-        key = normalize_key(text)
+        key = normalize(text)
         if len(key.replace(" ", "")) < ac.min_prefix_length or not self.texts:
             return []
         words = key.split()[:MAX_TYPED_WORDS]

@@ -46,10 +46,22 @@ class AppliedFilter(BaseModel):
 
 
 class Correction(BaseModel):
-    """A query word the catalog does not know, and the catalog word searched alongside it."""
+    """Query words the catalog does not know, and the catalog words searched alongside them.
+
+    ``kind``: ``spelling`` (nkie → nike), ``split`` (rainbarrel → rain barrel) or ``join``
+    (thresh hold → threshold).
+    """
 
     original: str
     corrected: str
+    kind: Literal["spelling", "split", "join"] = "spelling"
+
+
+class SynonymExpansion(BaseModel):
+    """Query words and the synonyms searched alongside them (global_configuration.json)."""
+
+    text: str
+    expansions: list[str]
 
 
 class AttributeMatch(BaseModel):
@@ -82,6 +94,7 @@ class QueryGraph(BaseModel):
     rules: list[dict[str, Any]] = Field(
         default_factory=list, description="Merchandising rules that fired: id, name, version, actions."
     )
+    synonyms: list[SynonymExpansion] = Field(default_factory=list)
     stage: StageName = "none"
     stages_tried: list[dict[str, Any]] = Field(default_factory=list)
     filters: list[AppliedFilter] = Field(default_factory=list)

@@ -42,6 +42,10 @@ class SpellingCorrector:
     def known(self, word: str) -> bool:
         return word in self.vocabulary
 
+    def frequency(self, word: str) -> int:
+        """How often ``word`` occurs in the catalog's searchable text (0 when unknown)."""
+        return self.vocabulary.get(word, 0)
+
     @staticmethod
     def max_distance(word: str, typo: TypoConfig) -> int:
         """Edits allowed for ``word``: 0 below ``min_length_one_typo`` letters or with digits."""
@@ -53,15 +57,34 @@ class SpellingCorrector:
             return 1
         return 0
 
+    def candidates(self, word: str, typo: TypoConfig | None = None, limit: int = 5) -> list[tuple[str, int]]:
+        """Catalog words nearest to an unknown ``word``: [(word, distance)], nearest then most frequent."""
+        if word in self.vocabulary:
+            return []
+        max_edits = self.max_distance(word, typo or TypoConfig())
+        if max_edits == 0 or not self.words:
+            return []
+        matches = process.extract(word, self.words, scorer=OSA.distance, score_cutoff=max_edits, limit=50)
+        ranked = sorted(matches, key=lambda m: (m[1], -self.vocabulary[m[0]], m[0]))
+        return [(str(m[0]), int(m[1])) for m in ranked[:limit]]
+
+    def suggest(self, word: str, typo: TypoConfig | None = None) -> tuple[str, int] | None:
+        """(best catalog word, edit distance) for an unknown ``word``; None for a known, short or far word."""
+        found = self.candidates(word, typo, limit=1)
+        return found[0] if found else None
+
     def correct(self, word: str, typo: TypoConfig | None = None) -> str | None:
         """The best catalog word for an unknown ``word``, or None (known word, too short, nothing close)."""
-        if word in self.vocabulary:
-            return None
-        limit = self.max_distance(word, typo or TypoConfig())
-        if limit == 0 or not self.words:
-            return None
-        matches = process.extract(word, self.words, scorer=OSA.distance, score_cutoff=limit, limit=20)
-        if not matches:
-            return None
-        best = min(matches, key=lambda m: (m[1], -self.vocabulary[m[0]], m[0]))
-        return str(best[0])
+        found = self.suggest(word, typo)
+        return found[0] if found else None
+
+    def split(self, word: str, min_part: int = 3, min_count: int = 3) -> tuple[str, str] | None:
+        """Two catalog words whose concatenation is ``word`` ("rainbarrel" → rain, barrel), the pair with
+        the most frequent rarer part; None when no split has both parts known ``min_count`` times."""
+        best: tuple[int, tuple[str, str]] | None = None
+        for cut in range(min_part, len(word) - min_part + 1):
+            left, right = word[:cut], word[cut:]
+            score = min(self.vocabulary.get(left, 0), self.vocabulary.get(right, 0))
+            if score >= min_count and (best is None or score > best[0]):
+                best = (score, (left, right))
+        return best[1] if best else None

@@ -27,16 +27,21 @@ from aisle.search.index.schema import (
     level_field,
     numeric_field,
 )
+from aisle.search.normalize import normalize
 
 Progress = Callable[[str, int, int], None]
+# Bumped whenever what is written into an index changes (analysis, normalisation, fields), so
+# existing indexes are rebuilt rather than read with the wrong assumptions.
+INDEX_FORMAT = 2
 
 
 def index_dir(data_dir: Path, tenant: str, version: str, config: AttributeConfiguration) -> Path:
     """Where the index of ``tenant``'s catalog ``version`` under ``config`` lives in the data dir.
 
-    The attribute configuration's hash is part of the name: a schema change means a new index.
+    The index format and the attribute configuration's hash are part of the name: a change of
+    either means a new index.
     """
-    digest = hashlib.sha1(config.model_dump_json().encode()).hexdigest()[:10]
+    digest = hashlib.sha1(f"{INDEX_FORMAT}:{config.model_dump_json()}".encode()).hexdigest()[:10]
     return Path(data_dir) / "indexes" / tenant / f"{version}-{digest}"
 
 
@@ -76,7 +81,7 @@ def build_index(
                 if value is None:
                     continue
                 if attr.searchable:
-                    doc.add_text(f"s_{attr.name}", str(value).replace(PATH_SEP, " "))
+                    doc.add_text(f"s_{attr.name}", normalize(str(value).replace(PATH_SEP, " ")))
                 if kf:
                     doc.add_text(kf, value)
                     if attr.type is AttributeType.category_path:

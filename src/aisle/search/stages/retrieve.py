@@ -44,13 +44,22 @@ def _typo_distance(term: str, typo: TypoConfig) -> int:
 
 
 def term_query(index: TenantIndex, terms: list[str]) -> tantivy.Query:
-    """Dis-max over the searchable fields of one query term's alternatives (BM25 scaled by weight)."""
-    subs = [
-        tantivy.Query.boost_query(tantivy.Query.term_query(index.schema, f"s_{attr.name}", term), attr.weight)
-        for attr in index.config.attributes
-        if attr.searchable
-        for term in terms
-    ]
+    """Dis-max over the searchable fields of one query term's alternatives (BM25 scaled by weight).
+
+    An alternative with spaces ("rain barrel") is searched as a phrase.
+    """
+    subs = []
+    for attr in index.config.attributes:
+        if not attr.searchable:
+            continue
+        field = f"s_{attr.name}"
+        for term in terms:
+            words = term.split(" ")
+            if len(words) == 1:
+                query = tantivy.Query.term_query(index.schema, field, term)
+            else:
+                query = tantivy.Query.phrase_query(index.schema, field, words, 0)
+            subs.append(tantivy.Query.boost_query(query, attr.weight))
     return subs[0] if len(subs) == 1 else tantivy.Query.disjunction_max_query(subs, TIE_BREAKER)
 
 
@@ -113,7 +122,9 @@ def stage_queries(ctx: SearchContext) -> list[tuple[str, tantivy.Query]]:
     if n >= 2 or ctx.extracted:
         covered = [_covered(q) for q in exact]
         plan.append(("relaxed", _with_boosts(covered, msm, ctx.extracted)))
-    distances = [_typo_distance(group[0], stages.typo) for group in ctx.term_groups]
+    distances = [
+        _typo_distance(group[0], stages.typo) if " " not in group[0] else 0 for group in ctx.term_groups
+    ]
     if any(distances) or n >= 3:
         covered = [
             _covered(q, fuzzy_query(index, g[0], d) if d else None)

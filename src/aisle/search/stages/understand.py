@@ -1,41 +1,33 @@
-"""Query understanding, first stage: normalisation, tokens, stop words, analysed terms."""
+"""Query understanding, first stage: normalisation, tokens, stop words, synonyms, spelling.
+
+Each query word becomes one *term group*: the analysed term plus alternatives any of which satisfies
+it — a synonym, a spelling correction, or the other side of a compound ("rainbarrel" / "rain barrel",
+"thresh hold" / "threshold"). Multi-word alternatives are searched as phrases. A word the catalog
+knows is never corrected, and corrections are searched alongside the original, never instead of it.
+"""
 
 from __future__ import annotations
 
-import re
-import unicodedata
+import tantivy
 
 from aisle.search.attributes import extract_price
 from aisle.search.context import SearchContext
-from aisle.search.model import Correction, QueryGraph
+from aisle.search.model import Correction, QueryGraph, SynonymExpansion
+from aisle.search.normalize import normalize
+from aisle.search.stages.retrieve import term_query
+from aisle.search.synonyms import synonym_table
 
-_INCH = re.compile(r'(\d)\s*(?:"|”|″|-?\s*inch(?:es)?\b\.?|-?\s*in\.(?=\s|$)|-?\s*in\b)', re.IGNORECASE)
-_FOOT = re.compile(r"(\d)\s*(?:'|’|′|-?\s*f(?:oo|ee)?t\b\.?)", re.IGNORECASE)
-_PUNCT = re.compile(r"[^\w\s/.\-]")
-_WS = re.compile(r"\s+")
-
-
-def normalize(text: str) -> str:
-    """Lowercase, strip accents, unify unit spellings, drop punctuation, fold white space.
-
-    ``1/2 in.``, ``1/2"`` and ``1/2 inch`` all become ``1/2 in``; ``8'`` and ``8 ft.`` become ``8 ft``.
-    """
-    text = unicodedata.normalize("NFKD", text)
-    text = "".join(ch for ch in text if not unicodedata.combining(ch)).lower()
-    text = _INCH.sub(r"\1 in ", text)
-    text = _FOOT.sub(r"\1 ft ", text)
-    text = _PUNCT.sub(" ", text)
-    text = re.sub(r"(?<!\d)[./-]|[./-](?!\d)", " ", text)  # keep 1/2, 2.5, 2-1 inside numbers only
-    return _WS.sub(" ", text).strip()
+__all__ = ["Understand", "normalize"]
 
 
 class Understand:
-    """Builds the queryGraph's normalised query, tokens and analysed terms."""
+    """Builds the queryGraph's normalised query, tokens, terms and the term groups searched."""
 
     def run(self, ctx: SearchContext) -> SearchContext:
+        index = ctx.index
         normalized = normalize(ctx.query)
         price = None
-        if ctx.index.dictionary.has_price:
+        if index.dictionary.has_price:
             price, normalized = extract_price(normalized)
             ctx.price = price
         tokens = normalized.split()
@@ -44,22 +36,52 @@ class Understand:
         removed = [t for t in tokens if t in stop]
         if not kept and tokens:  # a query of stop words only still searches them
             kept, removed = tokens, []
+
+        def phrase(text: str) -> str:
+            return " ".join(index.analyze(text))
+
+        speller = index.speller
+        typo = ctx.config.global_.stages.typo
+        synonyms = synonym_table(ctx.config.global_)
         terms: list[str] = []
         groups: list[list[str]] = []
         corrections: list[Correction] = []
-        typo = ctx.config.global_.stages.typo
-        for token in kept:
-            analysed = ctx.index.analyze(token)
-            alternatives: list[str] = []
-            if len(analysed) == 1:
-                corrected = ctx.index.speller.correct(token, typo)
-                if corrected is not None:
-                    corrections.append(Correction(original=token, corrected=corrected))
-                    alternatives = [t for t in ctx.index.analyze(corrected) if t != analysed[0]][:1]
+        expansions: list[SynonymExpansion] = []
+        i = 0
+        while i < len(kept):
+            n, alternatives = synonyms.match(kept, i)
+            if n:
+                text = " ".join(kept[i : i + n])
+                expansions.append(SynonymExpansion(text=text, expansions=alternatives))
+                group = [phrase(text), *(phrase(a) for a in alternatives)]
+                self._add(groups, terms, index.analyze(text), [g for g in group if g])
+                i += n
+                continue
+            token = kept[i]
+            nxt = kept[i + 1] if i + 1 < len(kept) else None
+            if nxt is not None and token.isalpha() and nxt.isalpha() and speller.frequency(token + nxt) >= 3:
+                joined = token + nxt
+                corrections.append(Correction(original=f"{token} {nxt}", corrected=joined, kind="join"))
+                self._add(
+                    groups, terms, index.analyze(f"{token} {nxt}"), [phrase(joined), phrase(f"{token} {nxt}")]
+                )
+                i += 2
+                continue
+            analysed = index.analyze(token)
+            alternatives = []
+            if len(analysed) == 1 and token.isalpha() and not speller.known(token):
+                context = [w for j, w in enumerate(kept) if j != i and speller.known(w)]
+                suggestion = self._best_candidate(ctx, speller.candidates(token, typo), context)
+                split = speller.split(token) if suggestion is None or suggestion[1] >= 2 else None
+                if split is not None:
+                    corrections.append(Correction(original=token, corrected=" ".join(split), kind="split"))
+                    alternatives.append(phrase(" ".join(split)))
+                elif suggestion is not None:
+                    corrections.append(Correction(original=token, corrected=suggestion[0]))
+                    alternatives.append(phrase(suggestion[0]))
             for term in analysed:
-                if term not in terms:
-                    terms.append(term)
-                    groups.append([term, *alternatives])
+                self._add(groups, terms, [term], [term, *(a for a in alternatives if a and a != term)])
+            i += 1
         ctx.terms = terms
         ctx.term_groups = groups
         ctx.graph = QueryGraph(
@@ -69,7 +91,51 @@ class Understand:
             terms=terms,
             stop_words=removed,
             corrections=corrections,
+            synonyms=expansions,
             price=price.as_range() if price else None,
             sort=ctx.sort,
         )
         return ctx
+
+    @staticmethod
+    def _best_candidate(
+        ctx: SearchContext, candidates: list[tuple[str, int]], context: list[str]
+    ) -> tuple[str, int] | None:
+        """Among the nearest candidates, the one most often found with the query's other words.
+
+        A noisy-channel choice with the catalog as language model: equal edit distance, then the
+        number of products holding the candidate and any other query word ("seed speader" →
+        spreader, not speaker), then catalog frequency.
+        """
+        if not candidates:
+            return None
+        nearest = [c for c in candidates if c[1] == candidates[0][1]]
+        if len(nearest) == 1 or not context:
+            return nearest[0]
+        index = ctx.index
+        other_terms = [t for w in context for t in index.analyze(w)]
+
+        def together(candidate: str) -> int:
+            cand = index.analyze(candidate)
+            if not cand:
+                return 0
+            with_cand = term_query(index, [cand[0]])
+            others = tantivy.Query.boolean_query(
+                [(tantivy.Occur.Should, term_query(index, [t])) for t in other_terms]
+            )
+            query = tantivy.Query.boolean_query(
+                [(tantivy.Occur.Must, with_cand), (tantivy.Occur.Must, others)]
+            )
+            return int(index.searcher.search(query, 1, count=True).count or 0)
+
+        scored = [(together(word), -k, word, dist) for k, (word, dist) in enumerate(nearest)]
+        best = max(scored)
+        return best[2], best[3]
+
+    @staticmethod
+    def _add(groups: list[list[str]], terms: list[str], analysed: list[str], group: list[str]) -> None:
+        """Append a term group unless an earlier group already searches its first form."""
+        if not group or any(g[0] == group[0] for g in groups):
+            return
+        groups.append(list(dict.fromkeys(group)))
+        terms.extend(t for t in analysed if t not in terms)

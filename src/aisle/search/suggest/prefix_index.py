@@ -34,6 +34,7 @@ HEAVY = 2048
 HEAVY_KEEP = 256
 MAX_WORDS = 24
 MAX_POOL_LENGTH = 16  # typo expansion of words longer than this uses their first 16 letters
+FUZZY_MEMO = 50_000  # typo expansions remembered (a pure function of the word; shoppers repeat words)
 IdArray = npt.NDArray[np.int32]
 
 
@@ -89,6 +90,7 @@ class PrefixIndex:
         self._build_heavy()
         self.pools: dict[tuple[str, int], list[str]] = {}
         self._build_pools()
+        self._fuzzy_memo: dict[tuple[str, int], WordMatch] = {}
 
     # -- build ---------------------------------------------------------------------------------
 
@@ -140,7 +142,16 @@ class PrefixIndex:
 
     def fuzzy(self, word: str, distance: int) -> WordMatch:
         """Words with a prefix within ``distance`` edits of ``word`` (same first letter), or with prefix
-        ``word`` itself. Cost: one rapidfuzz scan of the pools of lengths ``len(word) +- distance``."""
+        ``word`` itself. Cost: one rapidfuzz scan of the pools of lengths ``len(word) +- distance``
+        (0.1-0.7 ms on Home Depot's 20,000 words), memoised per word."""
+        memo = self._fuzzy_memo.get((word, distance))
+        if memo is None:
+            if len(self._fuzzy_memo) >= FUZZY_MEMO:
+                self._fuzzy_memo.clear()
+            memo = self._fuzzy_memo[(word, distance)] = self._fuzzy(word, distance)
+        return memo
+
+    def _fuzzy(self, word: str, distance: int) -> WordMatch:
         word = word[:MAX_POOL_LENGTH]
         prefixes = {word}
         for n in range(max(2, len(word) - distance), len(word) + distance + 1):
@@ -187,8 +198,10 @@ class PrefixIndex:
             return np.empty(0, dtype=np.int32), np.empty(0, dtype=np.bool_)
         base = min(range(len(matches)), key=lambda i: matches[i].size)
         ids = self.ids(matches[base])
+        rows = self.words[ids]  # gathered once, narrowed with ``ids``
         for i, m in enumerate(matches):
             if i != base and len(ids):
-                ids = ids[self.word_mask(m)[self.words[ids]].any(axis=1)]
-        first = self.word_mask(matches[0])[self.words[ids, 0]]
+                keep = self.word_mask(m)[rows].any(axis=1)
+                ids, rows = ids[keep], rows[keep]
+        first = self.word_mask(matches[0])[rows[:, 0]]
         return ids, first

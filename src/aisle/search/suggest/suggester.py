@@ -4,10 +4,11 @@ Ranking (``autocomplete_configuration.json``): a candidate's score is its type's
 popularity on a log scale within its type (:func:`ranking_scores`), halved when the first typed word
 does not match the candidate's first word (:data:`NON_FIRST_WORD_WEIGHT`: "nik" ranks "Nike ..."
 above "... Nike ..."). Every typed word must be a prefix of a word of the candidate ("run sho" finds
-"running shoes"). Exact prefix matches come first; when they leave free places and ``typo_tolerance``
-is on, typo matches fill them (after every exact match; edit distances from the tenant's
-``stages.typo``: 1 from 4 letters, 2 from 8). Each type gives at most its ``limit``; the list holds
-at most ``max_suggestions`` (or the request's smaller ``limit``).
+"running shoes"). Exact prefix matches come first; when they give fewer than
+:data:`TYPO_THRESHOLD` and ``typo_tolerance`` is on, typo matches fill the free places (after every
+exact match; edit distances from the tenant's ``stages.typo``: 1 from 4 letters, 2 from 8). Each
+type gives at most its ``limit``; the list holds at most ``max_suggestions`` (or the request's
+smaller ``limit``).
 """
 
 from __future__ import annotations
@@ -35,7 +36,11 @@ from aisle.search.suggest.prefix_index import PrefixIndex, WordMatch
 
 NON_FIRST_WORD_WEIGHT = 0.5
 MAX_TYPED_WORDS = 8
-RESCORE_FACTOR = 4  # per type, the best ``limit * 4`` by base score are re-scored with the word weight
+RESCORE_FACTOR = 4
+# Typo matches are looked for when exact prefixes give fewer suggestions than this (Typesense's
+# ``typo_tokens_threshold``, there 1): a prefix that already completes well is not diluted with
+# near-misses, and most requests skip the fuzzy scan.
+TYPO_THRESHOLD = 3  # per type, the best ``limit * 4`` by base score are re-scored with the word weight
 
 
 def enabled_types(autocomplete: AutocompleteConfiguration) -> set[SuggestionType]:
@@ -181,7 +186,11 @@ class Suggester:
         }
         seen: set[int] = set()
         picked = self._pick([self.index.exact(w) for w in words], quota, seen, 0)
-        if len(picked) < wanted and ac.typo_tolerance and any(self._distance(w) for w in words):
+        if (
+            len(picked) < min(wanted, TYPO_THRESHOLD)
+            and ac.typo_tolerance
+            and any(map(self._distance, words))
+        ):
             fuzzy = [
                 self.index.fuzzy(w, d) if (d := self._distance(w)) else self.index.exact(w) for w in words
             ]

@@ -160,18 +160,22 @@ def write_table(dest: Path, version: str, ids: list[str], vectors: np.ndarray, h
     return dest
 
 
-def reusable(data_dir: Path, tenant: str, kind: str, recipe: str) -> dict[int, np.ndarray]:
-    """Vectors of the latest table with the same recipe, by content hash (for incremental builds)."""
+def reusable(data_dir: Path, tenant: str, kind: str, recipe: str, *, last: int = 3) -> dict[int, np.ndarray]:
+    """Vectors of the ``last`` tables with the same recipe, by content hash (for incremental builds).
+
+    Read straight from the files (no graph is loaded); newer tables win on a repeated hash.
+    """
     suffix = "-" + hashlib.sha1(recipe.encode()).hexdigest()[:10]
     root = tables_dir(data_dir, tenant, kind)
     if not root.is_dir():
         return {}
     built = sorted(d for d in root.iterdir() if (d / "BUILT").exists() and d.name.endswith(suffix))
-    if not built:
-        return {}
-    table = VectorTable.load(built[-1])
-    keys = np.asarray([k for pid, k in table.key_of.items() if pid is not None], dtype=np.int64)
-    if keys.size == 0:
-        return {}
-    vectors = table.ann.vectors_of(keys)
-    return {int(table.hashes[k]): vectors[i] for i, k in enumerate(keys) if table.hashes[k]}
+    out: dict[int, np.ndarray] = {}
+    for path in built[-last:]:
+        matrix = np.load(path / "ann" / "vectors.npy", mmap_mode="r")
+        present = np.load(path / "ann" / "present.npy")
+        hashes = np.load(path / "hashes.npy")
+        n = min(len(hashes), len(present))
+        for key in np.flatnonzero(present[:n] & (hashes[:n] != 0)):
+            out[int(hashes[key])] = np.array(matrix[key])
+    return out

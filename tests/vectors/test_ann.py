@@ -1,0 +1,84 @@
+"""The usearch ANN index: recall against exact search, filters, deletes, persistence."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from aisle.vectors.ann import exact_search
+from aisle.vectors.ann_usearch import UsearchAnnIndex
+
+
+def _unit(rng: np.random.Generator, n: int, d: int = 32) -> np.ndarray:
+    x = rng.standard_normal((n, d)).astype(np.float32)
+    return x / np.linalg.norm(x, axis=1, keepdims=True)
+
+
+@pytest.fixture(scope="module")
+def data() -> tuple[np.ndarray, UsearchAnnIndex]:
+    vectors = _unit(np.random.default_rng(7), 3000)
+    return vectors, UsearchAnnIndex.build(vectors)
+
+
+def test_unfiltered_search_finds_the_exact_neighbours(data: tuple[np.ndarray, UsearchAnnIndex]) -> None:
+    vectors, index = data
+    queries = _unit(np.random.default_rng(1), 50)
+    keys = np.arange(len(vectors))
+    recall = []
+    for q in queries:
+        truth = set(exact_search(vectors, keys, q, 10).keys.tolist())
+        found = index.search(q, 10)
+        assert np.all(np.diff(found.scores) <= 1e-6)  # best first
+        recall.append(len(truth & set(found.keys.tolist())) / 10)
+    assert np.mean(recall) >= 0.95
+
+
+@pytest.mark.parametrize("share", [0.01, 0.3, 0.9])
+def test_filtered_search_returns_only_allowed_keys_and_the_best_of_them(
+    data: tuple[np.ndarray, UsearchAnnIndex], share: float
+) -> None:
+    vectors, index = data
+    rng = np.random.default_rng(3)
+    allowed = rng.random(len(vectors)) < share
+    q = _unit(rng, 1)[0]
+    found = index.search(q, 10, allowed)
+    assert len(found) == min(10, int(allowed.sum()))
+    assert allowed[found.keys].all()
+    rows = np.flatnonzero(allowed)
+    truth = exact_search(vectors[rows], rows, q, 10)
+    assert len(set(truth.keys.tolist()) & set(found.keys.tolist())) >= 9
+
+
+def test_nothing_allowed_returns_nothing(data: tuple[np.ndarray, UsearchAnnIndex]) -> None:
+    vectors, index = data
+    assert len(index.search(vectors[0], 5, np.zeros(len(vectors), dtype=bool))) == 0
+
+
+def test_replace_remove_and_reload(tmp_path: Path) -> None:
+    rng = np.random.default_rng(5)
+    vectors = _unit(rng, 200)
+    index = UsearchAnnIndex.build(vectors)
+    index.remove(np.array([0, 1]))
+    assert len(index) == 198
+    assert 0 not in index.search(vectors[0], 5).keys
+    index.add(np.array([2]), vectors[3:4])  # key 2 now holds vector 3
+    assert set(index.search(vectors[3], 2).keys.tolist()) == {2, 3}
+    index.add(np.array([500]), vectors[:1])  # a new key beyond the table grows it
+    assert index.search(vectors[0], 1).keys[0] == 500
+    index.save(tmp_path / "ann")
+    again = UsearchAnnIndex.load(tmp_path / "ann")
+    assert len(again) == len(index)
+    assert again.search(vectors[0], 1).keys[0] == 500
+    assert 1 not in again.search(vectors[1], 5).keys
+    with pytest.raises(KeyError):
+        again.vectors_of(np.array([0]))
+
+
+def test_wrong_shapes_are_refused() -> None:
+    index = UsearchAnnIndex(8)
+    with pytest.raises(ValueError):
+        index.add(np.array([0, 1]), np.zeros((2, 4), dtype=np.float32))
+    with pytest.raises(ValueError):
+        index.add(np.array([-1]), np.ones((1, 8), dtype=np.float32))

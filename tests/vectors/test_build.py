@@ -1,0 +1,81 @@
+"""Product text vectors: built once per catalog version, reused for unchanged products, searchable."""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+
+from aisle.catalog.store import CatalogStore
+from aisle.core.storage import open_blob_store
+from aisle.core.tenancy import Tenants
+from aisle.search.indexes import IndexRegistry
+from aisle.search.model import FilterSpec
+from aisle.vectors.build import build_text_vectors, product_texts
+from aisle.vectors.search import VectorSearch
+from aisle.vectors.store import VectorStore
+from aisle.vectors.testing import MiniTenant
+from aisle.vectors.text_encoder import TextEncoder
+
+
+class CountingEncoder:
+    """The real encoder, counting the texts it is asked to embed."""
+
+    def __init__(self) -> None:
+        self.inner = TextEncoder.load(threads=1)
+        self.texts: list[str] = []
+
+    def encode(self, texts: list[str], batch_size: int = 64) -> np.ndarray:
+        self.texts.extend(texts)
+        return self.inner.encode(texts, batch_size=batch_size)
+
+
+def test_product_text_is_the_searchable_fields(mini: MiniTenant) -> None:
+    tenants = Tenants(open_blob_store(mini.storage_url), ttl=0)
+    catalog = CatalogStore(tenants.scope("fashion")).load()
+    texts = product_texts(catalog, tenants.config("fashion").attributes)
+    first = catalog.products.row(0, named=True)
+    assert texts[0].startswith(first["title"])
+    assert first["article_type"] in texts[0]
+
+
+def test_a_second_build_embeds_nothing_and_a_new_version_only_what_changed(mini: MiniTenant) -> None:
+    tenants = Tenants(open_blob_store(mini.storage_url), ttl=0)
+    store = CatalogStore(tenants.scope("fashion"))
+    counting = CountingEncoder()
+    before = build_text_vectors(tenants, "fashion", mini.data_dir, encoder=counting)  # type: ignore[arg-type]
+    assert counting.texts == []
+    products = store.load().products
+    changed = products.with_columns(
+        pl.when(pl.col("id") == products["id"][0])
+        .then(pl.lit("Completely New Title Kettle"))
+        .otherwise(pl.col("title"))
+        .alias("title")
+    )
+    store.write(changed)
+    try:
+        after = build_text_vectors(tenants, "fashion", mini.data_dir, encoder=counting)  # type: ignore[arg-type]
+        assert after != before
+        assert len(counting.texts) == 1 and counting.texts[0].startswith("Completely New Title Kettle")
+        vs = VectorSearch(VectorStore(mini.data_dir, check_every=0))
+        top = vs.neighbours("fashion", None, text="electric kettle", k=1)
+        assert top[0].id == products["id"][0]
+    finally:  # back to the original catalog (a third version with the original rows) for other tests
+        store.write(products)
+        build_text_vectors(tenants, "fashion", mini.data_dir, encoder=counting)  # type: ignore[arg-type]
+    assert len(counting.texts) == 1
+
+
+def test_text_search_respects_filters(mini: MiniTenant) -> None:
+    tenants = Tenants(open_blob_store(mini.storage_url), ttl=0)
+    index = IndexRegistry(tenants, mini.data_dir).get("fashion")
+    vs = VectorSearch(VectorStore(mini.data_dir, check_every=0))
+    rows = {r["id"]: r for r in index.rows}
+    found = vs.neighbours("fashion", index, text="wrist watch", k=5)
+    assert found and all(-1.0 <= n.score <= 1.0 for n in found)
+    assert rows[found[0].id]["article_type"] == "Watches"
+    women = vs.neighbours(
+        "fashion", index, text="shirt", k=10, filters=[FilterSpec(field="gender", value="Women")]
+    )
+    assert women and all(rows[n.id]["gender"] == "Women" for n in women)
+    excluded = vs.neighbours("fashion", index, text="wrist watch", k=5, exclude={found[0].id})
+    assert found[0].id not in [n.id for n in excluded]

@@ -69,13 +69,15 @@ class RuleBook:
     def __len__(self) -> int:
         return len(self.rules)
 
-    def _query_matches(self, normalized: str) -> tuple[int, ...]:
-        hit = self._cache.get(normalized)
+    def _query_matches(self, query: str) -> tuple[int, ...]:
+        """Indexes of the rules whose query condition ``query`` (raw) satisfies, cached per query."""
+        hit = self._cache.get(query)
         if hit is None:
+            normalized = normalize(query)
             hit = tuple(i for i, m in enumerate(self._matchers) if m.matches(normalized))
             if len(self._cache) >= MATCH_CACHE_SIZE:
                 self._cache.clear()
-            self._cache[normalized] = hit
+            self._cache[query] = hit
         return hit
 
     def fire(self, query: str, now: datetime, user_group: str | None = None) -> list[Rule]:
@@ -86,7 +88,7 @@ class RuleBook:
         if not self.rules:
             return []
         fired = []
-        for i in self._query_matches(normalize(query)):
+        for i in self._query_matches(query):
             rule = self.rules[i]
             cond = rule.conditions
             if cond.userGroup is not None and cond.userGroup != user_group:

@@ -21,6 +21,8 @@ MAX_VALUE_WORDS = 4
 GENDER_ALIASES = {
     "men": ["man", "male", "gent", "gents", "mens"],
     "women": ["woman", "female", "ladi", "lady", "womens"],
+    "boy": ["kid", "kids", "child", "children"],
+    "girl": ["kid", "kids", "child", "children"],
 }
 _STOP = {"and", "of", "for", "the", "with", "in", "on", "a", "an", "&"}
 _NUM = r"(\d+(?:\.\d+)?)"
@@ -95,6 +97,10 @@ class AttributeDictionary:
         bucket = self.entries.setdefault(key, [])
         if not any(a == attr and v == value for a, v, _ in bucket):
             bucket.append((attr, value, count))
+
+    def has(self, terms: list[str]) -> bool:
+        """Whether this exact analysed word sequence names a value."""
+        return tuple(terms) in self.entries
 
     def match(self, terms: list[str]) -> list[Extraction]:
         """Greedy longest-first matches over the analysed query terms."""

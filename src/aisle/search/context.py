@@ -27,7 +27,9 @@ class SearchContext:
 
     Stages read what earlier stages produced and add their own part; none reaches back.
     ``term_groups`` holds, per query term, the analysed alternatives any of which satisfies it
-    (the term itself, its spelling correction, later its synonyms). ``extracted`` holds one query
+    (the term itself, its spelling correction, its synonyms). ``match_terms`` is the analysed query as
+    attribute extraction reads it: corrections applied, and a synonym's form that names a catalog
+    value preferred ("sneakers" read as "sports shoes"). ``extracted`` holds one query
     per attribute or price constraint recognised in the query, with its boost (filters when strict,
     boosts after). ``boosts`` (merchandising boost, weight > 0, or bury, weight < 0) apply in every
     stage; ``exclude_query`` matches products never to return (hidden by a rule).
@@ -47,6 +49,7 @@ class SearchContext:
     graph: QueryGraph | None = None
     terms: list[str] = field(default_factory=list)
     term_groups: list[list[str]] = field(default_factory=list)
+    match_terms: list[str] = field(default_factory=list)
     extracted: list[tuple[tantivy.Query, float]] = field(default_factory=list)
     price: PriceConstraint | None = None
     user_group: str | None = None

@@ -33,7 +33,7 @@ class ExtractAttributes:
         assert ctx.graph is not None
         index = ctx.index
         requested = {f.field for f in ctx.filters}
-        for match in index.dictionary.match(ctx.terms):
+        for match in index.dictionary.match(ctx.match_terms or ctx.terms):
             if match.field in requested:  # the shopper's own filter wins
                 continue
             spec = FilterSpec(field=match.field, value=list(match.values))

@@ -47,6 +47,8 @@ class Understand:
         groups: list[list[str]] = []
         corrections: list[Correction] = []
         expansions: list[SynonymExpansion] = []
+        match_terms: list[str] = []  # what attribute extraction reads (see SearchContext)
+        dictionary = index.dictionary
         i = 0
         while i < len(kept):
             n, alternatives = synonyms.match(kept, i)
@@ -55,6 +57,8 @@ class Understand:
                 expansions.append(SynonymExpansion(text=text, expansions=alternatives))
                 group = [phrase(text), *(phrase(a) for a in alternatives)]
                 self._add(groups, terms, index.analyze(text), [g for g in group if g])
+                forms = [index.analyze(f) for f in (text, *alternatives)]
+                match_terms.extend(next((f for f in forms if dictionary.has(f)), forms[0]))
                 i += n
                 continue
             token = kept[i]
@@ -65,10 +69,12 @@ class Understand:
                 self._add(
                     groups, terms, index.analyze(f"{token} {nxt}"), [phrase(joined), phrase(f"{token} {nxt}")]
                 )
+                match_terms.extend(index.analyze(f"{token} {nxt}"))
                 i += 2
                 continue
             analysed = index.analyze(token)
             alternatives = []
+            readable = analysed
             if len(analysed) == 1 and token.isalpha() and not speller.known(token):
                 context = [w for j, w in enumerate(kept) if j != i and speller.known(w)]
                 suggestion = self._best_candidate(ctx, speller.candidates(token, typo), context)
@@ -79,10 +85,13 @@ class Understand:
                 elif suggestion is not None:
                     corrections.append(Correction(original=token, corrected=suggestion[0]))
                     alternatives.append(phrase(suggestion[0]))
+                    readable = index.analyze(suggestion[0])
             for term in analysed:
                 self._add(groups, terms, [term], [term, *(a for a in alternatives if a and a != term)])
+            match_terms.extend(readable)
             i += 1
         ctx.terms = terms
+        ctx.match_terms = match_terms
         ctx.term_groups = groups
         ctx.graph = QueryGraph(
             original=ctx.query,

@@ -9,13 +9,16 @@ import logging
 
 import typer
 
-app = typer.Typer(help="Aisle: retail search and recommendations.", no_args_is_help=True, add_completion=False)
+app = typer.Typer(
+    help="Aisle: retail search and recommendations.", no_args_is_help=True, add_completion=False
+)
 eval_app = typer.Typer(help="Offline evaluation (NDCG@10, HR@20, ...).", no_args_is_help=True)
 app.add_typer(eval_app, name="eval")
 
 
 def _register() -> None:
     from aisle.catalog.cli import register as register_catalog
+    from aisle.demo import register as register_demo
     from aisle.recs.cli import register as register_recs
     from aisle.search.cli import register as register_search
     from aisle.search.suggest.cli import register as register_suggest
@@ -24,6 +27,7 @@ def _register() -> None:
     from aisle.vectors.cli import register as register_vectors
 
     register_catalog(app)
+    register_demo(app)
     register_search(app, eval_app)
     register_recs(app, eval_app)
     register_services(app)

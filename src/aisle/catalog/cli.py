@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -97,53 +96,6 @@ def catalog_import(
     )
 
 
-def demo(
-    data_dir: Path = typer.Option(Path("../shared/data"), help="The shared data folder."),
-    if_missing: bool = typer.Option(False, "--if-missing", help="Only create tenants that do not exist yet."),
-    only: list[str] = typer.Option([], "--only", help="Create only these demo tenants."),
-) -> None:
-    """Create the demo tenants (fashion, homedepot, default, yoochoose) with catalogs and indexes."""
-    from aisle.catalog.datasets import demo_datasets
-    from aisle.catalog.importer import import_catalog
-    from aisle.search.indexes import IndexRegistry
-
-    settings, tenants = _settings_and_tenants()
-    data = data_dir.resolve() if data_dir.exists() else None
-    if data is None:
-        typer.secho(
-            f"shared data not found at {data_dir}: only the 'default' tenant can be created", fg="yellow"
-        )
-    registry = IndexRegistry(tenants, settings.data_dir)
-    with tempfile.TemporaryDirectory(prefix="aisle-demo-") as tmp:
-        for ds in demo_datasets():
-            if only and ds.tenant not in only:
-                continue
-            if if_missing and tenants.exists(ds.tenant):
-                try:
-                    registry.get(ds.tenant)  # make sure the index exists too
-                    typer.echo(f"{ds.tenant}: present")
-                    continue
-                except AisleError:
-                    pass
-            source = ds.prepare(data, Path(tmp))
-            if source is None:
-                typer.secho(f"{ds.tenant}: skipped, its data is not available", fg="yellow")
-                continue
-            tenants.write_config(ds.tenant, ds.configs())
-            progress = ProgressLine(ds.tenant)
-            try:
-                report, _ = import_catalog(tenants, ds.tenant, source, progress=progress)
-                registry.get(ds.tenant, progress=progress)
-            except AisleError as exc:
-                _fail(exc)
-            typer.echo(
-                f"{ds.tenant}: {ds.description}: {report.imported} products, "
-                f"{len(report.bad_rows)} bad rows skipped,"
-                f" {time.perf_counter() - progress.start:.1f}s"
-            )
-
-
 def register(app: typer.Typer) -> None:
     app.add_typer(tenant_app, name="tenant")
     app.add_typer(catalog_app, name="catalog")
-    app.command("demo")(demo)

@@ -1,0 +1,113 @@
+"""``aisle demo``: everything ``make run`` needs, built once and reused.
+
+Steps, each idempotent (a second run costs seconds): the demo tenants' configuration, catalogs and
+full-text indexes (fashion, homedepot, default, yoochoose); the Home Depot query log for
+autocomplete; the demo recommendation models (trained on the training part of each protocol only)
+deployed into the demo containers; and the product embeddings for vector and image search.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import time
+from pathlib import Path
+
+import typer
+
+from aisle.catalog.cli import ProgressLine
+from aisle.core.errors import AisleError
+
+
+def _catalogs(settings, tenants, data: Path | None, if_missing: bool, only: list[str]) -> None:  # type: ignore[no-untyped-def]
+    from aisle.catalog.datasets import demo_datasets
+    from aisle.catalog.importer import import_catalog
+    from aisle.search.indexes import IndexRegistry
+
+    registry = IndexRegistry(tenants, settings.data_dir)
+    with tempfile.TemporaryDirectory(prefix="aisle-demo-") as tmp:
+        for ds in demo_datasets():
+            if only and ds.tenant not in only:
+                continue
+            if if_missing and tenants.exists(ds.tenant):
+                try:
+                    registry.get(ds.tenant)  # the index must exist too
+                    typer.echo(f"{ds.tenant}: catalog and index present")
+                    continue
+                except AisleError:
+                    pass
+            source = ds.prepare(data, Path(tmp))
+            if source is None:
+                typer.secho(f"{ds.tenant}: skipped, its data is not available", fg="yellow")
+                continue
+            tenants.write_config(ds.tenant, ds.configs())
+            progress = ProgressLine(ds.tenant)
+            report, _ = import_catalog(tenants, ds.tenant, source, progress=progress)
+            registry.get(ds.tenant, progress=progress)
+            typer.echo(
+                f"{ds.tenant}: {ds.description}: {report.imported} products, "
+                f"{len(report.bad_rows)} bad rows skipped, {time.perf_counter() - progress.start:.1f}s"
+            )
+
+
+def _query_log(tenants, data: Path | None) -> None:  # type: ignore[no-untyped-def]
+    from aisle.search.suggest.querylog import import_query_log
+
+    log = data / "homedepot" / "queries_dev.txt" if data else None
+    if log is None or not log.exists() or not tenants.exists("homedepot"):
+        typer.echo("homedepot: query log not available, autocomplete uses the catalog only")
+        return
+    typer.echo(f"homedepot: query log, {import_query_log(tenants, 'homedepot', log)} distinct queries")
+
+
+def _recs(settings, store, data: Path | None) -> None:  # type: ignore[no-untyped-def]
+    from aisle.recs.demo import train_demo_models
+    from aisle.recs.serving_demo import deploy_demo
+
+    records = train_demo_models(store, data, progress=typer.echo)
+    for container in deploy_demo(store, settings, records, progress=typer.echo):
+        typer.echo(f"{container.tenant}: container '{container.container_id}' serves {container.model_id}")
+
+
+def _vectors(settings, data: Path | None, images: bool) -> None:  # type: ignore[no-untyped-def]
+    from aisle.vectors.demo import build_demo_vectors
+
+    build_demo_vectors(settings, data, images=images, echo=typer.echo)
+
+
+def demo(
+    data_dir: Path = typer.Option(Path("../shared/data"), help="The shared data folder."),
+    if_missing: bool = typer.Option(False, "--if-missing", help="Keep tenants that already exist."),
+    only: list[str] = typer.Option([], "--only", help="Create only these demo tenants' catalogs."),
+    recs: bool = typer.Option(True, help="Train and deploy the demo recommendation models."),
+    vectors: bool = typer.Option(True, help="Build the embeddings for vector search."),
+    images: bool = typer.Option(True, help="Also embed the fashion photos (needs the 'image' extra)."),
+) -> None:
+    """Create the demo tenants with catalogs, indexes, query log, models, containers and embeddings."""
+    from aisle.core.config import load_settings
+    from aisle.core.storage.resolver import open_blob_store_from_settings
+    from aisle.core.tenancy import Tenants
+
+    settings = load_settings()
+    store = open_blob_store_from_settings(settings)
+    tenants = Tenants(store, ttl=0)
+    data = data_dir.resolve() if data_dir.exists() else None
+    if data is None:
+        typer.secho(
+            f"shared data not found at {data_dir}: only the 'default' tenant can be created", fg="yellow"
+        )
+    start = time.perf_counter()
+    try:
+        _catalogs(settings, tenants, data, if_missing, only)
+        _query_log(tenants, data)
+        if recs:
+            _recs(settings, store, data)
+        if vectors:
+            _vectors(settings, data, images)
+    except AisleError as exc:
+        typer.secho(f"error [{exc.code}]: {exc.message}", fg=typer.colors.RED, err=True)
+        raise typer.Exit(2) from exc
+    typer.echo(f"demo ready in {time.perf_counter() - start:.0f}s")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("demo")(demo)

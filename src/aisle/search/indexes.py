@@ -15,6 +15,7 @@ from aisle.catalog.store import CatalogStore
 from aisle.core.tenancy import Tenants
 from aisle.search.index.reader import TenantIndex
 from aisle.search.index.writer import build_index, index_dir
+from aisle.search.spelling import SpellingCorrector, add_query_log
 
 Progress = Callable[[str, int, int], None]
 
@@ -63,8 +64,17 @@ class IndexRegistry:
             if not (path / "CATALOG_VERSION").exists():
                 build_index(catalog, config.attributes, path, progress=progress)
             index = TenantIndex.open(tenant, path, catalog, config.attributes)
+            self._add_query_log(tenant, index)
             self._open[tenant] = (time.monotonic(), index, config.attributes)
             return index
+
+    def _add_query_log(self, tenant: str, index: TenantIndex) -> None:
+        """Weight the speller's catalog words by the tenant's query log, when it has one."""
+        from aisle.search.suggest.querylog import QueryLogStore
+
+        log = QueryLogStore(self.tenants.scope(tenant)).load()
+        if log.height:
+            index.speller = SpellingCorrector(add_query_log(index.speller.vocabulary, log))
 
     def loaded(self) -> list[str]:
         return sorted(self._open)

@@ -1,4 +1,4 @@
-"""Spelling correction against the tenant's own vocabulary.
+"""Spelling correction against the tenant's own vocabulary (its catalog, weighted by its query log).
 
 A query word the catalog knows is never corrected. An unknown word of at least
 ``min_length_one_typo`` letters is matched to the catalog word at the smallest optimal string
@@ -18,6 +18,28 @@ from rapidfuzz.distance import OSA
 from aisle.core.tenant_config import TypoConfig
 
 WORD_PATTERN = r"[a-z][a-z0-9]*"
+
+
+def add_query_log(vocabulary: dict[str, int], queries: pl.DataFrame) -> dict[str, int]:
+    """Raise the frequency of catalog words by how often shoppers typed them (``query``, ``count``).
+
+    Only words the catalog already knows gain: a misspelling common in the log never becomes a
+    correction target, it only breaks ties between catalog words in favour of what people search.
+    """
+    if queries.height == 0:
+        return vocabulary
+    words = (
+        queries.select(pl.col("query").str.to_lowercase().str.extract_all(WORD_PATTERN).alias("w"), "count")
+        .explode("w")
+        .drop_nulls("w")
+        .group_by("w")
+        .agg(pl.col("count").sum())
+    )
+    merged = dict(vocabulary)
+    for word, count in words.iter_rows():
+        if word in merged:
+            merged[word] += int(count)
+    return merged
 
 
 def catalog_vocabulary(texts: Iterable[pl.Series]) -> dict[str, int]:

@@ -213,7 +213,7 @@ def train_similar_items(
     score = cos + np.tensordot(model._w, agree.astype(np.float32), axes=1)
     score[cand == np.arange(len(items))[:, None]] = -np.inf  # never the product itself
     order = np.argsort(-score, axis=1, kind="stable")[:, : p.neighbours]
-    model.nb_idx = np.take_along_axis(cand, order, axis=1)
+    model.nb_idx = np.take_along_axis(cand, order, axis=1).astype(np.int32)
     model.nb_score = np.take_along_axis(score, order, axis=1).astype(np.float32)
     return model
 

@@ -94,12 +94,9 @@ def product_candidates(products: pl.DataFrame, config: AttributeConfiguration) -
 
 
 def query_candidates(log: pl.DataFrame) -> list[Candidate]:
-    """Query-log entries (``query``, ``key``, ``count``), popularity = times searched."""
-    return [
-        Candidate(query, key, "query", float(count))
-        for query, key, count in log.select("query", "key", "count").iter_rows()
-        if key
-    ]
+    """Query-log entries (``query``, ``count``), popularity = times searched. Keys are recomputed with
+    today's :func:`normalize` (the log's own ``key`` column may predate a change to it)."""
+    return _grouped(log["query"].to_list(), log["count"].to_list(), "query")
 
 
 def deduplicate(candidates: Iterable[Candidate]) -> list[Candidate]:

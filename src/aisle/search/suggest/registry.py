@@ -6,8 +6,8 @@ other requests for it keep getting the previous one, so a rebuild never stalls t
 
 The checked catalog candidates (brands, categories, product names: the slow part, seconds on 50,000
 products) are cached on local disk under ``<data_dir>/suggest/<tenant>/<digest>.parquet``, keyed by
-catalog version, attribute configuration, enabled types and stop words: a restart, a new query log or
-a new boost reuses them.
+catalog version, attribute configuration, enabled types, stop words and the output of ``normalize``: a
+restart, a new query log or a new boost reuses them.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from aisle.core.errors import AisleError
 from aisle.core.tenancy import TenantConfig, Tenants
 from aisle.search.index.reader import TenantIndex
 from aisle.search.indexes import IndexRegistry
+from aisle.search.stages.understand import normalize
 from aisle.search.suggest.candidates import (
     Candidate,
     catalog_candidates,
@@ -38,6 +39,9 @@ from aisle.search.suggest.querylog import QueryLogStore
 from aisle.search.suggest.suggester import Suggester, enabled_types
 
 CACHE_FORMAT = 1
+# Cached keys are only valid for the normalisation that made them: its output on this text is part of
+# the cache key, so a change to ``normalize`` rebuilds the cache.
+NORMALIZE_PROBE = '1/2" PVC 8 ft. 2x4 Café 60W 3 gal. 100 Sq. Ft. Drill/Driver 12-Volt Q&Q T-shirt'
 
 log = logging.getLogger("aisle.suggest")
 
@@ -156,7 +160,14 @@ class SuggesterRegistry:
         enabled = enabled_types(config.autocomplete) - {"query"}
         stop = config.global_.stop_words
         ident = repr(
-            (CACHE_FORMAT, index.version, index.config.model_dump_json(), sorted(enabled), list(stop))
+            (
+                CACHE_FORMAT,
+                normalize(NORMALIZE_PROBE),
+                index.version,
+                index.config.model_dump_json(),
+                sorted(enabled),
+                list(stop),
+            )
         )
         folder = Path(self.indexes.data_dir) / "suggest" / tenant
         path = folder / (hashlib.sha1(ident.encode()).hexdigest()[:20] + ".parquet")

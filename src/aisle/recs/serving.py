@@ -274,7 +274,8 @@ class PredictEngine:
                 "modelScore": r.model_score,
                 "rules": r.rules,
                 "brandAffinity": round(r.affinity, 6),
-                "backfill": r.backfill,
+                "backfill": r.backfill is not None,
+                "backfillFrom": r.backfill,
                 "sessionLength": len(personal.session),
             }
         return out

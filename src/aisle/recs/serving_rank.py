@@ -113,7 +113,9 @@ class Ranked:
     model_score: float | None
     rules: list[dict[str, Any]]
     affinity: float
-    backfill: bool
+    backfill: str | None
+    """None for the model's own items; ``neighbours`` (recommended for the model's items), ``category``
+    (the seeds' categories) or ``filter`` (any allowed item) for backfill of a non-strict slot."""
 
 
 @dataclass(frozen=True)
@@ -134,8 +136,9 @@ def rank_slot(
 ) -> list[Ranked]:
     """The slot's ``itemCount`` items, best first, none in ``taken`` (updated with the picks).
 
-    Non-strict slots backfill a short list from the seeds' categories (and, when FILTER actions
-    narrow the list, from the rest of the catalog), keeping only items the filters allow.
+    Non-strict slots backfill a short list with the model's recommendations for its own first items,
+    then the seeds' categories (and, when FILTER actions narrow the list, the rest of the catalog),
+    keeping only items the filters allow.
     """
     filters = [a for a in actions if a.type == "FILTER" and a.applies(slot.slotConfigId)]
     shapers = [a for a in actions if a.type != "FILTER" and a.applies(slot.slotConfigId)]
@@ -152,20 +155,37 @@ def rank_slot(
         seeds=list(seeds), k=pool_k, session=personal.session, exclude=frozenset(excluded), allowed=allowed
     )
     scored = [s for s in model.recommender.recommend(ctx) if allowed(s.item_id)]
-    pool: list[tuple[str, float | None, str | None, bool]] = []
+    # (item, model score, label, source): source None for the model's own items, else how it was found
+    pool: list[tuple[str, float | None, str | None, str | None]] = []
     seen: set[str] = set()
     for s in scored:
         if s.item_id not in seen:
             seen.add(s.item_id)
-            pool.append((s.item_id, s.score, s.label, False))
+            pool.append((s.item_id, s.score, s.label, None))
+    if not strict and pool and len(pool) < need:
+        # neighbours of the model's own items: still the model's notion of related, unlike a category
+        more = RecContext(
+            seeds=[p[0] for p in pool[:5]],
+            k=need,
+            session=(),
+            exclude=frozenset(excluded | seen),
+            allowed=allowed,
+        )
+        for s in model.recommender.recommend(more):
+            if s.item_id not in seen and allowed(s.item_id) and len(pool) < need:
+                seen.add(s.item_id)
+                pool.append((s.item_id, s.score, s.label, "neighbours"))
     if not strict and len(pool) < need:
         for item in _backfill(table, seeds, allowed, seen, need - len(pool), wide=bool(filters)):
-            pool.append((item, None, None, True))
-    model_scores = [s for _, s, _, b in pool if not b and s is not None]
+            pool.append((item, None, None, "category" if not filters else "filter"))
+    model_scores = [s for _, s, _, src in pool if src is None and s is not None]
     lo, hi = (min(model_scores), max(model_scores)) if model_scores else (0.0, 0.0)
     ranked: list[Ranked] = []
-    for pos, (item, raw, label, backfill) in enumerate(pool):
-        base = -1.0 - pos * 1e-6 if backfill else ((raw - lo) / (hi - lo) if hi > lo else 1.0)  # type: ignore[operator]
+    for pos, (item, raw, label, source) in enumerate(pool):
+        if source is None:
+            base = (raw - lo) / (hi - lo) if hi > lo and raw is not None else 1.0
+        else:  # backfill stays below every model item unless a rule lifts it
+            base = (-0.5 if source == "neighbours" else -1.0) - pos * 1e-6
         row = table.row(item)
         rules: list[dict[str, Any]] = []
         score = base
@@ -178,7 +198,7 @@ def rank_slot(
         if personal.brand_affinity and row is not None:
             affinity = personal.brand_affinity.get(str(table.brand(row)), 0.0) * personal.affinity_weight
             score += affinity
-        ranked.append(Ranked(item, score, label, slot, model, raw, rules, affinity, backfill))
+        ranked.append(Ranked(item, score, label, slot, model, raw, rules, affinity, source))
     if level == "none":
         ranked.sort(key=lambda r: -r.score)
         chosen = ranked[:need]

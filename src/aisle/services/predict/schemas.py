@@ -111,7 +111,8 @@ class RecommendationItem(BaseModel):
     explanation: dict[str, Any] | None = Field(
         default=None,
         description="With debug: modelId, modelType, modelVersion, slotConfigId, modelScore, rules "
-        "(index, type, weight of each action that matched), brandAffinity, backfill, sessionLength.",
+        "(index, type, weight of each action that matched), brandAffinity, backfill, backfillFrom "
+        "(neighbours, category or filter), sessionLength.",
     )
 
 

@@ -139,6 +139,46 @@ def latency(url: str, queries: list[str], rounds: int = 3) -> list[float]:
     return server
 
 
+def paired_overhead(env: dict[str, str], queries: list[str]) -> tuple[float, float, float, float]:
+    """In process, each query with no rules and with the 20 rules, best of 3 each, interleaved (so the
+    shared machine's load cancels out). Returns (mean without, mean with, median and p90 of the
+    per-query difference), in ms."""
+    from datetime import UTC, datetime
+
+    from aisle.core.storage import open_blob_store
+    from aisle.core.tenancy import Tenants
+    from aisle.search.indexes import IndexRegistry
+    from aisle.search.pipeline import DEFAULT_STAGES, SearchPipeline
+    from aisle.search.rules.book import RuleBook
+    from aisle.search.rules.model import Rule
+    from aisle.search.stages.rules import FixedRules, bind_rules
+
+    tenants = Tenants(open_blob_store(env["AISLE_STORAGE_URL"]))
+    index, config = (
+        IndexRegistry(tenants, Path(env["AISLE_DATA_DIR"])).get("fashion"),
+        tenants.config("fashion"),
+    )
+    now = datetime.now(UTC)
+    rules = [
+        Rule.model_validate({**doc, "id": f"r{i}", "version": 1, "createdAt": now, "updatedAt": now})
+        for i, doc in enumerate(twenty_rules())
+    ]
+    without = SearchPipeline(bind_rules(DEFAULT_STAGES, FixedRules(RuleBook([]))))
+    with_rules = SearchPipeline(bind_rules(DEFAULT_STAGES, FixedRules(RuleBook(rules))))
+    a, b = [], []
+    for q in queries:
+        ta, tb = [], []
+        for _ in range(3):
+            for pipeline, times in ((without, ta), (with_rules, tb)):
+                start = time.perf_counter()
+                pipeline.search(index, config, q, facets=FACETS)
+                times.append((time.perf_counter() - start) * 1000)
+        a.append(min(ta))
+        b.append(min(tb))
+    diffs = sorted(y - x for x, y in zip(a, b, strict=True))
+    return statistics.mean(a), statistics.mean(b), statistics.median(diffs), pct(diffs, 90)
+
+
 def check_cost(storage_url: str, n: int = 20_000) -> float:
     """µs per ``RuleBooks.book`` call with nothing changed (what every search pays)."""
     from aisle.core.storage import open_blob_store
@@ -261,6 +301,11 @@ def main(data_dir: Path) -> None:
                 f"{len(queries)} queries fire a rule, {statistics.mean(fired):.1f} rules per query), "
                 f"{len(with_rules)} requests: server-side p50 {statistics.median(with_rules):.2f} ms, "
                 f"p99 {pct(with_rules, 99):.2f} ms"
+            )
+            a, b, med, p90 = paired_overhead(env, queries)
+            print(
+                f"rules overhead in process (best of 3, paired per query): mean {a:.2f} ms without, "
+                f"{b:.2f} ms with 20 rules; difference median {med:+.3f} ms, p90 {p90:+.3f} ms"
             )
             cost = check_cost(env["AISLE_STORAGE_URL"])
             print(f"rule change check per search (RuleBooks.book, nothing changed): {cost:.1f} µs")

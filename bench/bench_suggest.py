@@ -1,7 +1,8 @@
 """Autocomplete benchmark: ``GET /suggestions`` latency on fashion and homedepot over real HTTP.
 
 Figures printed (issue "Query understanding, merchandising rules ... autocomplete"):
-- suggestion index build time per tenant (first request, then from the local disk cache);
+- suggestion index build time per tenant (first request, then from the local disk cache), and the
+  memory the suggestion indexes add to the search service;
 - server-side latency (Server-Timing header), one uvicorn worker: p50/p99 (ms) per tenant, and the
   client-side figures for reference;
 - the engine's CPU time per prefix in-process (p50/p99), which a busy shared machine cannot inflate.
@@ -145,11 +146,17 @@ def main(data_dir: Path) -> None:
             service = ServiceProcess("aisle.services.search.app", env, workers=1)
             try:
                 service.wait_ready()
+                before = service.rss_mb()
                 for tenant in TENANTS:
                     took = _first_request(service.url, tenant)
                     state = "empty disk cache" if cold else "from the disk cache"
                     print(
                         f"{tenant}: first /suggestions (builds the suggestion index, {state}): {took:.1f} s"
+                    )
+                if not cold:
+                    print(
+                        f"search service RSS: {before:.0f} MiB with the search indexes, "
+                        f"{service.rss_mb():.0f} MiB with both suggestion indexes too"
                     )
                 if cold:
                     continue

@@ -24,6 +24,8 @@ from aisle.services.common.errors import error_responses
 from aisle.services.search.app import SearchState
 from aisle.services.search.schemas import TENANT_PATTERN
 
+CHECK_EVERY_S = 5.0
+
 
 class SuggestionItem(BaseModel):
     """One suggestion of the ranked list (spec: ``{suggestion: string, type: string}``)."""
@@ -38,7 +40,9 @@ class SuggestionItem(BaseModel):
 def build_suggest_router(state: SearchState) -> APIRouter:
     """The ``GET /suggestions`` route over ``state``'s tenants and search indexes."""
     router = APIRouter()
-    registry = SuggesterRegistry(state.tenants, state.indexes)
+    # Checked for changes every 5 s: the check (configuration files, catalog and log pointers) runs in a
+    # background thread but holds the GIL for about a millisecond, so not on every second.
+    registry = SuggesterRegistry(state.tenants, state.indexes, check_every=CHECK_EVERY_S)
     read = Depends(state.authorizer.require(SEARCH_READ, tenant_default="default"))
 
     @router.get(

@@ -208,3 +208,18 @@ def test_brand_affinity_falls_back_to_the_users_history(engine: PredictEngine) -
     record_events(engine.events, T, [Event("v7", "view", "p10", 1.0, user_id="u7")])  # p10 is adidas
     assert ids(engine.predict(T, query(user_id="u7"))) == ["p1", "p2", "p4", "p3"]
     assert engine.events.recent(T, "v7")[0].user_id == "u7"
+
+
+def test_category_backfill_widens_to_parent_levels() -> None:
+    from aisle.recs.serving_products import ProductTable
+
+    frame = pl.DataFrame(
+        {
+            "id": ["a1", "a2", "b1", "b2", "x1"],
+            "title": ["t"] * 5,
+            "category": ["Food > Coffee > Decaf", "Food > Coffee > Decaf", "Food > Coffee > Beans",
+                         "Food > Tea", "Garden"],
+        }
+    )  # fmt: skip
+    table = ProductTable.from_frame("v1", frame)
+    assert [table.ids[r] for r in table.same_category_rows([0])] == ["a2", "b1", "b2"]

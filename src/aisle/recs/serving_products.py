@@ -6,7 +6,7 @@ Built once per (tenant, catalog version) and shared by every request; conditions
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -64,7 +64,10 @@ class ProductTable:
         )
         if table.category_field is not None:
             for row, value in enumerate(columns[table.category_field]):
-                table._by_category.setdefault(value, []).append(row)
+                if value is None or value == "":
+                    continue
+                for prefix in category_prefixes(value):
+                    table._by_category.setdefault(prefix, []).append(row)
         return table
 
     def row(self, product_id: str) -> int | None:
@@ -82,13 +85,24 @@ class ProductTable:
     def category(self, row: int) -> Any:
         return self.value(row, self.category_field)
 
-    def same_category_rows(self, rows: Sequence[int]) -> list[int]:
-        """Rows sharing a category with any of ``rows`` (catalog order), for backfill."""
-        seen: set[int] = set()
-        out: list[int] = []
-        for r in rows:
-            for other in self._by_category.get(self.category(r), ()):
-                if other not in seen:
-                    seen.add(other)
-                    out.append(other)
-        return out
+    def same_category_rows(self, rows: Sequence[int]) -> Iterator[int]:
+        """Rows sharing a category with any of ``rows``, for backfill: the same leaf first, then each
+        parent level of a ``"A > B > C"`` path (catalog order within a level). Lazy."""
+        seen: set[int] = set(rows)
+        levels = [category_prefixes(c) for c in (self.category(r) for r in rows) if c is not None and c != ""]
+        depth = max((len(p) for p in levels), default=0)
+        for level in range(depth):
+            for prefixes in levels:
+                if level < len(prefixes):
+                    for other in self._by_category.get(prefixes[level], ()):
+                        if other not in seen:
+                            seen.add(other)
+                            yield other
+
+
+def category_prefixes(value: Any) -> tuple[Any, ...]:
+    """``"A > B > C"`` -> ``("A > B > C", "A > B", "A")``, deepest first; other values -> ``(value,)``."""
+    if not isinstance(value, str) or ">" not in value:
+        return (value,)
+    parts = [p.strip() for p in value.split(">")]
+    return tuple(" > ".join(parts[:n]) for n in range(len(parts), 0, -1))

@@ -9,7 +9,7 @@ an item across the whole model range, 0.1 nudges it); brand affinity adds
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal
 
@@ -246,11 +246,11 @@ def _backfill(
     *,
     wide: bool,
 ) -> list[str]:
-    """Up to ``n`` allowed items: the seeds' categories first (catalog order), then, if ``wide``, any."""
+    """Up to ``n`` allowed items: the seeds' categories (leaf, then parent levels), then, if ``wide``, any."""
     seed_rows = [r for r in (table.row(s) for s in seeds) if r is not None]
     out: list[str] = []
 
-    def take(rows: Sequence[int] | range) -> bool:
+    def take(rows: Iterable[int]) -> bool:
         for row in rows:
             item = table.ids[row]
             if item not in seen and allowed(item):

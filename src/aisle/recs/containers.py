@@ -8,21 +8,21 @@ Layout in the tenant's scope::
 A write creates revision ``r + 1`` with ``put_if_absent``: of concurrent writers that read revision
 ``r``, exactly one succeeds and the others get :class:`ContainerVersionConflict` (409), so no update
 is lost. A reader takes the hint, then probes forward until a revision is missing. Deleting writes a
-tombstone revision; creating the id again restarts the user-visible ``version`` at 1.
+tombstone revision; creating the id again restarts the user-visible ``version`` at 1. The mechanism is
+:class:`aisle.core.storage.revisions.RevisionLog`, shared with merchandising rules.
 """
 
 from __future__ import annotations
 
 import builtins
-import os
 from datetime import UTC, datetime
-from typing import Annotated, Any, cast
+from typing import Annotated, cast
 
-import orjson
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from aisle.core.errors import Conflict, NotFound
-from aisle.core.storage import BlobNotFound, BlobStore
+from aisle.core.storage import BlobStore
+from aisle.core.storage.revisions import RevisionLog
 from aisle.recs.diversity import DiversityLevel
 
 ROOT = "containers"
@@ -98,59 +98,32 @@ class Container(ContainerBody):
 
 
 class ContainerStore:
-    """Create, read, replace and delete the containers of one tenant (``scope``: tenant-scoped store)."""
+    """Create, read, replace and delete the containers of one tenant (``scope``: tenant-scoped store).
+
+    The revisions are a :class:`~aisle.core.storage.revisions.RevisionLog` (``r00000001.json`` files
+    holding a ``container`` key); validated containers are cached per revision on top of it, because
+    the predict service reads the head on every request.
+    """
 
     def __init__(self, scope: BlobStore) -> None:
         self.scope = scope
+        self.log = RevisionLog(scope, ROOT, prefix="r", body_key="container")
         self._cache: dict[tuple[str, int], Container | None] = {}
-
-    def _rev_path(self, cid: str, rev: int) -> str:
-        return f"{ROOT}/{cid}/r{rev:08d}.json"
-
-    def _read(self, path: str) -> bytes:
-        # a local store is read with plain file IO: a few microseconds instead of an obstore call,
-        # which matters because the predict service reads the head on every request
-        local = self.scope.local_path(path)
-        if local is None:
-            return self.scope.get(path)
-        try:
-            with open(local, "rb") as f:
-                return f.read()
-        except FileNotFoundError as exc:
-            raise BlobNotFound(f"object '{path}' not found") from exc
-
-    def _exists(self, path: str) -> bool:
-        local = self.scope.local_path(path)
-        return os.path.exists(local) if local is not None else self.scope.exists(path)
 
     def _latest(self, cid: str) -> tuple[int, Container | None]:
         """(latest revision, its container or None when deleted); (0, None) for a never-created id."""
-        try:
-            rev = int(orjson.loads(self._read(f"{ROOT}/{cid}/head.json"))["revision"])
-        except (BlobNotFound, ValueError, KeyError):
-            rev = 0
-        while self._exists(self._rev_path(cid, rev + 1)):
-            rev += 1
+        rev, body = self.log.latest(cid)
         if rev == 0:
             return 0, None
         key = (cid, rev)
         if key not in self._cache:
-            doc = orjson.loads(self._read(self._rev_path(cid, rev)))
             if len(self._cache) > 1024:
                 self._cache.clear()
-            self._cache[key] = None if doc["deleted"] else Container.model_validate(doc["container"])
+            self._cache[key] = None if body is None else Container.model_validate(body)
         return rev, self._cache[key]
 
     def _write(self, cid: str, rev: int, container: Container | None) -> bool:
-        doc: dict[str, Any] = {
-            "revision": rev,
-            "deleted": container is None,
-            "container": None if container is None else container.model_dump(mode="json"),
-        }
-        if not self.scope.put_if_absent(self._rev_path(cid, rev), orjson.dumps(doc)):
-            return False
-        self.scope.put(f"{ROOT}/{cid}/head.json", orjson.dumps({"revision": rev}))
-        return True
+        return self.log.write(cid, rev, None if container is None else container.model_dump(mode="json"))
 
     def get(self, container_id: str) -> Container:
         """The current container. Raises :class:`ContainerNotFound`."""
@@ -164,8 +137,8 @@ class ContainerStore:
     def list(self) -> list[Container]:
         """Every live container of the tenant, by id."""
         out: builtins.list[Container] = []
-        # cast: BlobStore.list_dirs is annotated ``list[str]`` inside a class whose ``list`` is a method
-        for cid in cast("builtins.list[str]", self.scope.list_dirs(ROOT)):
+        # cast: RevisionLog.names is annotated ``list[str]`` inside a class whose ``list`` is a method
+        for cid in cast("builtins.list[str]", self.log.names()):
             _, container = self._latest(cid)
             if container is not None:
                 out.append(container)

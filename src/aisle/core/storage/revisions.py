@@ -5,6 +5,9 @@ Layout, per document key, under a root folder of a (tenant-scoped) store::
     <root>/<key>/v00000001.json   immutable revisions: {"revision": n, "deleted": bool, "body": {...}}
     <root>/<key>/head.json        hint of the latest revision (may lag, never leads)
 
+(the ``v`` prefix and the ``body`` key are parameters: containers keep their ``r00000001.json`` files
+with a ``container`` key).
+
 A writer that read revision ``n`` creates ``n + 1`` with ``put_if_absent``: of concurrent writers that
 read the same revision exactly one succeeds, so no update is lost (the compare-and-swap
 :mod:`aisle.recs.containers` uses for containers). A reader takes the hint, then probes forward until a
@@ -29,17 +32,33 @@ class RevisionLog:
 
     Decoded revisions are cached (they are immutable), so reading an unchanged document costs a hint
     read and one existence probe. On a local store both are plain file calls (microseconds).
+
+    Args:
+        scope: the (tenant-scoped) store.
+        root: folder holding one sub-folder per document key.
+        prefix: file name prefix of a revision (``v`` gives ``v00000001.json``).
+        body_key: the key of the document inside a revision file.
     """
 
-    def __init__(self, scope: BlobStore, root: str, cache_size: int = 4096) -> None:
+    def __init__(
+        self,
+        scope: BlobStore,
+        root: str,
+        *,
+        prefix: str = "v",
+        body_key: str = "body",
+        cache_size: int = 4096,
+    ) -> None:
         self.scope = scope
         self.root = root.strip("/")
+        self.prefix = prefix
+        self.body_key = body_key
         self.cache_size = cache_size
         self._cache: dict[tuple[str, int], Doc | None] = {}
         self._lock = threading.Lock()
 
     def revision_path(self, key: str, revision: int) -> str:
-        return f"{self.root}/{key}/v{revision:08d}.json"
+        return f"{self.root}/{key}/{self.prefix}{revision:08d}.json"
 
     def _head_path(self, key: str) -> str:
         return f"{self.root}/{key}/head.json"
@@ -77,7 +96,7 @@ class RevisionLog:
         if cached is not ...:
             return revision, cached  # type: ignore[return-value]
         doc = orjson.loads(self.read(self.revision_path(key, revision)))
-        body = None if doc.get("deleted") else doc["body"]
+        body = None if doc.get("deleted") else doc[self.body_key]
         with self._lock:
             if len(self._cache) >= self.cache_size:
                 self._cache.clear()
@@ -86,7 +105,7 @@ class RevisionLog:
 
     def write(self, key: str, revision: int, body: Doc | None) -> bool:
         """Create ``revision`` (``body`` None: a tombstone). False when another writer created it first."""
-        doc = {"revision": revision, "deleted": body is None, "body": body}
+        doc = {"revision": revision, "deleted": body is None, self.body_key: body}
         if not self.scope.put_if_absent(self.revision_path(key, revision), orjson.dumps(doc)):
             return False
         self.scope.put(self._head_path(key), orjson.dumps({"revision": revision}))

@@ -3,7 +3,8 @@
 Three stages share one :class:`RuleRun` per request:
 
 1. :class:`MerchandisingRules` (before ``Understand``): finds the rules that fire for the shopper's
-   query, time and user group; a ``rewrite`` replaces ``ctx.query`` (highest priority wins).
+   query, time and user group; a ``rewrite`` replaces ``ctx.query`` (highest priority wins). Rules
+   match the shopper's own query: a rewritten query does not make further rules fire.
 2. :class:`ApplyRuleActions` (after ``ApplyFilters``, before ``ExtractAttributes``/``Retrieve``): filters
    AND into ``ctx.filter_query`` (queryGraph.filters, source ``rule``), boosts and buries go to
    ``ctx.boosts``, hidden products to ``ctx.exclude_query`` (so never counted), the first redirect to
@@ -11,7 +12,9 @@ Three stages share one :class:`RuleRun` per request:
    by the pins falling on it.
 3. :class:`PinProducts` (after ``Retrieve``): puts each pinned product (in the catalog, not hidden,
    passing the filters) at its 1-based position on the page it falls on; a position past the end of
-   the results becomes the end. ``total`` counts every pinned product once, and facets count them.
+   the results becomes the end. ``total`` counts every pinned product once, and facets count them; a
+   pinned product carries the page's top score. Of two rules pinning to one position, the higher
+   priority keeps it and the other product takes the next free position.
 
 queryGraph.rules lists each fired rule: ``{id, name, version, actions}``.
 """

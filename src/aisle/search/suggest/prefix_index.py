@@ -8,9 +8,11 @@ Layout (built once per suggestion index; candidate ids are ``0..C-1``, in rankin
   lists laid end to end in vocabulary order, so the keys containing *any* word with prefix ``p`` are
   the single slice ``postings[offsets[lo]:offsets[hi]]`` (no per-word loop).
 - ``heavy``: for prefixes whose slice is longer than :data:`HEAVY` (short prefixes such as "s"), the
-  first :data:`HEAVY_KEEP` ids of each type, precomputed, so no request sorts a large slice.
-- ``words``: a ``(C, MAX_WORDS)`` matrix of each key's word ids (-1 padded), to test the other words
-  of a multi-word prefix on the candidates of the most selective word with numpy.
+  first :data:`HEAVY_KEEP` ids of each type, precomputed, so no request sorts a large slice. (When
+  every word of a multi-word prefix is that short, e.g. "m s", matches are looked for among those
+  heads only: the best-ranked keys, so the answer can only miss low-ranked ones.)
+- ``words``: a ``(C, width)`` matrix of each key's word ids (-1 padded; at most :data:`MAX_WORDS`),
+  to test the other words of a multi-word prefix on the candidates of the most selective word.
 - ``pools``: the distinct word prefixes by (first letter, length), for typo expansion: a typed word
   within ``d`` edits (optimal string alignment, i.e. Damerau-Levenshtein with adjacent transpositions,
   rapidfuzz) of a vocabulary prefix of length ``len(word) +- d`` matches as if it were that prefix. The

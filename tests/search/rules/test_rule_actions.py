@@ -195,3 +195,13 @@ def test_higher_priority_wins_and_every_fired_rule_is_listed(
     assert res.redirect == "/high"
     assert [r["id"] for r in res.query_graph.rules] == ["high", "low"]
     assert search("shoes").query_graph.rules == []
+
+
+def test_two_rules_pinning_one_position(search: Any, make_rule: Callable[..., Rule]) -> None:
+    def pin(product: str) -> list[dict[str, Any]]:
+        return [{"type": "pin", "items": [{"productId": product, "position": 1}]}]
+
+    first = make_rule("first", priority=9, actions=pin("15970"))
+    second = make_rule("second", priority=1, actions=pin("1164"))
+    res = search("running shoes", [second, first], size=5)
+    assert ids(res)[:2] == ["15970", "1164"]

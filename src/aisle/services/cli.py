@@ -41,7 +41,8 @@ def serve(
         if only and name not in only:
             continue
         port = getattr(settings, port_attr)
-        service_workers = n_workers if name == "search" else 1
+        # search and predict carry the query load; the others are configuration and auth traffic
+        service_workers = n_workers if name in ("search", "predict") else 1
         cmd = [
             sys.executable,
             "-m",

@@ -5,6 +5,7 @@ Paths are ``/``-separated relative keys (``fashion/catalog/v3/products.parquet``
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Iterator
 from typing import Protocol, runtime_checkable
 
@@ -45,7 +46,7 @@ class BlobStore(Protocol):
         """Yield the paths of every object under ``prefix`` (recursive)."""
         ...
 
-    def list_dirs(self, prefix: str = "") -> list[str]:
+    def list_dirs(self, prefix: str = "") -> builtins.list[str]:
         """The immediate "directory" names directly under ``prefix``."""
         ...
 
@@ -94,7 +95,7 @@ class PrefixBlobStore:
         for p in self.inner.list(self._p(prefix)):
             yield p[cut:]
 
-    def list_dirs(self, prefix: str = "") -> list[str]:
+    def list_dirs(self, prefix: str = "") -> builtins.list[str]:
         return self.inner.list_dirs(self._p(prefix))
 
     def local_path(self, path: str) -> str | None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 import contextlib
 import os
 from collections.abc import Iterator
@@ -62,7 +63,7 @@ class ObstoreBlobStore:
             for meta in batch:
                 yield meta["path"]
 
-    def list_dirs(self, prefix: str = "") -> list[str]:
+    def list_dirs(self, prefix: str = "") -> builtins.list[str]:
         prefix = prefix.strip("/")
         if self.root is not None and not (self.root / prefix).is_dir():
             return []

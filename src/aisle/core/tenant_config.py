@@ -35,7 +35,7 @@ class AttributeType(str, Enum):
 class AttributeRole(str, Enum):
     """What a field means to the platform (spec "Search response": id, title, price, brand, color)."""
 
-    title = "title"
+    title = "title"  # type: ignore[assignment]  # the role name shadows str.title on a str enum
     description = "description"
     brand = "brand"
     color = "color"
@@ -160,6 +160,18 @@ class TypeSuggestionConfig(_Strict):
     limit: Annotated[int, Field(ge=0, le=50)] = 5
 
 
+SuggestionType = Literal["query", "brand", "category", "product"]
+
+
+def _default_suggestion_types() -> dict[SuggestionType, TypeSuggestionConfig]:
+    return {
+        "query": TypeSuggestionConfig(boost=1.0, limit=5),
+        "brand": TypeSuggestionConfig(boost=1.5, limit=3),
+        "category": TypeSuggestionConfig(boost=1.2, limit=3),
+        "product": TypeSuggestionConfig(boost=0.8, limit=4),
+    }
+
+
 class AutocompleteConfiguration(_Strict):
     """``autocomplete_configuration.json``: suggestion sources, per-type boosts and limits."""
 
@@ -167,14 +179,7 @@ class AutocompleteConfiguration(_Strict):
     max_suggestions: Annotated[int, Field(ge=1, le=50)] = 10
     min_prefix_length: Annotated[int, Field(ge=1, le=10)] = 1
     typo_tolerance: bool = True
-    types: dict[Literal["query", "brand", "category", "product"], TypeSuggestionConfig] = Field(
-        default_factory=lambda: {
-            "query": TypeSuggestionConfig(boost=1.0, limit=5),
-            "brand": TypeSuggestionConfig(boost=1.5, limit=3),
-            "category": TypeSuggestionConfig(boost=1.2, limit=3),
-            "product": TypeSuggestionConfig(boost=0.8, limit=4),
-        }
-    )
+    types: dict[SuggestionType, TypeSuggestionConfig] = Field(default_factory=_default_suggestion_types)
 
 
 class CrsConfig(_Strict):

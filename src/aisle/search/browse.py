@@ -9,7 +9,7 @@ import tantivy
 from aisle.catalog.schema import PATH_SEP
 from aisle.core.errors import BadRequest, NotFound
 from aisle.core.tenant_config import Attribute, AttributeRole, AttributeType
-from aisle.search.index.reader import TenantIndex
+from aisle.search.index.reader import TenantIndex, hit_count
 from aisle.search.index.schema import MAX_CATEGORY_LEVELS, level_field
 from aisle.search.model import FilterSpec
 from aisle.search.stages.filters import filter_clause
@@ -40,7 +40,7 @@ def list_items(
         query, max(size, 1), count=True, offset=offset, order_by_field="ord", order=tantivy.Order.Asc
     )
     ords = index.ords(result.hits) if size else []
-    return [dict(index.rows[o]) for o in ords], int(result.count or 0)
+    return [dict(index.rows[o]) for o in ords], hit_count(result)
 
 
 def get_item(index: TenantIndex, product_id: str) -> dict:

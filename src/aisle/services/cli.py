@@ -62,12 +62,16 @@ def serve(
         procs.append((name, subprocess.Popen(cmd, env=os.environ.copy())))
         typer.echo(f"{name:<8} http://{settings.host}:{port}  (docs: /docs)")
 
-    def stop(*_: object) -> None:
-        for _, proc in procs:
+    def stop() -> None:
+        for _service, proc in procs:
             if proc.poll() is None:
                 proc.terminate()
 
-    signal.signal(signal.SIGTERM, lambda *a: (stop(), sys.exit(0)))
+    def on_sigterm(*_: object) -> None:
+        stop()
+        sys.exit(0)
+
+    signal.signal(signal.SIGTERM, on_sigterm)
     try:
         while procs:
             for name, proc in procs:

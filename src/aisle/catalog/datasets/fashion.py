@@ -1,3 +1,5 @@
+# mypy: disable-error-code="arg-type, call-arg"
+# (pydantic validates the string values of these literal configurations into their enums and aliases)
 """Myntra fashion catalog: ``fashion/products.jsonl.gz`` (44,441 products, prices in INR)."""
 
 from __future__ import annotations

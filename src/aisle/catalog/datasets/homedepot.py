@@ -1,3 +1,5 @@
+# mypy: disable-error-code="arg-type, call-arg"
+# (pydantic validates the string values of these literal configurations into their enums and aliases)
 """Home Depot product search relevance catalog: ``homedepot/products.csv`` (id, title)."""
 
 from __future__ import annotations

@@ -1,3 +1,5 @@
+# mypy: disable-error-code="arg-type, call-arg"
+# (pydantic validates the string values of these literal configurations into their enums and aliases)
 """YooChoose 100k-click sample: its items become products so the session model can be served.
 
 The data has item ids only, so titles are ``Item <id>``; there are no prices or categories.

@@ -48,7 +48,7 @@ def price_buckets(prices: pl.Series, buckets: int = 5) -> list[tuple[float | Non
         return []
     edges: list[float] = []
     for q in range(1, buckets):
-        edge = _nice(float(clean.quantile(q / buckets)))
+        edge = _nice(float(clean.quantile(q / buckets) or 0.0))
         if edge > 0 and (not edges or edge > edges[-1]):
             edges.append(edge)
     ranges: list[tuple[float | None, float | None]] = []
@@ -58,6 +58,11 @@ def price_buckets(prices: pl.Series, buckets: int = 5) -> list[tuple[float | Non
         lo = edge
     ranges.append((lo, None))
     return ranges
+
+
+def hit_count(result: tantivy.SearchResult) -> int:
+    """The match count of a search run with ``count=True`` (absent from tantivy's type stubs)."""
+    return int(getattr(result, "count", 0) or 0)
 
 
 @dataclass
@@ -155,13 +160,17 @@ class TenantIndex:
 
     def ords(self, hits: list[tuple[Any, tantivy.DocAddress]]) -> list[int]:
         """Catalog row numbers of search hits, in order."""
-        return self.searcher.fast_field_values("ord", [addr for _, addr in hits])
+        return [int(o) for o in self.searcher.fast_field_values("ord", [addr for _, addr in hits])]  # type: ignore[arg-type]
 
     @property
     def price_field(self) -> str | None:
         """The tantivy field of the price attribute, or None when the catalog has no sortable price."""
         attr = self.config.by_role(AttributeRole.price)
         return numeric_field(attr) if attr is not None else None
+
+    def count(self, query: tantivy.Query) -> int:
+        """How many products match ``query``."""
+        return hit_count(self.searcher.search(query, 1, count=True))
 
     def num_docs(self) -> int:
         return int(self.searcher.num_docs)

@@ -21,6 +21,8 @@ _RANGE_KEYS = {"gt", "gte", "lt", "lte"}
 
 def _range_query(index: TenantIndex, attr: Attribute, rng: dict[str, float]) -> tantivy.Query:
     field = numeric_field(attr)
+    if field is None:
+        raise BadRequest(f"field '{attr.name}' is not filterable by range", code="filter_not_allowed")
     ftype = tantivy.FieldType.Float if attr.type is AttributeType.number else tantivy.FieldType.Integer
     cast = float if attr.type is AttributeType.number else int
     lo_key = "gte" if "gte" in rng else ("gt" if "gt" in rng else None)

@@ -20,7 +20,7 @@ import tantivy
 from aisle.core.errors import BadRequest
 from aisle.core.tenant_config import TypoConfig
 from aisle.search.context import Hit, SearchContext
-from aisle.search.index.reader import TenantIndex
+from aisle.search.index.reader import TenantIndex, hit_count
 
 TIE_BREAKER = 0.3
 FUZZY_WEIGHT = 0.5
@@ -54,7 +54,7 @@ def term_query(index: TenantIndex, terms: list[str]) -> tantivy.Query:
             continue
         field = f"s_{attr.name}"
         for term in terms:
-            words = term.split(" ")
+            words: list[str | tuple[int, str]] = list(term.split(" "))
             if len(words) == 1:
                 query = tantivy.Query.term_query(index.schema, field, term)
             else:
@@ -195,14 +195,14 @@ class Retrieve:
                     order_by_field=order_field,
                     order=order,
                 )
-            ctx.graph.stages_tried.append({"stage": name, "hits": result.count})
-            if best is None or result.count > best[2].count:
+            ctx.graph.stages_tried.append({"stage": name, "hits": hit_count(result)})
+            if best is None or hit_count(result) > hit_count(best[2]):
                 best = (name, full, result)
-            if result.count >= min_hits or ctx.past_deadline():
+            if hit_count(result) >= min_hits or ctx.past_deadline():
                 break
         assert best is not None
         name, ctx.match_query, result = best
-        ctx.total = int(result.count or 0)
+        ctx.total = hit_count(result)
         ctx.graph.stage = name if ctx.total > 0 else "none"  # type: ignore[assignment]
         if ctx.size == 0 or not result.hits:
             return ctx

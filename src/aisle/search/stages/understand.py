@@ -135,7 +135,7 @@ class Understand:
             query = tantivy.Query.boolean_query(
                 [(tantivy.Occur.Must, with_cand), (tantivy.Occur.Must, others)]
             )
-            return int(index.searcher.search(query, 1, count=True).count or 0)
+            return index.count(query)
 
         scored = [(together(word), -k, word, dist) for k, (word, dist) in enumerate(nearest)]
         best = max(scored)

@@ -6,6 +6,7 @@ from typing import Annotated, Any
 
 import httpx
 import orjson
+import tantivy
 from fastapi import APIRouter, Depends, Path, Query, Request
 from fastapi.responses import Response
 
@@ -109,14 +110,16 @@ def build_router(state: SearchState) -> APIRouter:
         facets: Annotated[str, Query(description="Comma-separated facet names.")] = "",
         filter: Annotated[list[str], Query(description="field:value, repeatable")] = [],  # noqa: B006
     ) -> Response:
-        body = SearchRequest(
-            query=q,
-            tenant=tenant,
-            size=size,
-            **{"from": from_},
-            sort=sort,
-            facets=[f for f in facets.split(",") if f],
-            filters=_parse_filters(filter),
+        body = SearchRequest.model_validate(
+            {
+                "query": q,
+                "tenant": tenant,
+                "size": size,
+                "from": from_,
+                "sort": sort,
+                "facets": [f for f in facets.split(",") if f],
+                "filters": _parse_filters(filter),
+            }
         )
         return run_search(body)
 
@@ -151,6 +154,7 @@ def build_router(state: SearchState) -> APIRouter:
         attr = browse.category_attribute(index, body.field)
         config = state.tenants.config(body.tenant)
         match = state.pipeline.run(index, config, body.query or "", size=0, filters=body.filters).match_query
+        match = match if match is not None else tantivy.Query.all_query()
         children = browse.category_children(index, attr, body.parent, match)
         return CategoriesResponse(
             field=attr.name,

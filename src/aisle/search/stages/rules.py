@@ -47,7 +47,6 @@ from aisle.search.stages.filters import filter_clause
 
 log = logging.getLogger("aisle.search.rules")
 Clock = Callable[[], datetime]
-_RUN_ATTR = "_merchandising"  # SearchContext has no field for per-request rule state (yet)
 
 
 class RuleSource(Protocol):
@@ -80,7 +79,7 @@ class RuleRun:
 
 def rule_run(ctx: SearchContext) -> RuleRun | None:
     """The request's rule state, when a rule fired."""
-    run = getattr(ctx, _RUN_ATTR, None)
+    run = ctx.rules_state
     return run if isinstance(run, RuleRun) else None
 
 
@@ -132,7 +131,7 @@ class MerchandisingRules:
             if rewrite is not None:
                 ctx.query = rewrite.query
                 break
-        setattr(ctx, _RUN_ATTR, run)
+        ctx.rules_state = run
         return ctx
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -131,7 +132,7 @@ class ImageEncoder:
         """Raw pooled features of a batch (float32 (n, 3, 224, 224)) -> float32 (n, 1280)."""
         return self._session.run(None, {"pixels": pixels.astype(np.float32, copy=False)})[0]  # type: ignore[attr-defined]
 
-    def encode(self, images: list[object], batch_size: int = 32) -> np.ndarray:
+    def encode(self, images: Sequence[object], batch_size: int = 32) -> np.ndarray:
         """PIL images -> L2-normalised float32 (n, 1280)."""
         out = np.zeros((len(images), DIMENSION), dtype=np.float32)
         for lo in range(0, len(images), batch_size):

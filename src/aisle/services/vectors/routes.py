@@ -119,8 +119,11 @@ def build_router(state: VectorState) -> APIRouter:
                 continue
             tables.append(
                 TableInfo(
-                    kind=kind, catalog_version=table.version, count=len(table), dimension=table.dimension
-                )  # type: ignore[arg-type]
+                    kind=kind,  # type: ignore[arg-type]
+                    catalog_version=table.version,
+                    count=len(table),
+                    dimension=table.dimension,
+                )
             )
         return TenantVectorsInfo(tenant=tenant, tables=tables)
 

@@ -11,6 +11,7 @@ from fastapi import APIRouter, Depends, Path, Query, Request
 from fastapi.responses import Response
 
 from aisle import __version__
+from aisle.core.auth.dependencies import Principal
 from aisle.core.auth.scopes import RECS_READ, SEARCH_READ
 from aisle.core.errors import BadRequest, Unavailable
 from aisle.search import browse
@@ -71,7 +72,8 @@ def _parse_filters(raw: list[str]) -> list[FilterSpec]:
 
 def build_router(state: SearchState) -> APIRouter:
     router = APIRouter()
-    read = Depends(state.authorizer.require(SEARCH_READ))
+    require_read = state.authorizer.require(SEARCH_READ)
+    read = Depends(require_read)
 
     def run_search(body: SearchRequest) -> Response:
         index = state.indexes.get(body.tenant)
@@ -188,10 +190,13 @@ def build_router(state: SearchState) -> APIRouter:
             tree=[node(r) for r in roots],
         )
 
-    @router.get("/tenants", response_model=TenantList, dependencies=[read])
-    def tenants() -> TenantList:
-        """Tenant identifiers found in object storage."""
-        return TenantList(tenants=state.tenants.names())
+    @router.get("/tenants", response_model=TenantList)
+    def tenants(principal: Principal | None = Depends(require_read)) -> TenantList:
+        """Tenant identifiers found in object storage (with auth on: those the token may use)."""
+        names = state.tenants.names()
+        if principal is not None:
+            names = [n for n in names if n in principal.tenants]
+        return TenantList(tenants=names)
 
     @router.post(
         "/recommendations",

@@ -51,7 +51,10 @@ def latest_table(data_dir: Path, tenant: str, kind: str) -> Path | None:
     if not root.is_dir():
         return None
     built = [d for d in root.iterdir() if d.is_dir() and (d / "BUILT").exists()]
-    return max(built, key=lambda d: d.name) if built else None
+    # newest catalog version first; among tables of one version (another recipe), the last built
+    return max(
+        built, key=lambda d: (d.name.rsplit("-", 1)[0], (d / "BUILT").stat().st_mtime_ns), default=None
+    )
 
 
 @dataclass

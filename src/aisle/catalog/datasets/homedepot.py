@@ -15,7 +15,9 @@ from aisle.core.tenant_config import Attribute, AttributeConfiguration, GlobalCo
 
 def configs() -> dict[str, BaseModel]:
     attrs = AttributeConfiguration(
-        attributes=[Attribute(name="title", type="text", role="title", searchable=True, weight=1.0)]
+        attributes=[
+            Attribute(name="title", type="text", role="title", searchable=True, weight=1.0, html=True)
+        ]
     )
     return tenant_files(attrs, GlobalConfiguration(display_name="Home Depot", currency="USD"))
 

@@ -125,3 +125,17 @@ def test_bundle_plans_name_complementary_categories_and_fill_them(
     scope = tenant_scope(blob_store, "default")
     loaded = load_recommender(scope, save_model(scope, "default", bundles))
     assert loaded.plans(seed) == plans  # type: ignore[attr-defined]
+
+
+def test_recent_co_purchases_outrank_old_ones() -> None:
+    """With ``ts`` on the lines, a partner bought with the seed last month beats one bought a year ago."""
+    week = 7 * 86400.0
+    rows = []
+    for n in range(5):
+        rows += [(f"old{n}", "seed", 0.0), (f"old{n}", "stale", 0.0)]
+        rows += [(f"new{n}", "seed", 50 * week), (f"new{n}", "fresh", 50 * week)]
+    lines = pl.DataFrame(rows, schema=["basket_id", "item_id", "ts"], orient="row")
+    ranked = [r.item_id for r in train_fbt(lines, None).recommend(RecContext(seeds=["seed"], k=2))]
+    assert ranked == ["fresh", "stale"]
+    undated = train_fbt(lines.drop("ts"), None).partners("seed")
+    assert undated[0][1] == undated[1][1]

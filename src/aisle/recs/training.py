@@ -88,10 +88,12 @@ def train_also_view(views: pl.DataFrame, params: SessionKnnParams | None = None)
 def train_fbt(
     lines: pl.DataFrame, categories: pl.DataFrame | None, params: BoughtTogetherParams | None = None
 ) -> BoughtTogetherModel:
-    """FREQUENTLY_BOUGHT_TOGETHER from purchase lines (``basket_id`` or ``session_id``, ``item_id``)."""
+    """FREQUENTLY_BOUGHT_TOGETHER from purchase lines (``basket_id`` or ``session_id``, ``item_id``, and
+    ``ts`` when present: recent baskets then weigh more)."""
     if "basket_id" not in lines.columns:
         lines = lines.with_columns(basket_id=pl.col("session_id"))
-    return train_bought_together(lines.select("basket_id", "item_id"), categories, params)
+    columns = ["basket_id", "item_id"] + (["ts"] if "ts" in lines.columns else [])
+    return train_bought_together(lines.select(columns), categories, params)
 
 
 def train_bundle_model(lines: pl.DataFrame, categories: pl.DataFrame) -> BundleModel:

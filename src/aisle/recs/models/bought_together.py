@@ -13,6 +13,12 @@ probability scores)::
 ``c(cat, b)`` counts baskets holding ``b`` and any item of ``cat``; ``N`` is the number of baskets.
 Items with few baskets thus fall back to what sells with their category, then to what sells at all.
 Pairs seen in fewer than ``min_support`` baskets do not enter the item-level term.
+
+When the lines carry a time (``ts``, unix seconds), ``c(a, b)`` and ``n_a`` count each basket with the
+weight ``exp(-age / decay_weeks)`` (age measured from the newest basket, weights scaled to mean 1 per
+line) so the estimate follows what sells now. The score is finally damped by ``(n_b + 1) ** -damping``:
+co-purchase with best sellers is partly chance. Both were chosen on the validation split (recall@10
+0.1175 -> 0.1198, HR@10 0.613 -> 0.611).
 """
 
 from __future__ import annotations
@@ -29,8 +35,10 @@ from aisle.recs.models.base import ModelType, RecContext, Scored
 class BoughtTogetherParams:
     """Pseudo-counts chosen on a validation split (train weeks < 45, validate 45-48) of Complete Journey."""
 
-    m_item: float = 80.0
+    m_item: float = 50.0
     m_cat: float = 1000.0
+    decay_weeks: float = 32.0
+    damping: float = 0.05
     min_support: int = 1
     category_candidates: int = 30
     neighbours: int = 50
@@ -97,19 +105,24 @@ def _at(values: np.ndarray, column: str) -> pl.Expr:
 def train_bought_together(
     lines: pl.DataFrame, categories: pl.DataFrame | None = None, params: BoughtTogetherParams | None = None
 ) -> BoughtTogetherModel:
-    """Train from purchase lines ``basket_id, item_id`` (any extra columns ignored).
+    """Train from purchase lines ``basket_id, item_id`` and optional ``ts`` (others ignored).
 
     ``categories`` maps ``item_id`` to ``category`` (items without one share the category "?").
+    Without ``ts`` (or with ``decay_weeks <= 0``) every basket weighs 1.
     Cost on Complete Journey (1.3M lines, 33M in-basket pairs): about 20 s and 2 GB with polars.
     """
     p = params or BoughtTogetherParams()
-    lines = lines.select(pl.col("basket_id").cast(pl.Utf8), pl.col("item_id").cast(pl.Utf8)).unique()
+    ts = pl.col("ts").cast(pl.Float64) if "ts" in lines.columns else pl.lit(0.0)
+    lines = lines.select(pl.col("basket_id").cast(pl.Utf8), pl.col("item_id").cast(pl.Utf8), ts=ts)
+    lines = lines.with_columns(ts=pl.col("ts").max().over("basket_id")).unique(["basket_id", "item_id"])
     items = np.array(sorted(lines["item_id"].unique().to_list()))
     idx = pl.DataFrame({"item_id": items, "i": np.arange(len(items), dtype=np.int32)})
+    age_weeks = (pl.col("ts").max() - pl.col("ts")) / (7 * 86400.0)
+    weight = (-age_weeks / p.decay_weeks).exp() if p.decay_weeks > 0 else pl.lit(1.0)
     tr = (
         lines.join(idx, on="item_id")
-        .with_columns(b=pl.col("basket_id").rank("dense").cast(pl.Int32))
-        .select("b", "i")
+        .with_columns(b=pl.col("basket_id").rank("dense").cast(pl.Int32), w=weight)
+        .select("b", "i", w=(pl.col("w") / pl.col("w").mean()).fill_nan(1.0))
     )
     if categories is not None:
         cat = idx.join(
@@ -125,6 +138,7 @@ def train_bought_together(
     tr = tr.with_columns(k=_at(cat_of, "i"))
     n_baskets = float(tr["b"].n_unique())
     pop = np.bincount(tr["i"].to_numpy(), minlength=len(items)).astype(np.float64)
+    n_seed = np.bincount(tr["i"].to_numpy(), weights=tr["w"].to_numpy(), minlength=len(items))
     # category prior P(b | cat)
     bc = tr.select("b", "k").unique()
     n_cat = np.bincount(bc["k"].to_numpy(), minlength=int(cat_of.max()) + 1).astype(np.float64)
@@ -144,8 +158,9 @@ def train_bought_together(
             seeds.join(tr.select("b", pl.col("i").alias("j")), on="b")
             .filter(pl.col("i") != pl.col("j"))
             .group_by("i", "j")
-            .agg(c=pl.len())
-            .filter(pl.col("c") >= p.min_support)
+            .agg(c=pl.col("w").sum(), n=pl.len())
+            .filter(pl.col("n") >= p.min_support)
+            .select("i", "j", "c")
         )
         cand = (
             pl.concat([pairs.select("i", "j"), from_cat.filter(pl.col("i") % p.chunks == r)])
@@ -157,7 +172,11 @@ def train_bought_together(
             .with_columns(
                 pc=pl.col("pc").fill_null(p.m_cat * _at(pop, "j") / n_baskets / (_at(n_cat, "k") + p.m_cat))
             )
-            .with_columns(s=(pl.col("c") + p.m_item * pl.col("pc")) / (_at(pop, "i") + p.m_item))
+            .with_columns(
+                s=(pl.col("c") + p.m_item * pl.col("pc"))
+                / (_at(n_seed, "i") + p.m_item)
+                * _at((pop + 1.0) ** -p.damping, "j")
+            )
             .select("i", "j", "s")
             .sort(["i", "s"], descending=[False, True])
             .group_by("i", maintain_order=True)

@@ -24,6 +24,7 @@ from aisle.recs.registry import ModelRecord, ModelRegistry
 
 ARTIFACT_FORMAT = 1
 FBT_WEEK_CUT = 49
+FBT_RECIPE = 2  # recency-weighted, popularity-damped co-purchase: retrain older demo FBT models
 
 Progress = Callable[[str], None]
 
@@ -109,20 +110,25 @@ def _default(scope: BlobStore, tenant: str, data_dir: Path | None, progress: Pro
 
     def data() -> tuple[Any, Any]:
         if not cache:
-            cache["lines"] = completejourney_lines(max_week=FBT_WEEK_CUT).select("basket_id", "item_id")
+            cache["lines"] = completejourney_lines(max_week=FBT_WEEK_CUT).select("basket_id", "item_id", "ts")
             cache["cats"] = completejourney_categories()
         return cache["lines"], cache["cats"]
 
     return [
         _get_or_train(
-            scope, tenant, ModelType.FREQUENTLY_BOUGHT_TOGETHER, info, lambda: train_fbt(*data()), progress
+            scope,
+            tenant,
+            ModelType.FREQUENTLY_BOUGHT_TOGETHER,
+            info | {"recipe": FBT_RECIPE},
+            lambda: train_fbt(*data()),
+            progress,
         ),
         _get_or_train(
             scope,
             tenant,
             ModelType.BUNDLE_RECOMMENDATIONS,
             info,
-            lambda: train_bundle_model(*data()),
+            lambda: train_bundle_model(data()[0].select("basket_id", "item_id"), data()[1]),
             progress,
         ),
     ]

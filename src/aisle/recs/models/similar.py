@@ -171,6 +171,7 @@ class SimilarItemsModel:
 
 def build_ann(vectors: np.ndarray):  # -> usearch.index.Index
     """A usearch HNSW cosine index over ``vectors (n, d)`` keyed by row number."""
+    import onnxruntime  # noqa: F401  # must load before usearch: the reverse order segfaults (usearch 2.26)
     from usearch.index import Index
 
     ann = Index(ndim=vectors.shape[1], metric="cos", dtype="f32")

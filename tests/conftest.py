@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import socket
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -94,3 +95,36 @@ def _import_demo(tmp: Path, tenants_wanted: list[str], shared: Path) -> DemoEnv:
 def demo_env(tmp_path_factory: pytest.TempPathFactory, shared_data: Path) -> DemoEnv:
     """The fashion and homedepot demo tenants, imported and indexed once per test session."""
     return _import_demo(tmp_path_factory.mktemp("demo"), ["fashion", "homedepot"], shared_data)
+
+
+@pytest.fixture(scope="session")
+def s3_server() -> Iterator[str]:
+    """A real S3-compatible server on loopback (moto), for the S3 side of storage contract tests."""
+    from moto.server import ThreadedMotoServer
+
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0)
+    server.start()
+    host, port = server.get_host_and_port()
+    yield f"http://{host}:{port}"
+    server.stop()
+
+
+@pytest.fixture(params=["local", "s3"])
+def any_blob_store(request: pytest.FixtureRequest, tmp_path: Path) -> BlobStore:
+    """A fresh object store on each backend: a local directory, then a new bucket on the S3 server."""
+    if request.param == "local":
+        return open_blob_store(f"file://{tmp_path}/bucket")
+    import boto3
+
+    endpoint = request.getfixturevalue("s3_server")
+    bucket = f"aisle-{tmp_path.name.lower().replace('_', '-')[:40]}"
+    boto3.client(
+        "s3",
+        endpoint_url=endpoint,
+        region_name="us-east-1",
+        aws_access_key_id="test",
+        aws_secret_access_key="test",
+    ).create_bucket(Bucket=bucket)
+    return open_blob_store(
+        f"s3://{bucket}", s3_endpoint=endpoint, s3_access_key_id="test", s3_secret_access_key="test"
+    )

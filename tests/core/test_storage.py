@@ -2,44 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-
 import pytest
 
 from aisle.core.errors import BadRequest
 from aisle.core.storage import BlobNotFound, BlobStore, PrefixBlobStore, open_blob_store
 
 
-@pytest.fixture(scope="module")
-def s3_server() -> Iterator[str]:
-    from moto.server import ThreadedMotoServer
-
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0)
-    server.start()
-    host, port = server.get_host_and_port()
-    yield f"http://{host}:{port}"
-    server.stop()
-
-
-@pytest.fixture(params=["local", "s3"])
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> BlobStore:
-    if request.param == "local":
-        return open_blob_store(f"file://{tmp_path}/bucket")
-    import boto3
-
-    endpoint = request.getfixturevalue("s3_server")
-    bucket = f"aisle-{tmp_path.name.lower().replace('_', '-')[:40]}"
-    boto3.client(
-        "s3",
-        endpoint_url=endpoint,
-        region_name="us-east-1",
-        aws_access_key_id="test",
-        aws_secret_access_key="test",
-    ).create_bucket(Bucket=bucket)
-    return open_blob_store(
-        f"s3://{bucket}", s3_endpoint=endpoint, s3_access_key_id="test", s3_secret_access_key="test"
-    )
+@pytest.fixture
+def store(any_blob_store: BlobStore) -> BlobStore:
+    return any_blob_store
 
 
 def test_put_get_round_trip(store: BlobStore) -> None:

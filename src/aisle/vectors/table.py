@@ -17,8 +17,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import shutil
-import tempfile
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,6 +24,7 @@ from pathlib import Path
 import numpy as np
 import orjson
 
+from aisle.core.atomic_dir import atomic_directory
 from aisle.vectors.ann_usearch import UsearchAnnIndex
 
 KINDS = ("text", "image")
@@ -143,24 +142,12 @@ def _atomic_write(path: Path, data: bytes) -> None:
 
 def write_table(dest: Path, version: str, ids: list[str], vectors: np.ndarray, hashes: np.ndarray) -> Path:
     """Write a complete table of ``vectors`` (float32, (n, d)) for ``ids`` into ``dest``, atomically."""
-    dest = Path(dest)
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{dest.name}.", dir=dest.parent))
-    try:
+    with atomic_directory(Path(dest), "BUILT") as tmp:
         UsearchAnnIndex.build(vectors).save(tmp / "ann")
         (tmp / "ids.json").write_bytes(orjson.dumps(ids))
         np.save(tmp / "hashes.npy", hashes.astype(np.uint64))
         (tmp / "BUILT").write_text(version)
-        try:
-            os.replace(tmp, dest)
-        except OSError:
-            if not (dest / "BUILT").exists():
-                raise
-            shutil.rmtree(tmp, ignore_errors=True)  # another process built the same table first
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    return dest
+    return Path(dest)
 
 
 def reusable(data_dir: Path, tenant: str, kind: str, recipe: str, *, last: int = 3) -> dict[int, np.ndarray]:

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import shutil
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
@@ -17,6 +15,7 @@ import tantivy
 
 from aisle.catalog.schema import PATH_SEP
 from aisle.catalog.store import Catalog
+from aisle.core.atomic_dir import atomic_directory
 from aisle.core.tenant_config import AttributeConfiguration, AttributeType
 from aisle.search.index.schema import (
     ANALYZER,
@@ -55,9 +54,7 @@ def build_index(
 ) -> Path:
     """Index every product of ``catalog`` into ``dest`` (replaced atomically). Returns ``dest``."""
     dest = Path(dest)
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{dest.name}.", dir=dest.parent))
-    try:
+    with atomic_directory(dest, "CATALOG_VERSION") as tmp:
         schema = build_schema(config)
         index = tantivy.Index(schema, path=str(tmp))
         index.register_tokenizer(ANALYZER, build_analyzer())
@@ -103,13 +100,4 @@ def build_index(
         (tmp / "CATALOG_VERSION").write_text(catalog.version)
         if progress:
             progress("index", total, total)
-        try:
-            os.replace(tmp, dest)
-        except OSError:
-            if not (dest / "CATALOG_VERSION").exists():
-                raise
-            shutil.rmtree(tmp, ignore_errors=True)  # another process built the same version first
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
     return dest

@@ -139,3 +139,18 @@ def test_recent_co_purchases_outrank_old_ones() -> None:
     assert ranked == ["fresh", "stale"]
     undated = train_fbt(lines.drop("ts"), None).partners("seed")
     assert undated[0][1] == undated[1][1]
+
+
+def test_partners_from_quick_trips_outrank_ones_from_large_baskets() -> None:
+    """recall@10 credits a hit in a small basket more: a partner bought with the seed on 5 quick trips
+    outranks one bought with it in 6 stock-ups (raw co-occurrence would rank the latter first)."""
+    rows = []
+    for n in range(5):
+        rows += [(f"quick{n}", "seed"), (f"quick{n}", "milk")]
+    for n in range(6):
+        rows += [(f"big{n}", "seed"), (f"big{n}", "flour")] + [
+            (f"big{n}", f"filler{n}_{k}") for k in range(10)
+        ]
+    lines = pl.DataFrame(rows, schema=["basket_id", "item_id"], orient="row")
+    ranked = [r.item_id for r in train_fbt(lines, None).recommend(RecContext(seeds=["seed"], k=2))]
+    assert ranked == ["milk", "flour"]

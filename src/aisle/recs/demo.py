@@ -24,7 +24,7 @@ from aisle.recs.registry import ModelRecord, ModelRegistry
 
 ARTIFACT_FORMAT = 1
 FBT_WEEK_CUT = 49
-FBT_RECIPE = 2  # recency-weighted, popularity-damped co-purchase: retrain older demo FBT models
+FBT_RECIPE = 3  # + basket-size (recall@10 weight) factor: retrain older demo FBT models
 
 Progress = Callable[[str], None]
 

@@ -21,6 +21,7 @@ def _register() -> None:
     from aisle.demo import register as register_demo
     from aisle.recs.cli import register as register_recs
     from aisle.search.cli import register as register_search
+    from aisle.search.ranking.cli import register as register_ranker
     from aisle.search.suggest.cli import register as register_suggest
     from aisle.services.auth.cli import register as register_auth
     from aisle.services.cli import register as register_services
@@ -29,6 +30,7 @@ def _register() -> None:
     register_catalog(app)
     register_demo(app)
     register_search(app, eval_app)
+    register_ranker(app)
     register_recs(app, eval_app)
     register_services(app)
     register_auth(app)

@@ -74,6 +74,12 @@ def _vectors(settings, data: Path | None, images: bool) -> None:  # type: ignore
     build_demo_vectors(settings, data, images=images, echo=typer.echo)
 
 
+def _ranker(settings, tenants, data: Path | None) -> None:  # type: ignore[no-untyped-def]
+    from aisle.search.ranking.demo import train_demo_rankers
+
+    train_demo_rankers(tenants, settings.data_dir, data, echo=typer.echo)
+
+
 def demo(
     data_dir: Path = typer.Option(Path("../shared/data"), help="The shared data folder."),
     if_missing: bool = typer.Option(False, "--if-missing", help="Keep tenants that already exist."),
@@ -81,8 +87,10 @@ def demo(
     recs: bool = typer.Option(True, help="Train and deploy the demo recommendation models."),
     vectors: bool = typer.Option(True, help="Build the embeddings for vector search."),
     images: bool = typer.Option(True, help="Also embed the fashion photos (needs the 'image' extra)."),
+    ranker: bool = typer.Option(True, help="Train the Home Depot search ranker on its dev judgments."),
 ) -> None:
-    """Create the demo tenants with catalogs, indexes, query log, models, containers and embeddings."""
+    """Create the demo tenants with catalogs, indexes, query log, models, containers, embeddings and
+    the search ranker."""
     from aisle.core.config import load_settings
     from aisle.core.storage.resolver import open_blob_store_from_settings
     from aisle.core.tenancy import Tenants
@@ -103,6 +111,8 @@ def demo(
             _recs(settings, store, data)
         if vectors:
             _vectors(settings, data, images)
+        if ranker:
+            _ranker(settings, tenants, data)
     except AisleError as exc:
         typer.secho(f"error [{exc.code}]: {exc.message}", fg=typer.colors.RED, err=True)
         raise typer.Exit(2) from exc

@@ -282,6 +282,15 @@ class HybridConfig(_Strict):
     )
 
 
+class RankingConfig(_Strict):
+    """Learned reranking in ``POST /search``: when the tenant has a trained ranker in use
+    (``aisle ranker train``), it reorders the first ``candidates`` results of relevance-sorted text
+    queries. See ``aisle.search.stages.rerank``."""
+
+    enabled: bool = True
+    candidates: Annotated[int, Field(ge=10, le=1000)] = 100
+
+
 class GlobalConfiguration(_Strict):
     """``global_configuration.json``: tenant-wide search settings."""
 
@@ -302,6 +311,7 @@ class GlobalConfiguration(_Strict):
     )
     event_types: list[str] = Field(default_factory=lambda: ["view", "add_to_cart", "purchase"])
     hybrid: HybridConfig = Field(default_factory=HybridConfig)
+    ranking: RankingConfig = Field(default_factory=RankingConfig)
 
 
 class UserGroup(_Strict):

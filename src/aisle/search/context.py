@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
+import numpy as np
 import tantivy
 
 from aisle.core.tenancy import TenantConfig
@@ -21,6 +22,23 @@ class Hit:
     score: float
 
 
+@dataclass(slots=True)
+class Candidates:
+    """The candidate list a learned ranker reorders: catalog rows with their retrieval signals.
+
+    ``ords`` (n,) int64 catalog rows; ``lexical`` (n,) float32 score of the lexical stage that answered
+    (NaN for products only the vector search found); ``cosine`` (n,) float32 MiniLM cosine to the query
+    (NaN when the tenant has no vectors or the product has none); ``vectors`` (n, d) float32 the
+    products' unit embeddings (zero rows for products without one), or None without vectors.
+    Lexical candidates come first, in lexical order.
+    """
+
+    ords: np.ndarray
+    lexical: np.ndarray
+    cosine: np.ndarray
+    vectors: np.ndarray | None = None
+
+
 @dataclass
 class SearchContext:
     """Input, intermediate and output state of one search.
@@ -33,6 +51,7 @@ class SearchContext:
     per attribute or price constraint recognised in the query, with its boost (filters when strict,
     boosts after). ``boosts`` (merchandising boost, weight > 0, or bury, weight < 0) apply in every
     stage; ``exclude_query`` matches products never to return (hidden by a rule).
+    ``candidates`` is what the hybrid stage fused (for the learned ranker).
     ``deadline`` is a ``time.perf_counter()`` instant after which optional work is skipped.
     """
 
@@ -60,6 +79,7 @@ class SearchContext:
     filter_query: tantivy.Query | None = None
     match_query: tantivy.Query | None = None
     hits: list[Hit] = field(default_factory=list)
+    candidates: Candidates | None = None
     total: int = 0
     facet_counts: dict[str, list[tuple[str, int]]] = field(default_factory=dict)
     category_level: dict[str, int] = field(default_factory=dict)

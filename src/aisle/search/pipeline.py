@@ -15,6 +15,7 @@ from aisle.search.stages.attributes import ExtractAttributes
 from aisle.search.stages.facets import Facets
 from aisle.search.stages.filters import ApplyFilters
 from aisle.search.stages.hybrid import Hybrid
+from aisle.search.stages.rerank import Rerank
 from aisle.search.stages.retrieve import Retrieve
 from aisle.search.stages.rules import ApplyRuleActions, MerchandisingRules, PinProducts
 from aisle.search.stages.understand import Understand
@@ -32,6 +33,7 @@ DEFAULT_STAGES: tuple[Stage, ...] = (
     ExtractAttributes(),
     Retrieve(),
     Hybrid(),
+    Rerank(),
     PinProducts(),
     Facets(),
 )

@@ -71,6 +71,9 @@ class TenantIndex:
 
     ``keyword_values`` maps, per keyword attribute, a lowercased value to every spelling the catalog
     uses for it (``"adidas" -> ["ADIDAS", "Adidas"]``), so filters are case-insensitive.
+    ``searchable`` holds the raw values of the searchable attributes, one Series per attribute in
+    configuration order, row ``ord`` per product (read by the learned ranker's text features).
+    ``derived`` caches data other modules build from this index on first use (the ranker's tokens).
     """
 
     tenant: str
@@ -86,6 +89,8 @@ class TenantIndex:
     speller: SpellingCorrector = field(default_factory=lambda: SpellingCorrector({}))
     dictionary: AttributeDictionary = field(default_factory=AttributeDictionary)
     price_ranges: list[tuple[float | None, float | None]] = field(default_factory=list)
+    searchable: list[pl.Series] = field(default_factory=list)
+    derived: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
     def open(cls, tenant: str, path: Path, catalog: Catalog, config: AttributeConfiguration) -> TenantIndex:
@@ -149,6 +154,7 @@ class TenantIndex:
             speller=SpellingCorrector(catalog_vocabulary(searchable)),
             dictionary=dictionary,
             price_ranges=ranges,
+            searchable=searchable,
         )
 
     def analyze(self, text: str) -> list[str]:

@@ -7,7 +7,8 @@ rule exclusions) are fused by reciprocal rank fusion, ``sum_i w_i / (k + rank_i)
 Buettcher 2009, k = 60), or by a score blend ``(1 - a) * bm25 / max bm25 + a * cosine``; the page is
 cut from the fused list. Nearest products that matched no lexical stage join only when the lexical
 stage that answered is one of ``expand_stages`` (by default when not every query term matched), and
-they add to ``total`` (facets still count the lexical matches).
+they add to ``total`` (facets still count the lexical matches). The fused list is left in
+``ctx.candidates`` for the learned ranker (:mod:`aisle.search.stages.rerank`).
 
 Without bound vectors (``Hybrid()`` in the default stage list, or a tenant without vectors) the stage
 does nothing; the search service binds it to its process's vector store (:meth:`Hybrid.bind`).
@@ -20,7 +21,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import tantivy
 
-from aisle.search.context import Hit, SearchContext
+from aisle.search.context import Candidates, Hit, SearchContext
 from aisle.search.stages.retrieve import with_filter
 
 if TYPE_CHECKING:
@@ -75,9 +76,15 @@ class Hybrid:
         keys = np.asarray([table.key_of.get(index.rows[o]["id"], -1) for o in ords], dtype=np.int64)
         cos = np.full(len(ords), -1.0, dtype=np.float32)
         has = keys >= 0
+        embeddings = np.zeros((len(ords), query_vec.shape[0]), dtype=np.float32)
         if has.any():
-            cos[has] = table.ann.rows(keys[has]) @ query_vec
+            embeddings[has] = table.ann.rows(keys[has])
+            cos[has] = embeddings[has] @ query_vec
         n_lex = len(lex_ords)
+        lex_full = np.full(len(ords), np.nan, dtype=np.float32)
+        lex_full[:n_lex] = lex_scores
+        cosine = np.where(has, cos, np.nan).astype(np.float32)
+        ctx.candidates = Candidates(np.asarray(ords, dtype=np.int64), lex_full, cosine, embeddings)
         if cfg.method == "rrf":
             fused = np.zeros(len(ords), dtype=np.float64)
             fused[:n_lex] += 1.0 / (cfg.rrf_k + 1 + np.arange(n_lex))

@@ -21,7 +21,10 @@ from aisle.core.storage.resolver import open_blob_store_from_settings
 from aisle.core.tenancy import Tenants
 from aisle.search.indexes import IndexRegistry
 from aisle.search.pipeline import DEFAULT_STAGES, SearchPipeline
+from aisle.search.ranking.features import DocTerms
+from aisle.search.ranking.store import RankerStore
 from aisle.search.rules.book import RuleBooks
+from aisle.search.stages.rerank import bind_rankers
 from aisle.search.stages.rules import bind_rules
 from aisle.services.common.errors import install_error_handlers
 from aisle.services.common.timing import ServerTimingMiddleware
@@ -46,11 +49,12 @@ def create_app(settings: Settings | None = None, *, preload: bool = True) -> Fas
     settings = settings or load_settings()
     store = open_blob_store_from_settings(settings)
     tenants = Tenants(store)
+    rankers = RankerStore(store)
     state = SearchState(
         settings=settings,
         tenants=tenants,
         indexes=IndexRegistry(tenants, settings.data_dir),
-        pipeline=SearchPipeline(bind_rules(DEFAULT_STAGES, RuleBooks(store))),
+        pipeline=SearchPipeline(bind_rankers(bind_rules(DEFAULT_STAGES, RuleBooks(store)), rankers)),
         authorizer=Authorizer(settings, store),
         predict_client=httpx.AsyncClient(base_url=settings.predict_url, timeout=5.0),
     )
@@ -60,7 +64,9 @@ def create_app(settings: Settings | None = None, *, preload: bool = True) -> Fas
         if preload:
             for tenant in tenants.names():
                 try:
-                    state.indexes.get(tenant)
+                    index = state.indexes.get(tenant)
+                    if rankers.current(tenant) is not None:
+                        DocTerms.of(index)  # the ranker's token table (seconds), not on a first query
                 except AisleError as exc:
                     log.warning("tenant %s not loaded: %s", tenant, exc.message)
         yield

@@ -1,0 +1,118 @@
+"""``aisle ranker train | list | use | off``: a tenant's learned search ranker (learning to rank)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from aisle.core.errors import AisleError
+
+ranker_app = typer.Typer(
+    help="Learned rankers for search (LightGBM LambdaMART trained on graded judgments).", no_args_is_help=True
+)
+
+
+def _fail(exc: AisleError) -> None:
+    typer.secho(f"error [{exc.code}]: {exc.message}", fg=typer.colors.RED, err=True)
+    raise typer.Exit(2)
+
+
+def _context():  # type: ignore[no-untyped-def]
+    from aisle.core.config import load_settings
+    from aisle.core.storage.resolver import open_blob_store_from_settings
+    from aisle.core.tenancy import Tenants
+    from aisle.search.ranking.store import RankerStore
+
+    settings = load_settings()
+    tenants = Tenants(open_blob_store_from_settings(settings), ttl=0)
+    return settings, tenants, RankerStore(tenants.store)
+
+
+@ranker_app.command("train")
+def train(
+    tenant: str = typer.Argument(..., help="Tenant whose searches to rank."),
+    judgments: Path = typer.Option(
+        ..., exists=True, dir_okay=False, help="CSV of query,product_id,relevance (1 irrelevant .. 3 exact)."
+    ),
+    folds: int = typer.Option(5, min=0, max=20, help="Cross-validation folds by query (0: skip)."),
+    rounds: int = typer.Option(150, min=10, max=5000, help="Boosting rounds."),
+    use: bool = typer.Option(True, help="Point the tenant's searches at the new version."),
+) -> None:
+    """Train a ranker on judged queries, report its cross-validated NDCG@10 and save it as a new version."""
+    from aisle.search.evaluation import load_judgments
+    from aisle.search.ranking.train import train_ranker
+
+    settings, tenants, _ = _context()
+    try:
+        qrels = load_judgments(judgments)
+    except (KeyError, ValueError) as exc:
+        typer.secho(f"error: {judgments}: not a query,product_id,relevance CSV ({exc})", fg="red", err=True)
+        raise typer.Exit(2) from exc
+    try:
+        record = train_ranker(
+            tenants,
+            tenant,
+            settings.data_dir,
+            qrels,
+            folds=folds,
+            rounds=rounds,
+            use=use,
+            progress=lambda line: typer.echo(f"{tenant}: {line}", err=True),
+        )
+    except AisleError as exc:
+        _fail(exc)
+    cv = "not measured"
+    if record.cv_ndcg10 is not None:
+        cv = f"{record.cv_ndcg10:.4f} ({record.folds}-fold CV)"
+    typer.echo(
+        f"{tenant}: ranker v{record.version} on {record.queries} queries, {record.candidates} candidates; "
+        f"NDCG@10 {cv}, pipeline without it {record.baseline_ndcg10:.4f}"
+        + ("; in use" if use else "; not in use (aisle ranker use)")
+    )
+
+
+@ranker_app.command("list")
+def list_versions(tenant: str = typer.Argument(...)) -> None:
+    """The tenant's ranker versions with their figures; * marks the one in use."""
+    _, _, store = _context()
+    try:
+        current = store.in_use(tenant)
+        records = store.versions(tenant)
+    except AisleError as exc:
+        _fail(exc)
+    if not records:
+        typer.echo(f"{tenant}: no ranker trained (aisle ranker train)")
+    for r in records:
+        cv = f"{r.cv_ndcg10:.4f}" if r.cv_ndcg10 is not None else "-"
+        mark = "*" if r.version == current else " "
+        typer.echo(
+            f"{mark} v{r.version}  {r.created:%Y-%m-%d %H:%M}  queries {r.queries}  CV NDCG@10 {cv}  "
+            f"baseline {r.baseline_ndcg10}  catalog {r.catalog_version}"
+        )
+
+
+@ranker_app.command("use")
+def use_version(tenant: str = typer.Argument(...), version: int = typer.Argument(..., min=1)) -> None:
+    """Point the tenant's searches at ranker VERSION (roll back or forward)."""
+    _, _, store = _context()
+    try:
+        store.use(tenant, version)
+    except AisleError as exc:
+        _fail(exc)
+    typer.echo(f"{tenant}: searches use ranker v{version}")
+
+
+@ranker_app.command("off")
+def off(tenant: str = typer.Argument(...)) -> None:
+    """Stop using a learned ranker for the tenant (its versions are kept)."""
+    _, _, store = _context()
+    try:
+        store.use(tenant, None)
+    except AisleError as exc:
+        _fail(exc)
+    typer.echo(f"{tenant}: learned ranker off")
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(ranker_app, name="ranker")

@@ -1,0 +1,176 @@
+"""Learned rankers per tenant in object storage: immutable versions and a pointer to the one in use.
+
+Layout in the tenant's scope::
+
+    search/rankers/v<version>/model.txt   LightGBM text model, immutable, written first
+    search/rankers/v<version>/meta.json   RankerRecord (features, training figures), written second
+    search/rankers/current.json           {"version": N}, written last; absent: no ranker in use
+
+A pointer is written only after its version's files exist, so a reader that finds a pointer finds
+the model. Search processes re-read the pointer at most every ``check_every`` seconds and load a
+version once (versions never change).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import orjson
+from pydantic import BaseModel, Field
+
+from aisle.core.errors import NotFound
+from aisle.core.storage import BlobNotFound, BlobStore
+from aisle.core.tenancy import tenant_scope
+
+if TYPE_CHECKING:
+    import lightgbm
+
+RANKER_DIR = "search/rankers"
+POINTER = f"{RANKER_DIR}/current.json"
+
+
+class RankerNotFound(NotFound):
+    code = "ranker_not_found"
+
+
+class RankerRecord(BaseModel):
+    """What one trained ranker version is: its features and how it scored when trained."""
+
+    version: int
+    created: datetime = Field(default_factory=lambda: datetime.now(UTC))
+    features: list[str]
+    queries: int = Field(description="Judged queries it was trained on.")
+    candidates: int = Field(description="Candidate rows (query, product) it was trained on.")
+    cv_ndcg10: float | None = Field(None, description="Mean NDCG@10 of K-fold cross-validation by query.")
+    baseline_ndcg10: float | None = Field(None, description="NDCG@10 of the pipeline without the ranker.")
+    folds: int = 0
+    catalog_version: str | None = None
+    params: dict[str, Any] = Field(default_factory=dict)
+
+
+class Ranker:
+    """A loaded ranker: ``score(features (n, F) float32) -> (n,) float64``, higher ranks first."""
+
+    def __init__(self, record: RankerRecord, booster: lightgbm.Booster) -> None:
+        self.record = record
+        self.booster = booster
+
+    @property
+    def version(self) -> int:
+        return self.record.version
+
+    def score(self, features: np.ndarray) -> np.ndarray:
+        return np.asarray(self.booster.predict(features, num_threads=1), dtype=np.float64)
+
+
+def _booster(model_text: str) -> lightgbm.Booster:
+    import lightgbm
+
+    return lightgbm.Booster(model_str=model_text)
+
+
+class RankerStore:
+    """Save, list, switch and load tenants' rankers (see module docstring)."""
+
+    def __init__(self, store: BlobStore, check_every: float = 2.0) -> None:
+        self.store = store
+        self.check_every = check_every
+        self._lock = threading.Lock()
+        self._pointers: dict[str, tuple[float, int | None]] = {}
+        self._loaded: dict[tuple[str, int], Ranker] = {}
+
+    def _scope(self, tenant: str) -> BlobStore:
+        return tenant_scope(self.store, tenant)
+
+    def versions(self, tenant: str) -> list[RankerRecord]:
+        """Every saved version of the tenant's ranker, oldest first."""
+        scope = self._scope(tenant)
+        records = []
+        for name in scope.list_dirs(RANKER_DIR):
+            if name.startswith("v") and name[1:].isdigit():
+                try:
+                    records.append(
+                        RankerRecord.model_validate_json(scope.get(f"{RANKER_DIR}/{name}/meta.json"))
+                    )
+                except BlobNotFound:
+                    continue  # a version still being written
+        return sorted(records, key=lambda r: r.version)
+
+    def in_use(self, tenant: str) -> int | None:
+        """The version the tenant's searches use, or None."""
+        try:
+            return int(orjson.loads(self._scope(tenant).get(POINTER))["version"])
+        except BlobNotFound:
+            return None
+
+    def save(self, tenant: str, model_text: str, record: RankerRecord, *, use: bool = True) -> RankerRecord:
+        """Write a new version (model first, then its record), then point searches at it when ``use``.
+
+        ``record.version`` is replaced by the next free version number.
+        """
+        scope = self._scope(tenant)
+        version = max((r.version for r in self.versions(tenant)), default=0) + 1
+        while not scope.put_if_absent(f"{RANKER_DIR}/v{version}/model.txt", model_text.encode()):
+            version += 1  # another trainer took it
+        record = record.model_copy(update={"version": version})
+        scope.put(f"{RANKER_DIR}/v{version}/meta.json", record.model_dump_json(indent=2).encode())
+        if use:
+            self.use(tenant, version)
+        return record
+
+    def use(self, tenant: str, version: int | None) -> None:
+        """Point the tenant's searches at ``version``; None turns the learned ranker off.
+
+        Raises:
+            RankerNotFound: no such version.
+        """
+        scope = self._scope(tenant)
+        if version is None:
+            scope.delete(POINTER)
+        else:
+            if not scope.exists(f"{RANKER_DIR}/v{version}/meta.json"):
+                raise RankerNotFound(f"tenant '{tenant}' has no ranker version {version}")
+            scope.put(POINTER, orjson.dumps({"version": version}))
+        with self._lock:
+            self._pointers.pop(tenant, None)
+
+    def load(self, tenant: str, version: int) -> Ranker:
+        """One version, loaded once per process.
+
+        Raises:
+            RankerNotFound: no such version.
+        """
+        key = (tenant, version)
+        ranker = self._loaded.get(key)
+        if ranker is not None:
+            return ranker
+        scope = self._scope(tenant)
+        try:
+            record = RankerRecord.model_validate_json(scope.get(f"{RANKER_DIR}/v{version}/meta.json"))
+            text = scope.get(f"{RANKER_DIR}/v{version}/model.txt").decode()
+        except BlobNotFound as exc:
+            raise RankerNotFound(f"tenant '{tenant}' has no ranker version {version}") from exc
+        ranker = Ranker(record, _booster(text))
+        with self._lock:
+            self._loaded[key] = ranker
+        return ranker
+
+    def current(self, tenant: str) -> Ranker | None:
+        """The ranker the tenant's searches use now, or None (pointer re-read every ``check_every`` s)."""
+        now = time.monotonic()
+        cached = self._pointers.get(tenant)
+        if cached is None or now - cached[0] >= self.check_every:
+            cached = (now, self.in_use(tenant))
+            with self._lock:
+                self._pointers[tenant] = cached
+        version = cached[1]
+        if version is None:
+            return None
+        try:
+            return self.load(tenant, version)
+        except RankerNotFound:
+            return None

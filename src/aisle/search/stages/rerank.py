@@ -1,0 +1,80 @@
+"""Learned reranking: a tenant's LightGBM ranker reorders the candidates of a relevance-sorted text query.
+
+Runs after :class:`~aisle.search.stages.hybrid.Hybrid`. When the tenant has a ranker in use
+(``aisle ranker train``; see :mod:`aisle.search.ranking.store`) and ``global_configuration.ranking``
+is enabled, the candidates the hybrid stage fused (or, without vectors, the first
+``ranking.candidates`` lexical hits) are scored by the ranker on the features of
+:mod:`aisle.search.ranking.features`, and the page is cut from that order. ``total`` and facets are
+unchanged: the ranker reorders, it does not add or remove matches.
+
+Without a bound ranker store (``Rerank()`` in the default stages) the stage does nothing; the search
+service binds it (:meth:`Rerank.bind`).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from aisle.search.context import Candidates, Hit, SearchContext
+from aisle.search.ranking.features import candidate_features
+from aisle.search.ranking.store import RankerStore
+
+if TYPE_CHECKING:
+    from aisle.search.pipeline import Stage
+
+
+def lexical_candidates(ctx: SearchContext, n: int) -> Candidates:
+    """The first ``n`` hits of ``ctx.match_query`` with their scores (no cosine)."""
+    assert ctx.match_query is not None
+    found = ctx.index.searcher.search(ctx.match_query, n).hits
+    ords = np.asarray(ctx.index.ords(found) if found else [], dtype=np.int64)
+    lexical = np.asarray([float(s) for s, _ in found], dtype=np.float32)
+    return Candidates(ords, lexical, np.full(len(ords), np.nan, dtype=np.float32))
+
+
+class Rerank:
+    """The learned reranking stage (see module docstring); ``rankers`` None makes it a no-op."""
+
+    def __init__(self, rankers: RankerStore | None = None) -> None:
+        self.rankers = rankers
+
+    def bind(self, rankers: RankerStore) -> Rerank:
+        """A copy of this stage using ``rankers``."""
+        return Rerank(rankers)
+
+    def run(self, ctx: SearchContext) -> SearchContext:
+        if self.rankers is None:
+            return ctx
+        cfg = ctx.config.global_.ranking
+        if (
+            not cfg.enabled
+            or ctx.sort != "relevance"
+            or not ctx.term_groups
+            or ctx.size == 0
+            or ctx.match_query is None
+            or ctx.total == 0
+            or ctx.offset + ctx.size > cfg.candidates
+            or ctx.past_deadline()
+        ):
+            return ctx
+        ranker = self.rankers.current(ctx.index.tenant)
+        if ranker is None:
+            return ctx
+        candidates = ctx.candidates
+        if candidates is None:
+            candidates = lexical_candidates(ctx, cfg.candidates)
+        if len(candidates.ords) == 0:
+            return ctx
+        scores = ranker.score(candidate_features(ctx, candidates))
+        order = np.argsort(-scores, kind="stable")[ctx.offset : ctx.offset + ctx.size]
+        ctx.hits = [Hit(int(candidates.ords[i]), float(scores[i])) for i in order]
+        assert ctx.graph is not None
+        ctx.graph.stages_tried.append({"stage": f"rerank-v{ranker.version}", "hits": len(candidates.ords)})
+        return ctx
+
+
+def bind_rankers(stages: tuple[Stage, ...], rankers: RankerStore) -> tuple[Stage, ...]:
+    """``stages`` with every :class:`Rerank` reading the tenants' rankers from ``rankers``."""
+    return tuple(s.bind(rankers) if isinstance(s, Rerank) else s for s in stages)

@@ -42,8 +42,10 @@ def _workdir() -> Path:
     return Path(os.environ.get("AISLE_BENCH_VECTORS_DIR", default))
 
 
-def setup(work: Path, data_dir: Path) -> dict[str, str]:
-    """Import fashion and homedepot (once) and build their vectors (once per catalog version)."""
+def setup(
+    work: Path, data_dir: Path, wanted: tuple[str, ...] = ("fashion", "homedepot"), images: bool = True
+) -> dict[str, str]:
+    """Import the ``wanted`` demo tenants (once) and build their vectors (once per catalog version)."""
     from aisle.catalog.datasets import demo_datasets
     from aisle.catalog.importer import import_catalog
     from aisle.core.config import Settings
@@ -56,7 +58,7 @@ def setup(work: Path, data_dir: Path) -> dict[str, str]:
     tenants = Tenants(open_blob_store(url), ttl=0)
     registry = IndexRegistry(tenants, work / "data")
     for ds in demo_datasets():
-        if ds.tenant not in ("fashion", "homedepot") or tenants.exists(ds.tenant):
+        if ds.tenant not in wanted or tenants.exists(ds.tenant):
             continue
         source = ds.prepare(data_dir, work)
         if source is None:
@@ -66,7 +68,7 @@ def setup(work: Path, data_dir: Path) -> dict[str, str]:
         import_catalog(tenants, ds.tenant, source)
         registry.get(ds.tenant)
     start = time.perf_counter()
-    build_demo_vectors(Settings(storage_url=url, data_dir=work / "data"), data_dir, echo=print)
+    build_demo_vectors(Settings(storage_url=url, data_dir=work / "data"), data_dir, images=images, echo=print)
     print(f"vectors ready in {time.perf_counter() - start:.1f} s")
     return {"AISLE_STORAGE_URL": url, "AISLE_DATA_DIR": str(work / "data"), "AISLE_AUTH": "off"}
 

@@ -6,9 +6,9 @@ Start with ``uvicorn --factory aisle.services.search.app:create_app`` (``aisle s
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import httpx
 from fastapi import FastAPI
@@ -42,6 +42,7 @@ class SearchState:
     pipeline: SearchPipeline
     authorizer: Authorizer
     predict_client: httpx.AsyncClient
+    warm_ups: list[Callable[[], None]] = field(default_factory=list)  # run at start-up when preloading
 
 
 def create_app(settings: Settings | None = None, *, preload: bool = True) -> FastAPI:
@@ -69,6 +70,11 @@ def create_app(settings: Settings | None = None, *, preload: bool = True) -> Fas
                         DocTerms.of(index)  # the ranker's token table (seconds), not on a first query
                 except AisleError as exc:
                     log.warning("tenant %s not loaded: %s", tenant, exc.message)
+            for warm_up in state.warm_ups:
+                try:
+                    warm_up()
+                except Exception:  # a failed warm-up only makes the first request slower
+                    log.exception("start-up warm-up %s failed", getattr(warm_up, "__name__", warm_up))
         yield
         await state.predict_client.aclose()
 

@@ -55,6 +55,13 @@ def build_vector_router(state: SearchState) -> APIRouter:
         stages=tuple(s.bind(search) if isinstance(s, Hybrid) else s for s in state.pipeline.stages),
         budget_s=state.pipeline.budget_s,
     )
+
+    def load_the_text_encoder() -> None:
+        # loading MiniLM takes ~1 s: on the first hybrid query it would overrun the search deadline
+        if any(search.store.has(tenant) for tenant in state.tenants.names()):
+            search.encode("warm up")
+
+    state.warm_ups.append(load_the_text_encoder)
     remote = (
         httpx.Client(base_url=state.settings.vector_url.rstrip("/"), timeout=5.0)
         if state.settings.vector_url

@@ -264,6 +264,13 @@ DEFAULT_STOP_WORDS = (
 )
 
 
+LexicalStage = Literal["strict", "relaxed", "typo", "none"]
+
+
+def _expand_after_partial_matches() -> list[LexicalStage]:
+    return ["relaxed", "typo", "none"]
+
+
 class HybridConfig(_Strict):
     """Hybrid retrieval (lexical + MiniLM vectors, fused) in ``POST /search``; needs the tenant's text
     vectors (``aisle vectors build``), otherwise search stays lexical. See ``aisle.search.stages.hybrid``."""
@@ -276,8 +283,8 @@ class HybridConfig(_Strict):
     rrf_k: Annotated[float, Field(ge=1, le=1000)] = 60.0
     vector_weight: Annotated[float, Field(ge=0, le=10)] = 1.0
     blend_weight: Annotated[float, Field(ge=0, le=1)] = 0.2
-    expand_stages: list[Literal["strict", "relaxed", "typo", "none"]] = Field(
-        default_factory=lambda: ["relaxed", "typo", "none"],
+    expand_stages: list[LexicalStage] = Field(
+        default_factory=_expand_after_partial_matches,
         description="Lexical stages after which nearest products that matched no term may join.",
     )
 

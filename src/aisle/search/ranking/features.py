@@ -105,7 +105,8 @@ class DocTerms:
 
     @classmethod
     def of(cls, index: TenantIndex) -> DocTerms:
-        """The index's DocTerms, built once on first use (about 1 s for 50,000 titles) and cached on it."""
+        """The index's DocTerms, built once on first use (about 4 s for Home Depot's 54,667 titles)
+        and cached on it; the search service builds it at start-up for tenants with a ranker in use."""
         cached = index.derived.get("doc_terms")
         if cached is None:
             with _BUILD_LOCK:
@@ -164,7 +165,8 @@ def candidate_features(ctx: SearchContext, candidates: Candidates) -> np.ndarray
     """Feature matrix of the candidates, shape (n, len(FEATURES)), float32, columns as :data:`FEATURES`.
 
     Reads ``ctx.term_groups`` (each group: the analysed alternatives of one query term, phrases with
-    spaces) and the lexical stage from ``ctx.graph``.
+    spaces), and the lexical stage and the normalised query words from ``ctx.graph``. Cost: about
+    2 ms for 110 candidates (Python, one thread).
     """
     index = ctx.index
     docs = DocTerms.of(index)

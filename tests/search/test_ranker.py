@@ -178,3 +178,15 @@ def test_the_search_service_reranks_with_the_tenants_ranker(demo_env, trained) -
         assert resp.status_code == 200, resp.text
         stages = [s["stage"] for s in resp.json()["queryGraph"]["stages_tried"]]
         assert stages[-1] == f"rerank-v{record.version}"
+
+
+def test_the_demo_keeps_a_ranker_already_in_use(homedepot, trained, demo_env, shared_data: Path) -> None:  # type: ignore[no-untyped-def]
+    from aisle.search.ranking.demo import train_demo_rankers
+
+    tenants, _ = homedepot
+    _, record = trained
+    before = RankerStore(tenants.store).versions("homedepot")
+    said: list[str] = []
+    train_demo_rankers(tenants, demo_env.data_dir, shared_data, echo=said.append)
+    assert said == [f"homedepot: search ranker v{record.version} in use"]
+    assert RankerStore(tenants.store).versions("homedepot") == before

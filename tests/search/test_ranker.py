@@ -20,7 +20,8 @@ from aisle.search.pipeline import DEFAULT_STAGES, SearchPipeline
 from aisle.search.ranking.features import FEATURES, candidate_features
 from aisle.search.ranking.store import RankerNotFound, RankerRecord, RankerStore
 from aisle.search.ranking.train import train_ranker
-from aisle.search.stages.rerank import Rerank, bind_rankers, lexical_candidates
+from aisle.search.stages.rerank import Rerank, bind_rankers
+from aisle.search.stages.retrieve import lexical_candidates
 
 
 def _tiny_model(seed: int = 0) -> str:

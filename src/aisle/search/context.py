@@ -86,3 +86,15 @@ class SearchContext:
 
     def past_deadline(self) -> bool:
         return time.perf_counter() > self.deadline
+
+    def reorders_within(self, limit: int) -> bool:
+        """Whether a stage may reorder this search's page among the first ``limit`` matches: a
+        relevance-sorted text query that matched, whose page lies within them, before the deadline."""
+        return (
+            self.sort == "relevance"
+            and bool(self.term_groups)
+            and self.size > 0
+            and self.match_query is not None
+            and self.offset + self.size <= limit
+            and not self.past_deadline()
+        )

@@ -31,7 +31,8 @@ from aisle.search.evaluation import Qrels, ndcg_at_k
 from aisle.search.index.reader import TenantIndex
 from aisle.search.ranking.features import FEATURES, candidate_features
 from aisle.search.ranking.store import RankerRecord, RankerStore
-from aisle.search.stages.rerank import Rerank, lexical_candidates
+from aisle.search.stages.rerank import Rerank
+from aisle.search.stages.retrieve import lexical_candidates
 
 if TYPE_CHECKING:
     import lightgbm

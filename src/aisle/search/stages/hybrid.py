@@ -22,7 +22,7 @@ import numpy as np
 import tantivy
 
 from aisle.search.context import Candidates, Hit, SearchContext
-from aisle.search.stages.retrieve import with_filter
+from aisle.search.stages.retrieve import lexical_candidates, with_filter
 
 if TYPE_CHECKING:
     from aisle.vectors.search import VectorSearch
@@ -45,20 +45,14 @@ class Hybrid:
         cfg = ctx.config.global_.hybrid
         if (
             not cfg.enabled
-            or ctx.sort != "relevance"
-            or not ctx.term_groups
-            or ctx.size == 0
-            or ctx.match_query is None
-            or ctx.offset + ctx.size > cfg.candidates
-            or ctx.past_deadline()
+            or not ctx.reorders_within(cfg.candidates)
             or not vectors.store.has(ctx.index.tenant)
         ):
             return ctx
         index = ctx.index
         table = vectors.store.table(index.tenant)
-        lexical = index.searcher.search(ctx.match_query, cfg.candidates)
-        lex_ords = index.ords(lexical.hits) if lexical.hits else []
-        lex_scores = np.asarray([float(s) for s, _ in lexical.hits], dtype=np.float32)
+        lexical = lexical_candidates(ctx, cfg.candidates)
+        lex_ords, lex_scores = lexical.ords.tolist(), lexical.lexical
         assert ctx.graph is not None
         query_vec = vectors.encode(ctx.graph.normalized or ctx.query)
         expand = ctx.graph.stage in cfg.expand_stages

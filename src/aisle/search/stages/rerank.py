@@ -17,21 +17,13 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from aisle.search.context import Candidates, Hit, SearchContext
+from aisle.search.context import Hit, SearchContext
 from aisle.search.ranking.features import candidate_features
 from aisle.search.ranking.store import RankerStore
+from aisle.search.stages.retrieve import lexical_candidates
 
 if TYPE_CHECKING:
     from aisle.search.pipeline import Stage
-
-
-def lexical_candidates(ctx: SearchContext, n: int) -> Candidates:
-    """The first ``n`` hits of ``ctx.match_query`` with their scores (no cosine)."""
-    assert ctx.match_query is not None
-    found = ctx.index.searcher.search(ctx.match_query, n).hits
-    ords = np.asarray(ctx.index.ords(found) if found else [], dtype=np.int64)
-    lexical = np.asarray([float(s) for s, _ in found], dtype=np.float32)
-    return Candidates(ords, lexical, np.full(len(ords), np.nan, dtype=np.float32))
 
 
 class Rerank:
@@ -48,16 +40,7 @@ class Rerank:
         if self.rankers is None:
             return ctx
         cfg = ctx.config.global_.ranking
-        if (
-            not cfg.enabled
-            or ctx.sort != "relevance"
-            or not ctx.term_groups
-            or ctx.size == 0
-            or ctx.match_query is None
-            or ctx.total == 0
-            or ctx.offset + ctx.size > cfg.candidates
-            or ctx.past_deadline()
-        ):
+        if not cfg.enabled or ctx.total == 0 or not ctx.reorders_within(cfg.candidates):
             return ctx
         ranker = self.rankers.current(ctx.index.tenant)
         if ranker is None:

@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import tantivy
 
 from aisle.core.errors import BadRequest
 from aisle.core.tenant_config import TypoConfig
-from aisle.search.context import Hit, SearchContext
+from aisle.search.context import Candidates, Hit, SearchContext
 from aisle.search.index.reader import TenantIndex, hit_count
 
 TIE_BREAKER = 0.3
@@ -162,6 +163,15 @@ def with_filter(
             )
             clauses.append((tantivy.Occur.Should, tantivy.Query.const_score_query(others, -weight)))
     return tantivy.Query.boolean_query(clauses)
+
+
+def lexical_candidates(ctx: SearchContext, n: int) -> Candidates:
+    """The first ``n`` hits of ``ctx.match_query`` with their scores (no cosine)."""
+    assert ctx.match_query is not None
+    found = ctx.index.searcher.search(ctx.match_query, n).hits
+    ords = np.asarray(ctx.index.ords(found) if found else [], dtype=np.int64)
+    lexical = np.asarray([float(s) for s, _ in found], dtype=np.float32)
+    return Candidates(ords, lexical, np.full(len(ords), np.nan, dtype=np.float32))
 
 
 class Retrieve:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import typer
 
-from aisle.catalog.cli import ProgressLine
+from aisle.core.cli import ProgressLine, fail
 from aisle.core.errors import AisleError
 
 
@@ -114,8 +114,7 @@ def demo(
         if ranker:
             _ranker(settings, tenants, data)
     except AisleError as exc:
-        typer.secho(f"error [{exc.code}]: {exc.message}", fg=typer.colors.RED, err=True)
-        raise typer.Exit(2) from exc
+        fail(exc)
     typer.echo(f"demo ready in {time.perf_counter() - start:.0f}s")
 
 

@@ -7,6 +7,7 @@ from typing import Any
 
 import typer
 
+from aisle.core.cli import fail
 from aisle.recs.models.base import ModelType
 
 DATA_DIR = typer.Option(Path("../shared/data"), "--data-dir", help="Folder of the shared data sets.")
@@ -79,11 +80,9 @@ def register(app: typer.Typer, eval_app: typer.Typer) -> None:
                     model = training.train_gbb(catalog.products)
             record = training.save_model(scope, tenant, model, model_id=model_id, info=info)
         except AisleError as exc:
-            typer.secho(f"error [{exc.code}]: {exc.message}", fg=typer.colors.RED, err=True)
-            raise typer.Exit(2) from exc
+            fail(exc)
         except FileNotFoundError as exc:
-            typer.secho(f"error: {exc}", fg=typer.colors.RED, err=True)
-            raise typer.Exit(2) from exc
+            fail(str(exc))
         typer.echo(f"{tenant}/{record.model_id} v{record.version} registered at {record.artifact_uri}")
 
     @eval_app.command("recs")

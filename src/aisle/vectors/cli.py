@@ -6,6 +6,7 @@ from pathlib import Path
 
 import typer
 
+from aisle.core.cli import ProgressLine, fail, settings_and_tenants
 from aisle.core.errors import AisleError
 
 vectors_app = typer.Typer(
@@ -13,31 +14,16 @@ vectors_app = typer.Typer(
 )
 
 
-def _fail(exc: AisleError) -> None:
-    typer.secho(f"error [{exc.code}]: {exc.message}", fg=typer.colors.RED, err=True)
-    raise typer.Exit(2)
-
-
-def _context():  # type: ignore[no-untyped-def]
-    from aisle.catalog.cli import ProgressLine
-    from aisle.core.config import load_settings
-    from aisle.core.storage.resolver import open_blob_store_from_settings
-    from aisle.core.tenancy import Tenants
-
-    settings = load_settings()
-    return settings, Tenants(open_blob_store_from_settings(settings), ttl=0), ProgressLine
-
-
 @vectors_app.command("build")
 def build(tenant: str = typer.Argument(..., help="Tenant whose current catalog to embed.")) -> None:
     """Embed the tenant's product texts (MiniLM) for its current catalog version, if not done yet."""
     from aisle.vectors.build import build_text_vectors
 
-    settings, tenants, progress_line = _context()
+    settings, tenants = settings_and_tenants()
     try:
-        path = build_text_vectors(tenants, tenant, settings.data_dir, progress=progress_line(tenant))
+        path = build_text_vectors(tenants, tenant, settings.data_dir, progress=ProgressLine(tenant))
     except AisleError as exc:
-        _fail(exc)
+        fail(exc)
     typer.echo(f"{tenant}: text vectors at {path}")
 
 
@@ -50,16 +36,15 @@ def build_images(
     """Embed the tenant's product photos (EfficientNet-Lite0 + label probe), if not done yet."""
     from aisle.vectors.image_build import build_image_vectors
 
-    settings, tenants, progress_line = _context()
+    settings, tenants = settings_and_tenants()
     if not images.is_dir():
-        typer.secho(f"error: {images} is not a folder", fg=typer.colors.RED, err=True)
-        raise typer.Exit(2)
+        fail(f"{images} is not a folder")
     try:
         path = build_image_vectors(
-            tenants, tenant, settings.data_dir, images, progress=progress_line(tenant), limit=limit or None
+            tenants, tenant, settings.data_dir, images, progress=ProgressLine(tenant), limit=limit or None
         )
     except AisleError as exc:
-        _fail(exc)
+        fail(exc)
     typer.echo(f"{tenant}: image vectors at {path}")
 
 
@@ -82,7 +67,7 @@ def info(tenant: str = typer.Argument(...)) -> None:
     """The tenant's vector tables: kind, catalog version, count, dimension."""
     from aisle.vectors.store import VectorIndexMissing, VectorStore
 
-    settings, _, _ = _context()
+    settings, _ = settings_and_tenants()
     store = VectorStore(settings.data_dir)
     for kind in ("text", "image"):
         try:

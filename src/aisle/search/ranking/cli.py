@@ -6,6 +6,7 @@ from pathlib import Path
 
 import typer
 
+from aisle.core.cli import fail, settings_and_tenants
 from aisle.core.errors import AisleError
 
 ranker_app = typer.Typer(
@@ -13,19 +14,14 @@ ranker_app = typer.Typer(
 )
 
 
-def _fail(exc: AisleError) -> None:
-    typer.secho(f"error [{exc.code}]: {exc.message}", fg=typer.colors.RED, err=True)
-    raise typer.Exit(2)
-
-
-def _context():  # type: ignore[no-untyped-def]
-    from aisle.core.config import load_settings
-    from aisle.core.storage.resolver import open_blob_store_from_settings
-    from aisle.core.tenancy import Tenants
+def _context(tenant: str):  # type: ignore[no-untyped-def]
+    """Settings, tenants and the ranker store; exits with ``tenant_not_found`` for an unknown tenant."""
+    from aisle.core.errors import TenantNotFound
     from aisle.search.ranking.store import RankerStore
 
-    settings = load_settings()
-    tenants = Tenants(open_blob_store_from_settings(settings), ttl=0)
+    settings, tenants = settings_and_tenants()
+    if not tenants.exists(tenant):
+        fail(TenantNotFound(tenant))
     return settings, tenants, RankerStore(tenants.store)
 
 
@@ -43,12 +39,11 @@ def train(
     from aisle.search.evaluation import load_judgments
     from aisle.search.ranking.train import train_ranker
 
-    settings, tenants, _ = _context()
+    settings, tenants, _ = _context(tenant)
     try:
         qrels = load_judgments(judgments)
     except (KeyError, ValueError) as exc:
-        typer.secho(f"error: {judgments}: not a query,product_id,relevance CSV ({exc})", fg="red", err=True)
-        raise typer.Exit(2) from exc
+        fail(f"{judgments}: not a query,product_id,relevance CSV ({exc})")
     try:
         record = train_ranker(
             tenants,
@@ -61,7 +56,7 @@ def train(
             progress=lambda line: typer.echo(f"{tenant}: {line}", err=True),
         )
     except AisleError as exc:
-        _fail(exc)
+        fail(exc)
     cv = "not measured"
     if record.cv_ndcg10 is not None:
         cv = f"{record.cv_ndcg10:.4f} ({record.folds}-fold CV)"
@@ -75,12 +70,12 @@ def train(
 @ranker_app.command("list")
 def list_versions(tenant: str = typer.Argument(...)) -> None:
     """The tenant's ranker versions with their figures; * marks the one in use."""
-    _, _, store = _context()
+    _, _, store = _context(tenant)
     try:
         current = store.in_use(tenant)
         records = store.versions(tenant)
     except AisleError as exc:
-        _fail(exc)
+        fail(exc)
     if not records:
         typer.echo(f"{tenant}: no ranker trained (aisle ranker train)")
     for r in records:
@@ -95,22 +90,22 @@ def list_versions(tenant: str = typer.Argument(...)) -> None:
 @ranker_app.command("use")
 def use_version(tenant: str = typer.Argument(...), version: int = typer.Argument(..., min=1)) -> None:
     """Point the tenant's searches at ranker VERSION (roll back or forward)."""
-    _, _, store = _context()
+    _, _, store = _context(tenant)
     try:
         store.use(tenant, version)
     except AisleError as exc:
-        _fail(exc)
+        fail(exc)
     typer.echo(f"{tenant}: searches use ranker v{version}")
 
 
 @ranker_app.command("off")
 def off(tenant: str = typer.Argument(...)) -> None:
     """Stop using a learned ranker for the tenant (its versions are kept)."""
-    _, _, store = _context()
+    _, _, store = _context(tenant)
     try:
         store.use(tenant, None)
     except AisleError as exc:
-        _fail(exc)
+        fail(exc)
     typer.echo(f"{tenant}: learned ranker off")
 
 

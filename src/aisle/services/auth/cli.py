@@ -21,17 +21,13 @@ from typing import Any
 import typer
 from pydantic import ValidationError
 
+from aisle.core.cli import fail
 from aisle.core.errors import AisleError
 
 auth_app = typer.Typer(help="Clients, keys and tokens of the token service.", no_args_is_help=True)
 
 DEMO_CLIENT_ID = "demo"
 DEMO_TENANTS = ("fashion", "homedepot")
-
-
-def _fail(message: str) -> None:
-    typer.secho(f"error: {message}", fg=typer.colors.RED, err=True)
-    raise typer.Exit(2)
 
 
 def _split(value: str) -> list[str]:
@@ -79,7 +75,7 @@ def add_client(
     cid = client_id or new_client_id()
     try:
         if registry.get(cid) is not None and not replace:
-            _fail(f"client '{cid}' already exists (use --replace to overwrite it)")
+            fail(f"client '{cid}' already exists (use --replace to overwrite it)")
         private = None
         if public_key is not None:
             jwk = load_public_key_pem(public_key.read_bytes())
@@ -89,11 +85,11 @@ def add_client(
         record = ClientRecord(client_id=cid, tenants=_split(tenants), scopes=_split(scopes), jwk=jwk)
         registry.put(record)
     except AisleError as exc:
-        _fail(exc.message)
+        fail(exc.message)
         return
     except ValidationError as exc:
         err = exc.errors()[0]
-        _fail(f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}")
+        fail(f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}")
         return
     typer.secho(
         f"client {record.client_id}: tenants {','.join(record.tenants)}; scopes {','.join(record.scopes)}; "
@@ -131,7 +127,7 @@ def remove_client(client_id: str) -> None:
     _, store = _context()
     registry = ClientRegistry(store, ttl=0)
     if registry.get(client_id) is None:
-        _fail(f"no client '{client_id}'")
+        fail(f"no client '{client_id}'")
     registry.delete(client_id)
     typer.echo(f"removed {client_id}")
 
@@ -165,7 +161,7 @@ def token(
     try:
         key = load_private_key(key_file.read_bytes())
     except (OSError, AisleError) as exc:
-        _fail(f"cannot read {key_file}: {exc}")
+        fail(f"cannot read {key_file}: {exc}")
         return
     form = {"grant_type": JWT_BEARER, "assertion": make_assertion(client_id, key, f"{base}/token")}
     if scope:
@@ -173,11 +169,11 @@ def token(
     try:
         response = httpx.post(f"{base}/token", data=form, timeout=10.0)
     except httpx.HTTPError as exc:
-        _fail(f"token service at {base} unreachable: {exc}")
+        fail(f"token service at {base} unreachable: {exc}")
         return
     body = response.json() if response.headers.get("content-type", "").startswith("application/json") else {}
     if response.status_code != 200:
-        _fail(f"{response.status_code} {body.get('error')}: {body.get('error_description')}")
+        fail(f"{response.status_code} {body.get('error')}: {body.get('error_description')}")
     typer.echo(body["access_token"])
 
 

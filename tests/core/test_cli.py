@@ -1,0 +1,47 @@
+"""The shared CLI error path: bad input exits 2 with ``error [code]: message`` and writes nothing."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from aisle.core.storage.resolver import open_blob_store
+
+
+def aisle(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """Run the real ``aisle`` command line (``python -m aisle.cli``)."""
+    return subprocess.run(
+        [sys.executable, "-m", "aisle.cli", *args], env=os.environ | env, capture_output=True, text=True
+    )
+
+
+@pytest.fixture
+def env(tmp_path):
+    return {"AISLE_STORAGE_URL": f"file://{tmp_path / 'bucket'}", "AISLE_DATA_DIR": str(tmp_path / "data")}
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["ranker", "list", "nosuch"],
+        ["ranker", "use", "nosuch", "1"],
+        ["ranker", "off", "nosuch"],
+        ["vectors", "build", "nosuch"],
+    ],
+)
+def test_unknown_tenant_is_a_clear_error_and_writes_nothing(env, args):
+    result = aisle(*args, env=env)
+    assert result.returncode == 2, result.stderr
+    assert "error [tenant_not_found]: tenant 'nosuch' does not exist" in result.stderr
+    assert open_blob_store(env["AISLE_STORAGE_URL"]).list_dirs("") == []
+
+
+def test_plain_message_errors_use_the_same_prefix(env, tmp_path):
+    not_a_folder = tmp_path / "photos.txt"
+    not_a_folder.write_text("x")
+    result = aisle("vectors", "build-images", "fashion", "--images", str(not_a_folder), env=env)
+    assert result.returncode == 2, result.stderr
+    assert f"error: {not_a_folder} is not a folder" in result.stderr

@@ -32,6 +32,11 @@ ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$"
 class ContainerNotFound(NotFound):
     code = "container_not_found"
 
+    @classmethod
+    def of(cls, container_id: str) -> ContainerNotFound:
+        """The error for ``container_id`` (one message for every reader, cached or not)."""
+        return cls(f"container '{container_id}' does not exist", details={"containerId": container_id})
+
 
 class ContainerExists(Conflict):
     code = "container_exists"
@@ -125,13 +130,15 @@ class ContainerStore:
     def _write(self, cid: str, rev: int, container: Container | None) -> bool:
         return self.log.write(cid, rev, None if container is None else container.model_dump(mode="json"))
 
+    def find(self, container_id: str) -> Container | None:
+        """The current container, or None when the id was never created or is deleted."""
+        return self._latest(container_id)[1]
+
     def get(self, container_id: str) -> Container:
         """The current container. Raises :class:`ContainerNotFound`."""
-        _, container = self._latest(container_id)
+        container = self.find(container_id)
         if container is None:
-            raise ContainerNotFound(
-                f"container '{container_id}' does not exist", details={"containerId": container_id}
-            )
+            raise ContainerNotFound.of(container_id)
         return container
 
     def list(self) -> list[Container]:
@@ -167,9 +174,7 @@ class ContainerStore:
         """
         rev, current = self._latest(container_id)
         if current is None:
-            raise ContainerNotFound(
-                f"container '{container_id}' does not exist", details={"containerId": container_id}
-            )
+            raise ContainerNotFound.of(container_id)
         if current.version != version:
             raise self._conflict(container_id, version, current.version)
         updated = Container(
@@ -188,9 +193,7 @@ class ContainerStore:
         """Delete (optionally only at ``version``). Raises ContainerNotFound / ContainerVersionConflict."""
         rev, current = self._latest(container_id)
         if current is None:
-            raise ContainerNotFound(
-                f"container '{container_id}' does not exist", details={"containerId": container_id}
-            )
+            raise ContainerNotFound.of(container_id)
         if version is not None and current.version != version:
             raise self._conflict(container_id, version, current.version)
         if not self._write(container_id, rev + 1, None):

@@ -11,7 +11,7 @@ from aisle.core.errors import BadRequest
 from aisle.core.events import Event, open_event_store_url
 from aisle.core.storage import BlobStore
 from aisle.core.tenancy import Tenants
-from aisle.recs.containers import ContainerBody, ContainerNotFound, ContainerStore
+from aisle.recs.containers import ContainerBody, ContainerStore
 from aisle.recs.models.base import ModelType
 from aisle.recs.serving import PredictEngine, PredictParams, PredictQuery
 from aisle.recs.serving_models import RegistryModelSource
@@ -142,18 +142,6 @@ def test_diversity_spreads_categories(engine: PredictEngine) -> None:
     diverse = engine.predict(T, query(params=PredictParams(diversity_level="high")))
     cats = dict(zip(PRODUCTS["id"], PRODUCTS["category"], strict=True))
     assert len({cats[i.id] for i in diverse[:3]}) > len({cats[i.id] for i in plain[:3]}) == 1
-
-
-def test_container_change_is_seen_on_the_next_request(engine: PredictEngine, blob_store: BlobStore) -> None:
-    assert len(engine.predict(T, query())) == 4
-    store = ContainerStore(Tenants(blob_store).scope(T))  # another process's writer
-    body = ContainerBody.model_validate({"slotConfigurations": [{"slotConfigId": "main", "modelId": "m1",
-        "itemCount": 2}]})  # fmt: skip
-    store.replace("c1", body, version=1)
-    assert len(engine.predict(T, query())) == 2
-    store.delete("c1")
-    with pytest.raises(ContainerNotFound):
-        engine.predict(T, query())
 
 
 def test_evaluation_names_one_model(engine: PredictEngine) -> None:

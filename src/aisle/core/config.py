@@ -54,6 +54,13 @@ class Settings(BaseSettings):
     workers: int = Field(
         default=2, ge=1, description="Worker processes per service started by `aisle serve`."
     )
+    container_cache_seconds: float = Field(
+        default=2.0,
+        ge=0,
+        description="Predict service: seconds a container read from storage (or its absence) is reused, "
+        "so a container edit is seen by predict at most this long after it is written; 0 reads it on "
+        "every request.",
+    )
 
 
 def load_settings(**overrides: object) -> Settings:

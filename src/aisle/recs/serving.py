@@ -2,8 +2,9 @@
 
 No HTTP here (services -> engines -> core): the predict service parses the request into a
 :class:`PredictQuery`, calls :meth:`PredictEngine.predict` and renders :class:`ItemOut` values.
-Per request the engine reads the container's latest revision (a change is seen on the next request),
-the deployment state (cached <= 1 s), the catalog pointer (cached <= 1 s) and the visitor's events.
+Per request the engine reads the container (cached <= ``AISLE_CONTAINER_CACHE_SECONDS``, default 2 s:
+see :mod:`aisle.recs.serving_containers`), the deployment state (cached <= 1 s), the catalog pointer
+(cached <= 1 s) and the visitor's events.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from aisle.core.tenancy import TenantConfig, Tenants
 from aisle.recs.containers import Container, ContainerStore, SlotConfig
 from aisle.recs.deployments import Deployments
 from aisle.recs.diversity import DiversityLevel
+from aisle.recs.serving_containers import ContainerCache
 from aisle.recs.serving_models import ModelSource, ServedModel
 from aisle.recs.serving_products import ProductTable
 from aisle.recs.serving_rank import (
@@ -111,12 +113,22 @@ class PredictEngine:
         tenants: tenant lookup (raises TenantNotFound).
         events: visitor events and user features.
         models: where loaded models come from.
+        containers: the containers read recently (default: a :class:`ContainerCache` of 2 s); a
+            container edit is seen by this engine at most its ``ttl_s`` seconds after it is written.
     """
 
-    def __init__(self, tenants: Tenants, events: EventStore, models: ModelSource) -> None:
+    def __init__(
+        self,
+        tenants: Tenants,
+        events: EventStore,
+        models: ModelSource,
+        *,
+        containers: ContainerCache | None = None,
+    ) -> None:
         self.tenants = tenants
         self.events = events
         self.models = models
+        self.containers = containers if containers is not None else ContainerCache()
         self._state: dict[str, _Tenant] = {}
         self._configs: dict[str, tuple[float, TenantConfig]] = {}
         self._lock = threading.Lock()
@@ -226,6 +238,7 @@ class PredictEngine:
 
         With ``warm_only`` the call does only CPU work and local file reads (about 1 ms) or raises
         :class:`NotWarm`, so an async route can answer inline and send cold requests to a thread.
+        The container comes from :attr:`containers`, so an edit is served at most ``ttl_s`` seconds late.
 
         Raises:
             TenantNotFound, ContainerNotFound (404); BadRequest ``model_ids_unknown``,
@@ -234,7 +247,7 @@ class PredictEngine:
         if warm_only and (q.visitor_id or q.user_id or not state_is_local(self, tenant)):
             raise NotWarm("personalisation or remote storage")
         config, state = self.tenant(tenant, warm_only=warm_only)
-        container = state.containers.get(q.container_id)
+        container = self._container(tenant, state, q.container_id, warm_only=warm_only)
         slots = _select_slots(container, q.model_ids)
         table = self.table(config, state, warm_only=warm_only)
         actions = compile_actions(q.actions, table, {s.slotConfigId for s in container.slotConfigurations})
@@ -315,8 +328,24 @@ class PredictEngine:
         return self.models.served(tenant, state.scope, model_id)
 
     def container(self, tenant: str, container_id: str) -> Container:
+        """The container as predict serves it (up to ``containers.ttl_s`` stale).
+
+        Raises TenantNotFound, ContainerNotFound (404).
+        """
         _, state = self.tenant(tenant)
-        return state.containers.get(container_id)
+        return self._container(tenant, state, container_id)
+
+    def _container(
+        self, tenant: str, state: _Tenant, container_id: str, *, warm_only: bool = False
+    ) -> Container:
+        if warm_only and self.containers.ttl_s > 0:
+            # a stale entry is re-read in a thread; with the cache off the read stays inline as before
+            # (warm_only already implies a local store, where it is two plain file calls)
+            container = self.containers.cached(tenant, container_id)
+            if container is None:
+                raise NotWarm(f"container {container_id}")
+            return container
+        return self.containers.get(tenant, state.containers, container_id)
 
 
 def state_is_local(engine: PredictEngine, tenant: str) -> bool:

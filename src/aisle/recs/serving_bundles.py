@@ -28,7 +28,7 @@ def bundle_model(engine: PredictEngine, tenant: str, container_id: str | None) -
     """The serving bundle model. Raises ContainerNotFound, BundleModelNotFound (404)."""
     _, state = engine.tenant(tenant)
     if container_id is not None:
-        container = state.containers.get(container_id)
+        container = engine.container(tenant, container_id)
         candidates = [s.modelId for s in sorted(container.slotConfigurations, key=lambda s: s.placement)]
     else:
         candidates = [

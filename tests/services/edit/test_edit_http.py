@@ -1,4 +1,8 @@
-"""Over real HTTP (uvicorn on loopback): concurrent container writers, and predict seeing edits at once."""
+"""Over real HTTP (uvicorn on loopback): concurrent container writers, and predict seeing edits at once.
+
+Predict runs with its container cache off here; the cache's staleness bound is tested in
+tests/recs/test_serving_containers.py.
+"""
 
 from __future__ import annotations
 
@@ -60,7 +64,8 @@ def test_predict_sees_container_and_event_changes_on_the_next_request(
     settings: Settings, store: BlobStore, loader: Any
 ) -> None:
     model = CooccurrenceRecommender([["p0", "p1"], ["p0", "p1"], ["p0", "p2"], ["p5", "p6"]])
-    predict_app = create_predict(settings, models=RegistryModelSource(lambda scope, record: model))
+    uncached = settings.model_copy(update={"container_cache_seconds": 0.0})  # AISLE_CONTAINER_CACHE_SECONDS=0
+    predict_app = create_predict(uncached, models=RegistryModelSource(lambda scope, record: model))
     with (
         serve(create_edit(settings, loader=loader)) as edit_url,
         serve(predict_app) as predict_url,

@@ -21,6 +21,7 @@ from aisle.core.events import EventStore, open_event_store
 from aisle.core.storage.resolver import open_blob_store_from_settings
 from aisle.core.tenancy import Tenants
 from aisle.recs.serving import PredictEngine
+from aisle.recs.serving_containers import ContainerCache
 from aisle.recs.serving_models import ModelSource, RegistryModelSource, catalog_or_none, default_loader
 from aisle.services.common.errors import install_error_handlers
 
@@ -48,7 +49,8 @@ def create_app(
     """Build the predict service.
 
     Args:
-        settings: process settings (default: from the environment).
+        settings: process settings (default: from the environment); ``container_cache_seconds`` bounds
+            how late a container edit is served.
         models: where models come from (default: the registry, loaded with ``aisle.recs.loading``).
         events: the event store (default: :func:`aisle.core.events.open_event_store`).
         warm_interval_s: seconds between passes that load newly deployed models ahead of traffic
@@ -63,7 +65,9 @@ def create_app(
         settings=settings,
         tenants=tenants,
         events=events,
-        engine=PredictEngine(tenants, events, models),
+        engine=PredictEngine(
+            tenants, events, models, containers=ContainerCache(settings.container_cache_seconds)
+        ),
         authorizer=Authorizer(settings, store),
     )
 

@@ -30,21 +30,14 @@ WRITERS = 20
 
 
 def _setup(tmp: Path, data_dir: Path) -> dict[str, str]:
-    from aisle.catalog.datasets import demo_datasets
-    from aisle.catalog.importer import import_catalog
     from aisle.core.storage import open_blob_store
     from aisle.core.tenancy import Tenants
-    from aisle.search.indexes import IndexRegistry
+    from aisle.demo import import_demo_catalogs
 
     url = f"file://{tmp / 'bucket'}"
     tenants = Tenants(open_blob_store(url), ttl=0)
-    ds = next(d for d in demo_datasets() if d.tenant == "fashion")
-    source = ds.prepare(data_dir, tmp)
-    if source is None:
+    if not import_demo_catalogs(tenants, tmp / "data", data_dir, only=("fashion",), echo=print):
         raise FileNotFoundError(f"fashion data missing under {data_dir}")
-    tenants.write_config(ds.tenant, ds.configs())
-    import_catalog(tenants, ds.tenant, source)
-    IndexRegistry(tenants, tmp / "data").get(ds.tenant)
     return {"AISLE_STORAGE_URL": url, "AISLE_DATA_DIR": str(tmp / "data"), "AISLE_AUTH": "off"}
 
 

@@ -28,27 +28,15 @@ FACETS = ["brand", "color", "price"]
 
 
 def _setup(tmp: Path, data_dir: Path) -> dict[str, str]:
-    from aisle.catalog.datasets import demo_datasets
-    from aisle.catalog.importer import import_catalog
     from aisle.core.storage import open_blob_store
     from aisle.core.tenancy import Tenants
-    from aisle.search.indexes import IndexRegistry
+    from aisle.demo import import_demo_catalogs
 
     url = f"file://{tmp / 'bucket'}"
     tenants = Tenants(open_blob_store(url), ttl=0)
-    registry = IndexRegistry(tenants, tmp / "data")
-    for ds in demo_datasets():
-        if ds.tenant == "yoochoose":
-            continue
-        source = ds.prepare(data_dir, tmp)
-        if source is None:
-            print(f"{ds.tenant}: data missing, skipped")
-            continue
-        tenants.write_config(ds.tenant, ds.configs())
-        start = time.perf_counter()
-        report, _ = import_catalog(tenants, ds.tenant, source)
-        registry.get(ds.tenant)
-        print(f"import+index {ds.tenant}: {report.imported} products in {time.perf_counter() - start:.1f} s")
+    import_demo_catalogs(
+        tenants, tmp / "data", data_dir, only=("fashion", "homedepot", "default"), echo=print
+    )
     return {"AISLE_STORAGE_URL": url, "AISLE_DATA_DIR": str(tmp / "data"), "AISLE_AUTH": "off"}
 
 

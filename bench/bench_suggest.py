@@ -29,29 +29,14 @@ TENANTS = ("fashion", "homedepot")
 
 
 def _setup(tmp: Path, data_dir: Path) -> dict[str, str]:
-    from aisle.catalog.datasets import demo_datasets
-    from aisle.catalog.importer import import_catalog
     from aisle.core.storage import open_blob_store
     from aisle.core.tenancy import Tenants
-    from aisle.search.indexes import IndexRegistry
-    from aisle.search.suggest.querylog import import_query_log
+    from aisle.demo import import_demo_catalogs, import_demo_query_log
 
     url = f"file://{tmp / 'bucket'}"
     tenants = Tenants(open_blob_store(url), ttl=0)
-    registry = IndexRegistry(tenants, tmp / "data")
-    for ds in demo_datasets():
-        if ds.tenant not in TENANTS:
-            continue
-        source = ds.prepare(data_dir, tmp)
-        if source is None:
-            print(f"{ds.tenant}: data missing, skipped")
-            continue
-        tenants.write_config(ds.tenant, ds.configs())
-        import_catalog(tenants, ds.tenant, source)
-        registry.get(ds.tenant)
-    log = data_dir / "homedepot" / "queries_dev.txt"
-    if log.exists() and tenants.exists("homedepot"):
-        print(f"homedepot query log: {import_query_log(tenants, 'homedepot', log)} distinct queries")
+    import_demo_catalogs(tenants, tmp / "data", data_dir, only=TENANTS, echo=print)
+    import_demo_query_log(tenants, data_dir, echo=print)
     return {"AISLE_STORAGE_URL": url, "AISLE_DATA_DIR": str(tmp / "data"), "AISLE_AUTH": "off"}
 
 

@@ -46,27 +46,15 @@ def setup(
     work: Path, data_dir: Path, wanted: tuple[str, ...] = ("fashion", "homedepot"), images: bool = True
 ) -> dict[str, str]:
     """Import the ``wanted`` demo tenants (once) and build their vectors (once per catalog version)."""
-    from aisle.catalog.datasets import demo_datasets
-    from aisle.catalog.importer import import_catalog
     from aisle.core.config import Settings
     from aisle.core.storage import open_blob_store
     from aisle.core.tenancy import Tenants
-    from aisle.search.indexes import IndexRegistry
+    from aisle.demo import import_demo_catalogs
     from aisle.vectors.demo import build_demo_vectors
 
     url = f"file://{work / 'bucket'}"
     tenants = Tenants(open_blob_store(url), ttl=0)
-    registry = IndexRegistry(tenants, work / "data")
-    for ds in demo_datasets():
-        if ds.tenant not in wanted or tenants.exists(ds.tenant):
-            continue
-        source = ds.prepare(data_dir, work)
-        if source is None:
-            print(f"{ds.tenant}: data missing, skipped")
-            continue
-        tenants.write_config(ds.tenant, ds.configs())
-        import_catalog(tenants, ds.tenant, source)
-        registry.get(ds.tenant)
+    import_demo_catalogs(tenants, work / "data", data_dir, only=wanted, if_missing=True, echo=print)
     start = time.perf_counter()
     build_demo_vectors(Settings(storage_url=url, data_dir=work / "data"), data_dir, images=images, echo=print)
     print(f"vectors ready in {time.perf_counter() - start:.1f} s")

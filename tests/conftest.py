@@ -71,23 +71,13 @@ class DemoEnv:
 
 
 def _import_demo(tmp: Path, tenants_wanted: list[str], shared: Path) -> DemoEnv:
-    from aisle.catalog.datasets import demo_datasets
-    from aisle.catalog.importer import import_catalog
     from aisle.core.tenancy import Tenants
-    from aisle.search.indexes import IndexRegistry
+    from aisle.demo import import_demo_catalogs
 
     url = f"file://{tmp / 'bucket'}"
     store = open_blob_store(url)
-    tenants = Tenants(store, ttl=0)
-    registry = IndexRegistry(tenants, tmp / "data")
-    for ds in demo_datasets():
-        if ds.tenant not in tenants_wanted:
-            continue
-        source = ds.prepare(shared, tmp)
-        assert source is not None, f"no data for {ds.tenant}"
-        tenants.write_config(ds.tenant, ds.configs())
-        import_catalog(tenants, ds.tenant, source)
-        registry.get(ds.tenant)
+    ready = import_demo_catalogs(Tenants(store, ttl=0), tmp / "data", shared, only=tenants_wanted, echo=print)
+    assert sorted(ready) == sorted(tenants_wanted), f"no data for {set(tenants_wanted) - set(ready)}"
     return DemoEnv(store, url, tmp / "data")
 
 

@@ -10,20 +10,40 @@ from __future__ import annotations
 
 import tempfile
 import time
+from collections.abc import Callable, Collection
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
 from aisle.core.cli import ProgressLine, fail
 from aisle.core.errors import AisleError
 
+if TYPE_CHECKING:
+    from aisle.core.tenancy import Tenants
 
-def _catalogs(settings, tenants, data: Path | None, if_missing: bool, only: list[str]) -> None:  # type: ignore[no-untyped-def]
+
+def import_demo_catalogs(
+    tenants: Tenants,
+    index_dir: Path,
+    data: Path | None,
+    *,
+    only: Collection[str] = (),
+    if_missing: bool = False,
+    echo: Callable[[str], None] = typer.echo,
+) -> list[str]:
+    """Create the demo tenants (configuration, catalog, search index under ``index_dir``) from ``data``.
+
+    ``only`` limits the tenants; ``if_missing`` keeps a tenant whose catalog and index already exist.
+    A data set missing from ``data`` is skipped with a message. Returns the tenants ready afterwards.
+    Shared by ``aisle demo`` and the benchmarks. Raises AisleError when an import fails.
+    """
     from aisle.catalog.datasets import demo_datasets
     from aisle.catalog.importer import import_catalog
     from aisle.search.indexes import IndexRegistry
 
-    registry = IndexRegistry(tenants, settings.data_dir)
+    registry = IndexRegistry(tenants, index_dir)
+    ready = []
     with tempfile.TemporaryDirectory(prefix="aisle-demo-") as tmp:
         for ds in demo_datasets():
             if only and ds.tenant not in only:
@@ -31,32 +51,38 @@ def _catalogs(settings, tenants, data: Path | None, if_missing: bool, only: list
             if if_missing and tenants.exists(ds.tenant):
                 try:
                     registry.get(ds.tenant)  # the index must exist too
-                    typer.echo(f"{ds.tenant}: catalog and index present")
+                    echo(f"{ds.tenant}: catalog and index present")
+                    ready.append(ds.tenant)
                     continue
                 except AisleError:
                     pass
             source = ds.prepare(data, Path(tmp))
             if source is None:
-                typer.secho(f"{ds.tenant}: skipped, its data is not available", fg="yellow")
+                echo(f"{ds.tenant}: skipped, its data is not available")
                 continue
             tenants.write_config(ds.tenant, ds.configs())
             progress = ProgressLine(ds.tenant)
             report, _ = import_catalog(tenants, ds.tenant, source, progress=progress)
             registry.get(ds.tenant, progress=progress)
-            typer.echo(
+            ready.append(ds.tenant)
+            echo(
                 f"{ds.tenant}: {ds.description}: {report.imported} products, "
                 f"{len(report.bad_rows)} bad rows skipped, {time.perf_counter() - progress.start:.1f}s"
             )
+    return ready
 
 
-def _query_log(tenants, data: Path | None) -> None:  # type: ignore[no-untyped-def]
+def import_demo_query_log(
+    tenants: Tenants, data: Path | None, echo: Callable[[str], None] = typer.echo
+) -> None:
+    """Import the Home Depot dev queries as the ``homedepot`` autocomplete query log, when both exist."""
     from aisle.search.suggest.querylog import import_query_log
 
     log = data / "homedepot" / "queries_dev.txt" if data else None
     if log is None or not log.exists() or not tenants.exists("homedepot"):
-        typer.echo("homedepot: query log not available, autocomplete uses the catalog only")
+        echo("homedepot: query log not available, autocomplete uses the catalog only")
         return
-    typer.echo(f"homedepot: query log, {import_query_log(tenants, 'homedepot', log)} distinct queries")
+    echo(f"homedepot: query log, {import_query_log(tenants, 'homedepot', log)} distinct queries")
 
 
 def _recs(settings, store, data: Path | None) -> None:  # type: ignore[no-untyped-def]
@@ -105,8 +131,8 @@ def demo(
         )
     start = time.perf_counter()
     try:
-        _catalogs(settings, tenants, data, if_missing, only)
-        _query_log(tenants, data)
+        import_demo_catalogs(tenants, settings.data_dir, data, only=only, if_missing=if_missing)
+        import_demo_query_log(tenants, data)
         if recs:
             _recs(settings, store, data)
         if vectors:

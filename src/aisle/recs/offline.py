@@ -118,7 +118,7 @@ def eval_completejourney(progress: Progress = print, validation: bool = False) -
         .filter(pl.len().over("basket_id") >= 2)
     )
     baskets = test.group_by("basket_id").agg("item_id")["item_id"].to_list()
-    res = basket_completion(lambda s: [i for i, _ in fbt.partners(s)], baskets)
+    res = basket_completion(partner_ids(fbt), baskets)
     return res | {
         "load_s": load_s,
         "fbt_train_s": fbt_s,
@@ -128,6 +128,54 @@ def eval_completejourney(progress: Progress = print, validation: bool = False) -
         "all_train_cpu_s": cpu_s,
         "peak_rss_gb": peak_rss_gb(),
     }
+
+
+def partner_ids(model: Any) -> Callable[[str], list[str]]:
+    """``seed -> partner ids, best first`` of a FREQUENTLY_BOUGHT_TOGETHER model."""
+    return lambda seed: [i for i, _ in model.partners(seed)]
+
+
+def fbt_headroom(validation: bool = True, seed: int = 0, progress: Progress = print) -> dict[str, float]:
+    """How much a seed-only FBT list gains from seeing the evaluation period itself (a ceiling check).
+
+    Splits the evaluation weeks' baskets at random into halves A and B (``seed``), trains FBT on the
+    training weeks alone and again on the training weeks plus half A (baskets from the very weeks and
+    households being scored, which no real deployment has), and scores both on half B with the FBT
+    protocol. The gap says how much a perfect correction for drift could add; if even the second model
+    stays below a bar, better estimation from the past alone is unlikely to reach it. ``validation`` picks the tuning split (train < 45, evaluate 45-48); otherwise train < 49, evaluate
+    >= 49 (nothing is tuned on this figure). Returns ``train_only_*`` and ``with_half_*`` HR@10 and
+    recall@10 and the number of (basket, seed) pairs in half B.
+    """
+    from aisle.recs.training import train_fbt
+
+    lines = completejourney_lines().select("basket_id", "item_id", "ts", "week")
+    cats = completejourney_categories()
+    cut, end = (45, 49) if validation else (49, None)
+    if end is not None:
+        lines = lines.filter(pl.col("week") < end)
+    train, period = lines.filter(pl.col("week") < cut), lines.filter(pl.col("week") >= cut)
+    baskets = period["basket_id"].unique().sort()
+    rng = np.random.default_rng(seed)
+    half_a = baskets.gather(rng.permutation(len(baskets))[: len(baskets) // 2])
+    in_a = pl.col("basket_id").is_in(half_a.implode())
+    half_b = period.filter(~in_a)
+    out: dict[str, float] = {}
+    known: set[str] = set()
+    for name, data in (("train_only", train), ("with_half", pl.concat([train, period.filter(in_a)]))):
+        model = train_fbt(data.drop("week"), cats)
+        progress(f"FBT trained on {name}")
+        if not known:  # score both models on the same baskets: items seen in the training weeks
+            known = set(model.index)
+            test = (
+                half_b.select("basket_id", "item_id")
+                .unique()
+                .filter(pl.col("item_id").is_in(list(known)))
+                .filter(pl.len().over("basket_id") >= 2)
+            )
+            test_baskets = test.group_by("basket_id").agg("item_id")["item_id"].to_list()
+        res = basket_completion(partner_ids(model), test_baskets)
+        out |= {f"{name}_hr@10": res["hr@10"], f"{name}_recall@10": res["recall@10"], "pairs": res["pairs"]}
+    return out
 
 
 def read_fashion(data_dir: Path) -> pl.DataFrame:

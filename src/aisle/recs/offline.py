@@ -142,8 +142,9 @@ def fbt_headroom(validation: bool = True, seed: int = 0, progress: Progress = pr
     training weeks alone and again on the training weeks plus half A (baskets from the very weeks and
     households being scored, which no real deployment has), and scores both on half B with the FBT
     protocol. The gap says how much a perfect correction for drift could add; if even the second model
-    stays below a bar, better estimation from the past alone is unlikely to reach it. ``validation`` picks the tuning split (train < 45, evaluate 45-48); otherwise train < 49, evaluate
-    >= 49 (nothing is tuned on this figure). Returns ``train_only_*`` and ``with_half_*`` HR@10 and
+    stays below a bar, better estimation from the past alone is unlikely to reach it. ``validation``
+    picks the tuning split (train < 45, evaluate 45-48); otherwise train < 49, evaluate >= 49 (nothing
+    is tuned on this figure). Returns ``train_only_*`` and ``with_half_*`` HR@10 and
     recall@10 and the number of (basket, seed) pairs in half B.
     """
     from aisle.recs.training import train_fbt

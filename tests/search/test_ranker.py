@@ -11,11 +11,8 @@ import numpy as np
 import pytest
 
 from aisle.core.errors import BadRequest
-from aisle.core.storage import BlobStore, open_blob_store
-from aisle.core.tenancy import Tenants
+from aisle.core.storage import BlobStore
 from aisle.search.evaluation import load_judgments
-from aisle.search.index.reader import TenantIndex
-from aisle.search.indexes import IndexRegistry
 from aisle.search.pipeline import DEFAULT_STAGES, SearchPipeline
 from aisle.search.ranking.features import FEATURES, candidate_features
 from aisle.search.ranking.store import RankerNotFound, RankerRecord, RankerStore
@@ -57,12 +54,6 @@ def test_versions_are_immutable_and_the_pointer_switches(any_blob_store: BlobSto
     store.use("shop", None)
     assert store.current("shop") is None
     assert store.current("other") is None  # tenants are apart
-
-
-@pytest.fixture(scope="module")
-def homedepot(demo_env) -> tuple[Tenants, TenantIndex]:  # type: ignore[no-untyped-def]
-    tenants = Tenants(open_blob_store(demo_env.storage_url), ttl=0)
-    return tenants, IndexRegistry(tenants, demo_env.data_dir).get("homedepot")
 
 
 def test_features_see_coverage_order_and_unstemmed_words(homedepot) -> None:  # type: ignore[no-untyped-def]

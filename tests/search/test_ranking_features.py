@@ -210,14 +210,19 @@ def test_vectorised_features_equal_the_per_candidate_definition(
         compared.append(_assert_same(ctx, found))
         _assert_same(ctx, _with_vectors(found, seed=i))
     # hand-made groups: a phrase alternative after a missing word, a token the catalog lacks, a
-    # group held by two queries' words at once, short terms (no prefix matching), an empty group
+    # group held by two queries' words at once, short terms (no prefix matching), an empty group, and
+    # the first word of a text as an alternative the text holds but the group does not match with
     ctx = pipeline.run(index, config, "aluminum lawn edging", size=10)
     found = lexical_candidates(ctx, 100)
+    docs = DocTerms.of(index)
+    lead = docs.words[int(docs.ids[docs.ptr[found.ords[0]]])]
     for groups in (
         [["aluminum"], ["qqqzz", "lawn edg"], ["edg"]],
         [["lawn"], ["edg", "lawn"], ["al"], [""], ["alumin", "qqqzz"]],
         [["qqqzz qqqzz"]],
         [],
+        [["edg", lead], ["aluminum"]],
+        [[f"{lead} qqqzz"], ["edg"]],
     ):
         compared.append(_assert_same(dataclasses.replace(ctx, term_groups=groups), found))
     # the comparison means something only if the fixture exercises what the features tell apart
@@ -228,6 +233,7 @@ def test_vectorised_features_equal_the_per_candidate_definition(
     assert np.any((x[:, col["in_order"]] > 0) & (x[:, col["in_order"]] < 1))
     assert np.any(x[:, col["exact_coverage"]] < x[:, col["coverage"]])
     assert np.any(x[:, col["first_token"]] == 1) and np.any(x[:, col["numbers"]] >= 0)
+    assert compared[-2][0, col["first_token"]] == 0 and compared[-1][0, col["first_token"]] == 0
     assert np.any((x[:, col["doc_covered"]] > 0) & (x[:, col["doc_covered"]] < 1))
 
 

@@ -2,8 +2,9 @@
 
 Steps, each idempotent (a second run costs seconds): the demo tenants' configuration, catalogs and
 full-text indexes (fashion, homedepot, default, yoochoose); the Home Depot query log for
-autocomplete; the demo recommendation models (trained on the training part of each protocol only)
-deployed into the demo containers; and the product embeddings for vector and image search.
+autocomplete; the product embeddings for vector and image search; the demo recommendation models
+(trained on the training part of each protocol only; SIMILAR_ITEMS reuses the text embeddings)
+deployed into the demo containers; and the Home Depot search ranker.
 """
 
 from __future__ import annotations
@@ -89,7 +90,7 @@ def _recs(settings, store, data: Path | None) -> None:  # type: ignore[no-untype
     from aisle.recs.demo import train_demo_models
     from aisle.recs.serving_demo import deploy_demo
 
-    records = train_demo_models(store, data, progress=typer.echo)
+    records = train_demo_models(store, data, vectors_dir=settings.data_dir, progress=typer.echo)
     for container in deploy_demo(store, settings, records, progress=typer.echo):
         typer.echo(f"{container.tenant}: container '{container.container_id}' serves {container.model_id}")
 
@@ -133,10 +134,10 @@ def demo(
     try:
         import_demo_catalogs(tenants, settings.data_dir, data, only=only, if_missing=if_missing)
         import_demo_query_log(tenants, data)
+        if vectors:  # before the models: SIMILAR_ITEMS reuses the text vectors
+            _vectors(settings, data, images)
         if recs:
             _recs(settings, store, data)
-        if vectors:
-            _vectors(settings, data, images)
         if ranker:
             _ranker(settings, tenants, data)
     except AisleError as exc:

@@ -5,16 +5,20 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+import numpy as np
 import polars as pl
+import pytest
 
 from aisle.catalog.datasets import fashion, yoochoose
 from aisle.catalog.store import CatalogStore
-from aisle.core.storage import BlobStore
+from aisle.core.storage import BlobStore, open_blob_store
 from aisle.core.tenancy import Tenants, tenant_scope
 from aisle.recs.demo import train_demo_models
 from aisle.recs.loading import load_recommender
 from aisle.recs.models.base import ModelType, RecContext
 from aisle.recs.offline import read_fashion
+from aisle.vectors.table import VectorTable, latest_table
+from aisle.vectors.testing import mini_fashion
 
 
 def test_demo_models_are_trained_once_then_reused(blob_store: BlobStore, shared_data: Path) -> None:
@@ -44,3 +48,31 @@ def test_demo_models_are_trained_once_then_reused(blob_store: BlobStore, shared_
     CatalogStore(scope).write(products.with_columns(pl.col("price") * 2))
     third = train_demo_models(blob_store, shared_data, progress=messages.append)
     assert {r.version for r in third["fashion"]} == {2} and third["yoochoose"] == first["yoochoose"]
+
+
+def test_similar_items_reuses_the_vector_search_embeddings(
+    tmp_path_factory: pytest.TempPathFactory, shared_data: Path
+) -> None:
+    """SIMILAR_ITEMS takes the text vectors vector search built for the catalog (real MiniLM) instead of
+    encoding the catalog a second time; without a table for the current catalog it encodes as before."""
+    mini = mini_fashion(tmp_path_factory.mktemp("similar-reuse"), shared_data, products=60, images=False)
+    store = open_blob_store(mini.storage_url)
+    scope = tenant_scope(store, "fashion")
+    messages: list[str] = []
+    records = train_demo_models(store, None, vectors_dir=mini.data_dir, progress=messages.append)
+    similar = next(r for r in records["fashion"] if r.model_type is ModelType.SIMILAR_ITEMS)
+    assert any("reuses the 60 text vectors of vector search" in m for m in messages)
+    assert not any("encoding" in m for m in messages)
+    model = load_recommender(scope, similar)
+    table = VectorTable.load(latest_table(mini.data_dir, "fashion", "text"))
+    keys = np.array([table.key_of[str(i)] for i in model.items.tolist()])
+    np.testing.assert_allclose(model.vectors, table.ann.vectors_of(keys), atol=1e-6)
+
+    # a new catalog version has no table yet: the model encodes the products itself
+    catalog = CatalogStore(scope).load()
+    CatalogStore(scope).write(catalog.products.with_columns(pl.col("price") * 2))
+    messages.clear()
+    again = train_demo_models(store, None, vectors_dir=mini.data_dir, progress=messages.append)
+    assert any("encoding 60 products" in m for m in messages)
+    assert not any("reuses" in m for m in messages)
+    assert next(r for r in again["fashion"] if r.model_type is ModelType.SIMILAR_ITEMS).version == 2

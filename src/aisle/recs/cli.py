@@ -51,10 +51,12 @@ def register(app: typer.Typer, eval_app: typer.Typer) -> None:
 
         model: Any
         info: dict[str, Any]
-        store = open_blob_store(load_settings().storage_url)
+        settings = load_settings()
+        store = open_blob_store(settings.storage_url)
+        tenants = Tenants(store, ttl=0)
         scope = tenant_scope(store, tenant)
         try:
-            if not Tenants(store).exists(tenant):
+            if not tenants.exists(tenant):
                 raise TenantNotFound(tenant)
             if model_type is ModelType.CUSTOMERS_ALSO_VIEW:
                 ev = (
@@ -75,7 +77,12 @@ def register(app: typer.Typer, eval_app: typer.Typer) -> None:
                 catalog = CatalogStore(scope).load()
                 info = {"catalog_version": catalog.version}
                 if model_type is ModelType.SIMILAR_ITEMS:
-                    model = training.train_similar(catalog.products, threads=threads, progress=typer.echo)
+                    vectors = training.vector_search_embeddings(
+                        tenants, tenant, settings.data_dir, catalog, typer.echo
+                    )
+                    model = training.train_similar(
+                        catalog.products, vectors=vectors, threads=threads, progress=typer.echo
+                    )
                 else:
                     model = training.train_gbb(catalog.products)
             record = training.save_model(scope, tenant, model, model_id=model_id, info=info)

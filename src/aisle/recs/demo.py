@@ -37,12 +37,20 @@ def _reusable(scope: BlobStore, model_type: ModelType, info: dict[str, Any]) -> 
 
 
 def train_demo_models(
-    store: BlobStore, data_dir: Path | None, *, progress: Progress = print
+    store: BlobStore, data_dir: Path | None, *, vectors_dir: Path | None = None, progress: Progress = print
 ) -> dict[str, list[ModelRecord]]:
-    """Train (or reuse) each demo model; returns ``{tenant: [records]}``; tenants lacking data are skipped."""
+    """Train (or reuse) each demo model; returns ``{tenant: [records]}``; tenants lacking data are skipped.
+
+    ``vectors_dir`` (the services' ``AISLE_DATA_DIR``): where SIMILAR_ITEMS looks for the text vectors
+    vector search built for the current catalog, to reuse them instead of encoding the catalog again.
+    """
     tenants = Tenants(store)
     out: dict[str, list[ModelRecord]] = {}
-    for tenant, fn in (("fashion", _fashion), ("default", _default), ("yoochoose", _yoochoose)):
+
+    def fashion(scope: BlobStore, tenant: str, data: Path | None, progress: Progress) -> list[ModelRecord]:
+        return _fashion(scope, tenant, data, progress, tenants=tenants, vectors_dir=vectors_dir)
+
+    for tenant, fn in (("fashion", fashion), ("default", _default), ("yoochoose", _yoochoose)):
         if not tenants.exists(tenant):
             progress(f"recs: tenant '{tenant}' does not exist, skipping its models")
             continue
@@ -73,8 +81,16 @@ def _get_or_train(
     return record
 
 
-def _fashion(scope: BlobStore, tenant: str, data_dir: Path | None, progress: Progress) -> list[ModelRecord]:
-    from aisle.recs.training import train_gbb, train_similar
+def _fashion(
+    scope: BlobStore,
+    tenant: str,
+    data_dir: Path | None,
+    progress: Progress,
+    *,
+    tenants: Tenants,
+    vectors_dir: Path | None,
+) -> list[ModelRecord]:
+    from aisle.recs.training import train_gbb, train_similar, vector_search_embeddings
 
     try:
         catalog = CatalogStore(scope).load()
@@ -83,13 +99,15 @@ def _fashion(scope: BlobStore, tenant: str, data_dir: Path | None, progress: Pro
         return []
     info = {"catalog_version": catalog.version}
     products = catalog.products
+    vectors = vector_search_embeddings(tenants, tenant, vectors_dir, catalog, progress)
+    similar_info = info | ({"embeddings": "vector-search"} if vectors is not None else {})
     return [
         _get_or_train(
             scope,
             tenant,
             ModelType.SIMILAR_ITEMS,
-            info,
-            lambda: train_similar(products, progress=progress),
+            similar_info,
+            lambda: train_similar(products, vectors=vectors, progress=progress),
             progress,
         ),
         _get_or_train(scope, tenant, ModelType.GOOD_BETTER_BEST, info, lambda: train_gbb(products), progress),

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import io
 from collections.abc import Callable
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import polars as pl
@@ -22,6 +23,10 @@ from aisle.recs.models.bundles import BundleModel, train_bundles
 from aisle.recs.models.good_better_best import GoodBetterBestModel, train_good_better_best
 from aisle.recs.models.similar import SimilarItemsModel, SimilarParams, product_texts, train_similar_items
 from aisle.recs.registry import DEFAULT_PAGE_TYPES, ArtifactWriter, ModelRecord, ModelRegistry
+
+if TYPE_CHECKING:
+    from aisle.catalog.store import Catalog
+    from aisle.core.tenancy import Tenants
 
 Progress = Callable[[str], None]
 
@@ -119,6 +124,30 @@ def train_similar(
         progress(f"encoding {len(texts)} products with MiniLM ({threads} threads)...")
         vectors = TextEncoder.load(threads=threads).encode(texts, batch_size=128)
     return train_similar_items(products, vectors, params)
+
+
+def vector_search_embeddings(
+    tenants: Tenants, tenant: str, data_dir: Path | None, catalog: Catalog, progress: Progress = print
+) -> np.ndarray | None:
+    """The text vectors vector search already built for ``catalog`` under ``data_dir`` (float32,
+    (products, 384), catalog row order), or None (no ``data_dir``, table not built, or the vector
+    packages missing): SIMILAR_ITEMS then encodes the catalog itself.
+
+    Sharing them saves encoding the catalog twice (fashion, 44k products: training took 24 s instead of
+    488 s on a busy 2-core machine) and changes little: top-10 agreement in article type / gender /
+    colour over every fashion product is 0.9776 / 0.9879 / 0.663 with these vectors, against
+    0.9717 / 0.9891 / 0.658 with SIMILAR_ITEMS' own "name | brand | type | gender | colour" texts.
+    """
+    if data_dir is None:
+        return None
+    try:
+        from aisle.vectors.build import built_text_vectors
+    except ImportError:
+        return None
+    vectors = built_text_vectors(tenants, tenant, data_dir, catalog)
+    if vectors is not None:
+        progress(f"recs: '{tenant}' SIMILAR_ITEMS reuses the {len(vectors)} text vectors of vector search")
+    return vectors
 
 
 def train_gbb(products: pl.DataFrame, popularity: pl.DataFrame | None = None) -> GoodBetterBestModel:

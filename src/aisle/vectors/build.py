@@ -19,7 +19,7 @@ from aisle.catalog.schema import PATH_SEP
 from aisle.catalog.store import Catalog, CatalogStore
 from aisle.core.tenancy import Tenants
 from aisle.core.tenant_config import AttributeConfiguration
-from aisle.vectors.table import content_hash, reusable, table_dir, write_table
+from aisle.vectors.table import content_hash, read_table_vectors, reusable, table_dir, write_table
 from aisle.vectors.text_encoder import DIMENSION, TextEncoder
 
 Progress = Callable[[str, int, int], None]
@@ -101,3 +101,18 @@ def build_text_vectors(
             progress(f"embedded {len(todo)} texts at {rate:.0f}/s", len(todo), len(todo))
     ids = catalog.products["id"].to_list()
     return write_table(dest, catalog.version, ids, vectors, hashes)
+
+
+def built_text_vectors(tenants: Tenants, tenant: str, data_dir: Path, catalog: Catalog) -> np.ndarray | None:
+    """The text vectors already built for ``catalog`` (float32, (rows of ``catalog.products``, 384), unit
+    length, in catalog row order), or None when its table is not built or lacks a product.
+
+    Lets SIMILAR_ITEMS reuse the embeddings of vector search instead of encoding the catalog again.
+    Raises TenantNotFound, ConfigInvalid.
+    """
+    dest = table_dir(
+        data_dir, tenant, "text", catalog.version, text_recipe(tenants.config(tenant).attributes)
+    )
+    if not (dest / "BUILT").exists():
+        return None
+    return read_table_vectors(dest, [str(x) for x in catalog.products["id"].to_list()])

@@ -150,6 +150,18 @@ def write_table(dest: Path, version: str, ids: list[str], vectors: np.ndarray, h
     return Path(dest)
 
 
+def read_table_vectors(path: Path, ids: list[str]) -> np.ndarray | None:
+    """Vectors of ``ids`` (float32, (len(ids), d)) read from the files of the complete table at
+    ``path`` (no graph is loaded), or None when one of them is not in the table."""
+    keys = orjson.loads((path / "ids.json").read_bytes())
+    key_of = {pid: k for k, pid in enumerate(keys) if pid is not None}
+    present = np.load(path / "ann" / "present.npy")
+    wanted = np.fromiter((key_of.get(i, -1) for i in ids), dtype=np.int64, count=len(ids))
+    if (wanted < 0).any() or (wanted >= len(present)).any() or not present[wanted].all():
+        return None
+    return np.asarray(np.load(path / "ann" / "vectors.npy", mmap_mode="r")[wanted], dtype=np.float32)
+
+
 def reusable(data_dir: Path, tenant: str, kind: str, recipe: str, *, last: int = 3) -> dict[int, np.ndarray]:
     """Vectors of the ``last`` tables with the same recipe, by content hash (for incremental builds).
 

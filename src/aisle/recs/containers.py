@@ -16,12 +16,13 @@ from __future__ import annotations
 
 import builtins
 from datetime import UTC, datetime
-from typing import Annotated, cast
+from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from aisle.core.errors import Conflict, NotFound
 from aisle.core.storage import BlobStore
+from aisle.core.storage.documents import VersionedDocuments
 from aisle.core.storage.revisions import RevisionLog
 from aisle.recs.diversity import DiversityLevel
 
@@ -102,54 +103,32 @@ class Container(ContainerBody):
         return list(dict.fromkeys(s.modelId for s in self.slotConfigurations))
 
 
-class ContainerStore:
+class ContainerStore(VersionedDocuments[Container]):
     """Create, read, replace and delete the containers of one tenant (``scope``: tenant-scoped store).
 
     The revisions are a :class:`~aisle.core.storage.revisions.RevisionLog` (``r00000001.json`` files
-    holding a ``container`` key); validated containers are cached per revision on top of it, because
-    the predict service reads the head on every request.
+    holding a ``container`` key); reading and the compare-and-swap are
+    :class:`~aisle.core.storage.documents.VersionedDocuments`.
     """
 
+    model = Container
+
     def __init__(self, scope: BlobStore) -> None:
+        super().__init__(RevisionLog(scope, ROOT, prefix="r", body_key="container"))
         self.scope = scope
-        self.log = RevisionLog(scope, ROOT, prefix="r", body_key="container")
-        self._cache: dict[tuple[str, int], Container | None] = {}
 
-    def _latest(self, cid: str) -> tuple[int, Container | None]:
-        """(latest revision, its container or None when deleted); (0, None) for a never-created id."""
-        rev, body = self.log.latest(cid)
-        if rev == 0:
-            return 0, None
-        key = (cid, rev)
-        if key not in self._cache:
-            if len(self._cache) > 1024:
-                self._cache.clear()
-            self._cache[key] = None if body is None else Container.model_validate(body)
-        return rev, self._cache[key]
+    def _not_found(self, doc_id: str) -> ContainerNotFound:
+        return ContainerNotFound.of(doc_id)
 
-    def _write(self, cid: str, rev: int, container: Container | None) -> bool:
-        return self.log.write(cid, rev, None if container is None else container.model_dump(mode="json"))
+    def _conflict(self, doc_id: str, given: int, current: int | None) -> ContainerVersionConflict:
+        return ContainerVersionConflict(
+            f"container '{doc_id}' is at version {current}, not {given}: re-read it and retry",
+            details={"containerId": doc_id, "givenVersion": given, "currentVersion": current},
+        )
 
-    def find(self, container_id: str) -> Container | None:
-        """The current container, or None when the id was never created or is deleted."""
-        return self._latest(container_id)[1]
-
-    def get(self, container_id: str) -> Container:
-        """The current container. Raises :class:`ContainerNotFound`."""
-        container = self.find(container_id)
-        if container is None:
-            raise ContainerNotFound.of(container_id)
-        return container
-
-    def list(self) -> list[Container]:
+    def list(self) -> builtins.list[Container]:
         """Every live container of the tenant, by id."""
-        out: builtins.list[Container] = []
-        # cast: RevisionLog.names is annotated ``list[str]`` inside a class whose ``list`` is a method
-        for cid in cast("builtins.list[str]", self.log.names()):
-            _, container = self._latest(cid)
-            if container is not None:
-                out.append(container)
-        return sorted(out, key=lambda c: c.containerId)
+        return sorted(self._live(), key=lambda c: c.containerId)
 
     def create(self, container_id: str, body: ContainerBody) -> Container:
         """Create at version 1. Raises :class:`ContainerExists` (409) when the id is taken."""
@@ -172,11 +151,7 @@ class ContainerStore:
             ContainerVersionConflict: ``version`` is not the current one, or another writer won the race
                 (nothing was changed; re-read and retry).
         """
-        rev, current = self._latest(container_id)
-        if current is None:
-            raise ContainerNotFound.of(container_id)
-        if current.version != version:
-            raise self._conflict(container_id, version, current.version)
+        rev, current = self._current(container_id, version)
         updated = Container(
             **body.model_dump(),
             containerId=container_id,
@@ -184,28 +159,8 @@ class ContainerStore:
             createdAt=current.createdAt,
             updatedAt=datetime.now(UTC),
         )
-        if not self._write(container_id, rev + 1, updated):
-            _, now_current = self._latest(container_id)
-            raise self._conflict(container_id, version, now_current.version if now_current else None)
-        return updated
-
-    def delete(self, container_id: str, version: int | None = None) -> None:
-        """Delete (optionally only at ``version``). Raises ContainerNotFound / ContainerVersionConflict."""
-        rev, current = self._latest(container_id)
-        if current is None:
-            raise ContainerNotFound.of(container_id)
-        if version is not None and current.version != version:
-            raise self._conflict(container_id, version, current.version)
-        if not self._write(container_id, rev + 1, None):
-            raise self._conflict(container_id, current.version, None)
+        return self._replace(container_id, rev, updated, version)
 
     def using_model(self, model_id: str) -> builtins.list[str]:
         """Ids of live containers with a slot bound to ``model_id``."""
         return [c.containerId for c in self.list() if model_id in c.model_ids()]
-
-    @staticmethod
-    def _conflict(cid: str, given: int, current: int | None) -> ContainerVersionConflict:
-        return ContainerVersionConflict(
-            f"container '{cid}' is at version {current}, not {given}: re-read it and retry",
-            details={"containerId": cid, "givenVersion": given, "currentVersion": current},
-        )

@@ -22,6 +22,7 @@ import orjson
 
 from aisle.core.errors import Conflict, NotFound
 from aisle.core.storage import BlobNotFound, BlobStore
+from aisle.core.storage.documents import VersionedDocuments
 from aisle.core.storage.revisions import RevisionLog
 from aisle.search.rules.model import Rule, RuleBody
 
@@ -46,30 +47,31 @@ def new_rule_id() -> str:
     return uuid.uuid4().hex[:12]
 
 
-class RuleStore:
-    """Rules of one tenant (``scope``: the tenant-scoped store)."""
+class RuleStore(VersionedDocuments[Rule]):
+    """Rules of one tenant (``scope``: the tenant-scoped store); reading and the compare-and-swap are
+    :class:`~aisle.core.storage.documents.VersionedDocuments`."""
+
+    model = Rule
 
     def __init__(self, scope: BlobStore) -> None:
+        super().__init__(RevisionLog(scope, ROOT))
         self.scope = scope
-        self.log = RevisionLog(scope, ROOT)
 
-    def _latest(self, rule_id: str) -> tuple[int, Rule | None]:
-        revision, body = self.log.latest(rule_id)
-        return revision, None if body is None else Rule.model_validate(body)
+    def _not_found(self, doc_id: str) -> RuleNotFound:
+        return RuleNotFound(f"rule '{doc_id}' does not exist", details={"ruleId": doc_id})
 
-    def _write(self, rule_id: str, revision: int, rule: Rule | None) -> bool:
-        body = None if rule is None else rule.model_dump(mode="json")
-        if not self.log.write(rule_id, revision, body):
-            return False
-        self._touch(rule_id)
-        return True
+    def _conflict(self, doc_id: str, given: int, current: int | None) -> RuleVersionConflict:
+        return RuleVersionConflict(
+            f"rule '{doc_id}' is at version {current}, not {given}: re-read it and retry",
+            details={"ruleId": doc_id, "givenVersion": given, "currentVersion": current},
+        )
 
-    def _touch(self, rule_id: str) -> None:
+    def _written(self, doc_id: str) -> None:
         try:
             generation = int(orjson.loads(self.log.read(INDEX_PATH))["generation"])
         except (BlobNotFound, ValueError, KeyError, TypeError):
             generation = 0
-        index = {"generation": generation + 1, "stamp": uuid.uuid4().hex, "ruleId": rule_id}
+        index = {"generation": generation + 1, "stamp": uuid.uuid4().hex, "ruleId": doc_id}
         self.scope.put(INDEX_PATH, orjson.dumps(index))
 
     def stamp(self) -> bytes:
@@ -79,17 +81,9 @@ class RuleStore:
         except BlobNotFound:
             return b""
 
-    def get(self, rule_id: str) -> Rule:
-        """The current rule. Raises :class:`RuleNotFound` (404)."""
-        _, rule = self._latest(rule_id)
-        if rule is None:
-            raise RuleNotFound(f"rule '{rule_id}' does not exist", details={"ruleId": rule_id})
-        return rule
-
     def list(self) -> builtins.list[Rule]:
         """Every live rule, highest priority first, then by id."""
-        rules = [r for r in (self._latest(k)[1] for k in self.log.names()) if r is not None]
-        return sorted(rules, key=lambda r: (-r.priority, r.id))
+        return sorted(self._live(), key=lambda r: (-r.priority, r.id))
 
     def create(self, body: RuleBody, rule_id: str | None = None) -> Rule:
         """Store a new rule (a random id when none is given).
@@ -115,11 +109,7 @@ class RuleStore:
             RuleNotFound (404): no such rule.
             RuleVersionConflict (409): ``version`` is stale, or a concurrent writer won; nothing changed.
         """
-        revision, current = self._latest(rule_id)
-        if current is None:
-            raise RuleNotFound(f"rule '{rule_id}' does not exist", details={"ruleId": rule_id})
-        if current.version != version:
-            raise self._conflict(rule_id, version, current.version)
+        revision, current = self._current(rule_id, version)
         rule = Rule(
             **body.model_dump(),
             id=rule_id,
@@ -127,28 +117,4 @@ class RuleStore:
             createdAt=current.createdAt,
             updatedAt=datetime.now(UTC),
         )
-        if not self._write(rule_id, revision + 1, rule):
-            _, now_current = self._latest(rule_id)
-            raise self._conflict(rule_id, version, now_current.version if now_current else None)
-        return rule
-
-    def delete(self, rule_id: str, version: int | None = None) -> None:
-        """Delete the rule (only at ``version`` when given).
-
-        Raises:
-            RuleNotFound (404), RuleVersionConflict (409): as for :meth:`replace`.
-        """
-        revision, current = self._latest(rule_id)
-        if current is None:
-            raise RuleNotFound(f"rule '{rule_id}' does not exist", details={"ruleId": rule_id})
-        if version is not None and current.version != version:
-            raise self._conflict(rule_id, version, current.version)
-        if not self._write(rule_id, revision + 1, None):
-            raise self._conflict(rule_id, current.version, None)
-
-    @staticmethod
-    def _conflict(rule_id: str, given: int, current: int | None) -> RuleVersionConflict:
-        return RuleVersionConflict(
-            f"rule '{rule_id}' is at version {current}, not {given}: re-read it and retry",
-            details={"ruleId": rule_id, "givenVersion": given, "currentVersion": current},
-        )
+        return self._replace(rule_id, revision, rule, version)

@@ -63,22 +63,10 @@ def build_tenant(root: pathlib.Path, data_dir: pathlib.Path) -> list[str]:
     from aisle.core.tenancy import Tenants
     from aisle.recs.containers import ContainerBody, ContainerStore
     from aisle.recs.models.base import ModelType
-    from aisle.recs.testing import register_and_deploy, write_tenant
+    from aisle.recs.testing import rees46_catalog, register_and_deploy, write_tenant
 
     ev = _events(data_dir)
-    catalog = (
-        ev.group_by("product_id", maintain_order=True)
-        .agg(pl.col("brand").first(), pl.col("price").first(), pl.col("category_code").first())
-        .select(
-            pl.col("product_id").alias("id"),
-            pl.concat_str([pl.col("brand").fill_null("unbranded"), pl.lit(" "), pl.col("product_id")]).alias(
-                "title"
-            ),
-            pl.col("price"),
-            pl.col("brand"),
-            pl.col("category_code").alias("category"),
-        )
-    )
+    catalog = rees46_catalog(ev)
     store = open_blob_store(f"file://{root / 'bucket'}")
     write_tenant(store, TENANT, catalog, event_types=["view", "cart", "purchase"])
     register_and_deploy(store, TENANT, "sknn", ModelType.CUSTOMERS_ALSO_VIEW)

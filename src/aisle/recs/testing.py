@@ -2,7 +2,8 @@
 
 :class:`CooccurrenceRecommender` is a tiny but real item-to-item model (counts of items seen together
 in sessions); :func:`write_tenant` creates a tenant with its five configuration files and a catalog;
-:func:`register_and_deploy` records a model and marks it deployed without a job.
+:func:`register_and_deploy` records a model and marks it deployed without a job; :func:`rees46_catalog`
+makes a catalog of the products seen in REES46 events.
 """
 
 from __future__ import annotations
@@ -121,3 +122,21 @@ def register_and_deploy(
             Deployment(modelId=model_id, status="deployed", modelVersion=version, jobId=f"test-{version}")
         )
     return record
+
+
+def rees46_catalog(events: pl.DataFrame) -> pl.DataFrame:
+    """``id, title, price, brand, category`` of every product in REES46 ``events`` (first event wins;
+    REES46 has no product names, so the title is the brand and the id)."""
+    return (
+        events.group_by("product_id", maintain_order=True)
+        .agg(pl.col("brand").first(), pl.col("price").first(), pl.col("category_code").first())
+        .select(
+            pl.col("product_id").alias("id"),
+            pl.concat_str([pl.col("brand").fill_null("unbranded"), pl.lit(" "), pl.col("product_id")]).alias(
+                "title"
+            ),
+            pl.col("price"),
+            pl.col("brand"),
+            pl.col("category_code").alias("category"),
+        )
+    )

@@ -22,7 +22,7 @@ from aisle.core.tenancy import Tenants
 from aisle.recs.containers import ContainerBody, ContainerStore
 from aisle.recs.models.base import ModelType
 from aisle.recs.serving_models import RegistryModelSource
-from aisle.recs.testing import register_and_deploy, write_tenant
+from aisle.recs.testing import rees46_catalog, register_and_deploy, write_tenant
 from aisle.services.edit.app import create_app as create_edit
 from aisle.services.predict.app import create_app as create_predict
 
@@ -62,19 +62,7 @@ def services(
         redis_url=redis_url,
     )
     store = open_blob_store(settings.storage_url)
-    catalog = (
-        rees46.group_by("product_id", maintain_order=True)
-        .agg(pl.col("brand").first(), pl.col("price").first(), pl.col("category_code").first())
-        .select(
-            pl.col("product_id").alias("id"),
-            pl.concat_str([pl.col("brand").fill_null("unbranded"), pl.lit(" "), pl.col("product_id")]).alias(
-                "title"
-            ),
-            pl.col("price"),
-            pl.col("brand"),
-            pl.col("category_code").alias("category"),
-        )
-    )
+    catalog = rees46_catalog(rees46)
     write_tenant(store, "rees46", catalog, event_types=["view", "cart", "purchase"])
     visitor = pick_visitor(rees46)
     training = rees46.filter(pl.col("user_id") != visitor).select(

@@ -18,6 +18,7 @@ from aisle.search.context import Candidates, SearchContext
 from aisle.search.evaluation import load_judgments
 from aisle.search.index.reader import TenantIndex
 from aisle.search.pipeline import SearchPipeline
+from aisle.search.ranking.doc_terms import DocTerms
 from aisle.search.ranking.features import (
     CENTROID_OF,
     FEATURES,
@@ -25,7 +26,6 @@ from aisle.search.ranking.features import (
     STAGE_CODES,
     TEXT_FEATURES,
     B,
-    DocTerms,
     candidate_features,
 )
 from aisle.search.stages.retrieve import lexical_candidates

@@ -260,3 +260,41 @@ def test_entries_are_per_tenant(any_blob_store: BlobStore, tmp_path: Path) -> No
         ContainerStore(Tenants(any_blob_store).scope(tenant)).create("c1", body(count))
     engine = engine_over(any_blob_store, tmp_path, 2.0, Clock())
     assert [len(engine.predict(t, ask())) for t in ("a", "b", "a")] == [1, 3, 1]
+
+
+class NoReadStore(CountingStore):
+    """Counts every storage access (not only container files) once ``watch`` is set."""
+
+    watch = False
+    accesses = 0
+
+    def _seen(self, path: str) -> None:
+        if self.watch:
+            self.accesses += 1
+
+
+def test_a_warm_predict_answers_inline_without_touching_storage_on_either_backend(
+    writer: ContainerStore, any_blob_store: BlobStore, tmp_path: Path
+) -> None:
+    """Once a request has loaded what the container needs, later ones are answered inline from the
+    caches, on S3 as on a local folder (before the container cache, S3 always went to a thread)."""
+    store = NoReadStore(any_blob_store)
+    engine = engine_over(store, tmp_path, 2.0, Clock())
+    cold = [i.id for i in engine.predict(T, ask())]
+    store.watch = True
+    assert [i.id for i in engine.predict(T, ask(), warm_only=True)] == cold
+    assert store.accesses == 0
+    with pytest.raises(NotWarm, match="personalisation"):
+        engine.predict(T, PredictQuery(container_id="c1", seeds=["p0"], visitor_id="v1"), warm_only=True)
+
+
+def test_with_the_cache_off_only_a_local_container_is_read_inline(
+    writer: ContainerStore, any_blob_store: BlobStore, tmp_path: Path
+) -> None:
+    engine = engine_over(any_blob_store, tmp_path, 0.0, Clock())
+    assert len(engine.predict(T, ask())) == 4
+    if any_blob_store.local_path("") is not None:
+        assert len(engine.predict(T, ask(), warm_only=True)) == 4
+    else:
+        with pytest.raises(NotWarm, match="remote storage"):
+            engine.predict(T, ask(), warm_only=True)

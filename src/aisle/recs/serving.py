@@ -244,8 +244,8 @@ class PredictEngine:
             TenantNotFound, ContainerNotFound (404); BadRequest ``model_ids_unknown``,
             ``action_slot_unknown``, ``condition_field_unknown`` (400); ModelNotDeployed (409).
         """
-        if warm_only and (q.visitor_id or q.user_id or not state_is_local(self, tenant)):
-            raise NotWarm("personalisation or remote storage")
+        if warm_only and (q.visitor_id or q.user_id):
+            raise NotWarm("personalisation")
         config, state = self.tenant(tenant, warm_only=warm_only)
         container = self._container(tenant, state, q.container_id, warm_only=warm_only)
         slots = _select_slots(container, q.model_ids)
@@ -339,12 +339,14 @@ class PredictEngine:
         self, tenant: str, state: _Tenant, container_id: str, *, warm_only: bool = False
     ) -> Container:
         if warm_only and self.containers.ttl_s > 0:
-            # a stale entry is re-read in a thread; with the cache off the read stays inline as before
-            # (warm_only already implies a local store, where it is two plain file calls)
+            # a stale entry is re-read in a thread
             container = self.containers.cached(tenant, container_id)
             if container is None:
                 raise NotWarm(f"container {container_id}")
             return container
+        if warm_only and not state_is_local(self, tenant):
+            # with the cache off a local store is still read inline (two plain file calls); S3 is not
+            raise NotWarm(f"container {container_id} on remote storage")
         return self.containers.get(tenant, state.containers, container_id)
 
 

@@ -61,8 +61,8 @@ def test_similar_items_reuses_the_vector_search_embeddings(
     messages: list[str] = []
     records = train_demo_models(store, None, vectors_dir=mini.data_dir, progress=messages.append)
     similar = next(r for r in records["fashion"] if r.model_type is ModelType.SIMILAR_ITEMS)
-    assert any("reuses the 60 text vectors of vector search" in m for m in messages)
-    assert not any("encoding" in m for m in messages)
+    assert any("using 60 precomputed product vectors" in m for m in messages)
+    assert not any("with MiniLM" in m for m in messages)  # not encoded again
     model = load_recommender(scope, similar)
     table = VectorTable.load(latest_table(mini.data_dir, "fashion", "text"))
     keys = np.array([table.key_of[str(i)] for i in model.items.tolist()])
@@ -74,5 +74,5 @@ def test_similar_items_reuses_the_vector_search_embeddings(
     messages.clear()
     again = train_demo_models(store, None, vectors_dir=mini.data_dir, progress=messages.append)
     assert any("encoding 60 products" in m for m in messages)
-    assert not any("reuses" in m for m in messages)
+    assert not any("precomputed" in m for m in messages)
     assert next(r for r in again["fashion"] if r.model_type is ModelType.SIMILAR_ITEMS).version == 2

@@ -77,9 +77,7 @@ def register(app: typer.Typer, eval_app: typer.Typer) -> None:
                 catalog = CatalogStore(scope).load()
                 info = {"catalog_version": catalog.version}
                 if model_type is ModelType.SIMILAR_ITEMS:
-                    vectors = training.vector_search_embeddings(
-                        tenants, tenant, settings.data_dir, catalog, typer.echo
-                    )
+                    vectors = training.vector_search_embeddings(tenants, tenant, settings.data_dir, catalog)
                     model = training.train_similar(
                         catalog.products, vectors=vectors, threads=threads, progress=typer.echo
                     )

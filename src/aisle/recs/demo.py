@@ -99,7 +99,7 @@ def _fashion(
         return []
     info = {"catalog_version": catalog.version}
     products = catalog.products
-    vectors = vector_search_embeddings(tenants, tenant, vectors_dir, catalog, progress)
+    vectors = vector_search_embeddings(tenants, tenant, vectors_dir, catalog)
     similar_info = info | ({"embeddings": "vector-search"} if vectors is not None else {})
     return [
         _get_or_train(

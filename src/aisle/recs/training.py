@@ -123,11 +123,13 @@ def train_similar(
         texts = product_texts(products)
         progress(f"encoding {len(texts)} products with MiniLM ({threads} threads)...")
         vectors = TextEncoder.load(threads=threads).encode(texts, batch_size=128)
+    else:
+        progress(f"using {len(vectors)} precomputed product vectors")
     return train_similar_items(products, vectors, params)
 
 
 def vector_search_embeddings(
-    tenants: Tenants, tenant: str, data_dir: Path | None, catalog: Catalog, progress: Progress = print
+    tenants: Tenants, tenant: str, data_dir: Path | None, catalog: Catalog
 ) -> np.ndarray | None:
     """The text vectors vector search already built for ``catalog`` under ``data_dir`` (float32,
     (products, 384), catalog row order), or None (no ``data_dir``, table not built, or the vector
@@ -144,10 +146,7 @@ def vector_search_embeddings(
         from aisle.vectors.build import built_text_vectors
     except ImportError:
         return None
-    vectors = built_text_vectors(tenants, tenant, data_dir, catalog)
-    if vectors is not None:
-        progress(f"recs: '{tenant}' SIMILAR_ITEMS reuses the {len(vectors)} text vectors of vector search")
-    return vectors
+    return built_text_vectors(tenants, tenant, data_dir, catalog)
 
 
 def train_gbb(products: pl.DataFrame, popularity: pl.DataFrame | None = None) -> GoodBetterBestModel:

@@ -20,7 +20,7 @@ from fastapi.testclient import TestClient
 from aisle.core.config import Settings
 from aisle.core.storage import open_blob_store
 from aisle.core.tenancy import tenant_scope
-from aisle.recs.testing import write_tenant
+from aisle.recs.testing import rees46_catalog, write_tenant
 from aisle.services.edit.app import create_app as create_edit
 from aisle.services.predict.app import create_app as create_predict
 
@@ -41,19 +41,7 @@ def services(
     store = open_blob_store(settings.storage_url)
     events = rees46_events(shared_data)
     raw = pl.read_csv(shared_data / "rees46" / "events.csv", schema_overrides={"product_id": pl.Utf8})
-    products = (
-        raw.group_by("product_id", maintain_order=True)
-        .agg(pl.col("brand").first(), pl.col("price").first(), pl.col("category_code").first())
-        .select(
-            pl.col("product_id").alias("id"),
-            pl.concat_str([pl.col("brand").fill_null("unbranded"), pl.lit(" "), pl.col("product_id")]).alias(
-                "title"
-            ),
-            pl.col("price"),
-            pl.col("brand"),
-            pl.col("category_code").fill_null("other").alias("category"),
-        )
-    )
+    products = rees46_catalog(raw).with_columns(pl.col("category").fill_null("other"))
     write_tenant(store, "rees46", products, event_types=["view", "add_to_cart", "purchase"])
     scope = tenant_scope(store, "rees46")
     baskets = events.select(pl.col("session_id").alias("basket_id"), "item_id")

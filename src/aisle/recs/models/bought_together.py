@@ -43,12 +43,14 @@ this one (0.1067-0.1190), partner-side back-off through product type (0.1180), t
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 
 import numpy as np
 import polars as pl
+import scipy.sparse as sp
 
 from aisle.recs.models.base import ModelType, RecContext, Scored
+from aisle.recs.models.baskets import BasketMatrix
 
 
 @dataclass(frozen=True)
@@ -64,7 +66,6 @@ class BoughtTogetherParams:
     min_support: int = 1
     category_candidates: int = 30
     neighbours: int = 50
-    chunks: int = 8
 
 
 @dataclass
@@ -113,15 +114,12 @@ class BoughtTogetherModel:
 
     @classmethod
     def from_arrays(cls, arrays: dict[str, np.ndarray], params: dict) -> BoughtTogetherModel:
-        return cls(**arrays, params=BoughtTogetherParams(**params))  # type: ignore[arg-type]
+        known = {f.name for f in fields(BoughtTogetherParams)}  # artifacts may carry retired knobs
+        p = BoughtTogetherParams(**{k: v for k, v in params.items() if k in known})
+        return cls(**arrays, params=p)  # type: ignore[arg-type]
 
     def params_dict(self) -> dict:
         return asdict(self.params)
-
-
-def _at(values: np.ndarray, column: str) -> pl.Expr:
-    """``values[column]`` as a polars expression (a vectorised array lookup)."""
-    return pl.lit(pl.Series(values)).gather(pl.col(column))
 
 
 def train_bought_together(
@@ -131,93 +129,134 @@ def train_bought_together(
 
     ``categories`` maps ``item_id`` to ``category`` (items without one share the category "?").
     Without ``ts`` (or with ``decay_weeks <= 0``) every basket weighs 1.
-    Cost on Complete Journey (1.3M lines, 33M in-basket pairs): about 20 s and 2 GB with polars on a
-    quiet 2-core machine.
+    The pair sums are sparse products of the basket x item matrix (:class:`BasketMatrix`). Cost on
+    Complete Journey weeks < 49 (1.33M distinct lines, 21.9M item pairs): 9.7 s and 1.8 GB peak on
+    2 cores, against 43.5 s for the polars self-join of the lines it replaced (same lists).
+
+    Raises:
+        ValueError: no line has both a ``basket_id`` and an ``item_id``.
     """
     p = params or BoughtTogetherParams()
-    ts = pl.col("ts").cast(pl.Float64) if "ts" in lines.columns else pl.lit(0.0)
-    lines = lines.select(pl.col("basket_id").cast(pl.Utf8), pl.col("item_id").cast(pl.Utf8), ts=ts)
-    lines = lines.with_columns(ts=pl.col("ts").max().over("basket_id")).unique(["basket_id", "item_id"])
-    items = np.array(sorted(lines["item_id"].unique().to_list()))
-    idx = pl.DataFrame({"item_id": items, "i": np.arange(len(items), dtype=np.int32)})
-    age_weeks = (pl.col("ts").max() - pl.col("ts")) / (7 * 86400.0)
-    weight = (-age_weeks / p.decay_weeks).exp() if p.decay_weeks > 0 else pl.lit(1.0)
-    tr = (
-        lines.join(idx, on="item_id")
-        .with_columns(b=pl.col("basket_id").rank("dense").cast(pl.Int32), w=weight)
-        .select("b", "i", w=(pl.col("w") / pl.col("w").mean()).fill_nan(1.0))
-        # v: the basket's weight in recall@10, 1 / min(other items, 10)
-        .with_columns(v=pl.col("w") / (pl.len().over("b") - 1).clip(1, 10).cast(pl.Float64))
-    )
-    if categories is not None:
-        cat = idx.join(
-            categories.select(pl.col("item_id").cast(pl.Utf8), pl.col("category").cast(pl.Utf8)).unique(
-                "item_id"
-            ),
-            on="item_id",
-            how="left",
+    stats = CoPurchaseStats.compute(BasketMatrix.from_lines(lines, categories), p)
+    ptr, idx, score = stats.shortlist(p.neighbours)
+    return BoughtTogetherModel(stats.baskets.items, ptr, idx, score.astype(np.float32), stats.pop, p)
+
+
+@dataclass
+class CoPurchaseStats:
+    """The estimates behind the score, over one :class:`BasketMatrix` (``I`` items, ``K`` categories).
+
+    ``c`` and ``cv`` are aligned CSR ``(I, I)`` pair sums of the basket weights ``w`` and ``v`` (see the
+    module docstring); ``n_seed`` and ``size_b`` are ``(I,)``; ``cc`` is CSR ``(K, I)``, baskets holding
+    item ``j`` and any item of category ``k``; ``n_cat`` ``(K,)`` baskets holding any item of ``k``.
+    """
+
+    baskets: BasketMatrix
+    params: BoughtTogetherParams
+    w: np.ndarray
+    v: np.ndarray
+    c: sp.csr_matrix
+    cv: sp.csr_matrix
+    pop: np.ndarray
+    n_seed: np.ndarray
+    size_b: np.ndarray
+    n_cat: np.ndarray
+    cc: sp.csr_matrix
+
+    @classmethod
+    def compute(cls, baskets: BasketMatrix, p: BoughtTogetherParams) -> CoPurchaseStats:
+        """All pair and item statistics of ``baskets`` (three sparse products of the basket matrix)."""
+        w = baskets.recency_weights(p.decay_weeks)
+        sizes = baskets.sizes
+        v = w / np.clip(sizes - 1, 1, 10)  # the basket's weight in recall@10, 1 / min(other items, 10)
+        c, cv = baskets.cooccurrence(w, v)
+        if p.min_support > 1:
+            (n,) = baskets.cooccurrence(np.ones(len(w)))
+            weak = n.data < p.min_support
+            for m in (c, cv):  # a pair below min_support counts as never bought together
+                m.data[weak] = 0.0
+                m.eliminate_zeros()
+        pop = baskets.item_sums(np.ones(len(w)))
+        n_seed = baskets.item_sums(w)
+        v_mean = float(sizes @ v) / float(sizes @ w)  # E[1 / min(d, 10)] over lines
+        size_b = (baskets.item_sums(v) + p.size_prior * v_mean) / (n_seed + p.size_prior)
+        n_items, n_cats = len(baskets.items), int(baskets.category.max()) + 1
+        in_cat = sp.csr_matrix(
+            (np.ones(n_items), (np.arange(n_items), baskets.category)), shape=(n_items, n_cats)
         )
-        cat_of = cat.sort("i")["category"].fill_null("?").rank("dense").cast(pl.Int32).to_numpy() - 1
-    else:
-        cat_of = np.zeros(len(items), dtype=np.int32)
-    tr = tr.with_columns(k=_at(cat_of, "i"))
-    n_baskets = float(tr["b"].n_unique())
-    pop = np.bincount(tr["i"].to_numpy(), minlength=len(items)).astype(np.float64)
-    n_seed = np.bincount(tr["i"].to_numpy(), weights=tr["w"].to_numpy(), minlength=len(items))
-    # E[1 / min(d, 10) | b in basket], shrunk toward the mean over all lines
-    v_mean = float(tr["v"].sum()) / float(tr["w"].sum())
-    v_item = np.bincount(tr["i"].to_numpy(), weights=tr["v"].to_numpy(), minlength=len(items))
-    size_b = (v_item + p.size_prior * v_mean) / (n_seed + p.size_prior)
-    # category prior P(b | cat)
-    bc = tr.select("b", "k").unique()
-    n_cat = np.bincount(bc["k"].to_numpy(), minlength=int(cat_of.max()) + 1).astype(np.float64)
-    cp = bc.join(tr.select("b", "i"), on="b").group_by("k", "i").agg(cc=pl.len())
-    cp = cp.with_columns(
-        pc=(pl.col("cc") + p.m_cat * _at(pop, "i") / n_baskets) / (_at(n_cat, "k") + p.m_cat)
-    )
-    cat_top = cp.sort("pc", descending=True).group_by("k").head(p.category_candidates)
-    cp_j = cp.select("k", pl.col("i").alias("j"), "pc")
-    seed_cat = pl.DataFrame({"i": np.arange(len(items), dtype=np.int32), "k": cat_of})
-    from_cat = seed_cat.join(cat_top.select("k", pl.col("i").alias("j")), on="k").select("i", "j")
-    # item-level co-occurrence, in slices of seed items so the pair table stays within memory
-    parts = []
-    for r in range(p.chunks):
-        seeds = tr.filter(pl.col("i") % p.chunks == r)
-        pairs = (
-            seeds.join(tr.select("b", pl.col("i").alias("j")), on="b")
-            .filter(pl.col("i") != pl.col("j"))
-            .group_by("i", "j")
-            .agg(c=pl.col("w").sum(), cv=pl.col("v").sum(), n=pl.len())
-            .filter(pl.col("n") >= p.min_support)
-            .select("i", "j", "c", "cv")
-        )
-        cand = (
-            pl.concat([pairs.select("i", "j"), from_cat.filter(pl.col("i") % p.chunks == r)])
-            .unique()
-            .filter(pl.col("i") != pl.col("j"))
-            .join(pairs, on=["i", "j"], how="left")
-            .with_columns(c=pl.col("c").fill_null(0), cv=pl.col("cv").fill_null(0), k=_at(cat_of, "i"))
-            .join(cp_j, on=["k", "j"], how="left")
-            .with_columns(
-                pc=pl.col("pc").fill_null(p.m_cat * _at(pop, "j") / n_baskets / (_at(n_cat, "k") + p.m_cat))
+        basket_cat = (baskets.x @ in_cat).tocsr()
+        basket_cat.data[:] = 1.0
+        n_cat = np.asarray(basket_cat.sum(axis=0)).ravel()
+        cc = (basket_cat.T.tocsr() @ baskets.x).tocsr()
+        return cls(baskets, p, w, v, c, cv, pop, n_seed, size_b, n_cat, cc)
+
+    def category_prior(self, k: int) -> np.ndarray:
+        """``(I,)`` ``P(b | cat k) = (cc(k, b) + m_cat * n_b / N) / (n_cat + m_cat)``."""
+        p, n_baskets = self.params, self.baskets.x.shape[0]
+        cc_k = self.cc.getrow(k).toarray().ravel()
+        return (cc_k + p.m_cat * self.pop / n_baskets) / (self.n_cat[k] + p.m_cat)
+
+    def shortlist(self, depth: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Each item's ``depth`` best partners by the module's score: CSR ``(ptr (I+1,), idx, score)``,
+        best first (ties: lower item index first). Candidates are the items bought with the seed plus
+        the ``category_candidates`` items that sell best with the seed's category."""
+        p = self.params
+        n_items = len(self.baskets.items)
+        damp = (self.pop + 1.0) ** -p.damping
+        zero_size = self.size_b**p.size_weight  # the size factor of a pair never bought together
+        category = self.baskets.category
+        order = np.argsort(category, kind="stable")
+        bounds = np.searchsorted(category[order], np.arange(int(category.max()) + 2))
+        parts = []
+        for k in range(len(bounds) - 1):
+            seeds = order[bounds[k] : bounds[k + 1]]
+            if len(seeds) == 0:
+                continue
+            pc = self.category_prior(k)
+            bought = np.flatnonzero(self.cc.getrow(k).toarray().ravel())
+            top_k = bought[np.argsort(-pc[bought], kind="stable")[: p.category_candidates]]
+            c, cv = self.c[seeds], self.cv[seeds]
+            rows = np.repeat(np.arange(len(seeds)), np.diff(c.indptr))
+            j, cd, cvd = c.indices, c.data, cv.data
+            n_seed = self.n_seed[seeds]
+            s = (
+                (cd + p.m_item * pc[j])
+                / (n_seed[rows] + p.m_item)
+                * damp[j]
+                * ((cvd + p.size_prior * self.size_b[j]) / (cd + p.size_prior)) ** p.size_weight
             )
-            .with_columns(
-                s=(pl.col("c") + p.m_item * pl.col("pc"))
-                / (_at(n_seed, "i") + p.m_item)
-                * _at((pop + 1.0) ** -p.damping, "j")
-                * ((pl.col("cv") + p.size_prior * _at(size_b, "j")) / (pl.col("c") + p.size_prior))
-                ** p.size_weight
-            )
-            .select("i", "j", "s")
-            .sort(["i", "s"], descending=[False, True])
-            .group_by("i", maintain_order=True)
-            .head(p.neighbours)
+            zr = np.repeat(np.arange(len(seeds)), len(top_k))
+            zj = np.tile(top_k, len(seeds))
+            keys = rows.astype(np.int64) * n_items + j  # ascending: CSR rows with sorted indices
+            zkeys = zr.astype(np.int64) * n_items + zj
+            paired = np.zeros(len(zkeys), dtype=bool)
+            if len(keys):
+                paired = keys[np.minimum(np.searchsorted(keys, zkeys), len(keys) - 1)] == zkeys
+            fresh = (zj != seeds[zr]) & ~paired
+            zr, zj = zr[fresh], zj[fresh]
+            zs = p.m_item * pc[zj] / (n_seed[zr] + p.m_item) * damp[zj] * zero_size[zj]
+            parts.append(_top_per_row(seeds, np.r_[rows, zr], np.r_[j, zj], np.r_[s, zs], depth))
+        seed = np.concatenate([x[0] for x in parts])
+        back = np.argsort(seed, kind="stable")
+        idx = np.concatenate([x[1] for x in parts])[back]
+        score = np.concatenate([x[2] for x in parts])[back]
+        ptr = np.r_[0, np.cumsum(np.bincount(seed, minlength=n_items))].astype(np.int64)
+        return ptr, idx.astype(np.int32), score
+
+
+def _top_per_row(
+    seeds: np.ndarray, rows: np.ndarray, cols: np.ndarray, scores: np.ndarray, depth: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The ``depth`` best ``(seed, col, score)`` of each row (ties: lower col first), rows in order, best
+    first. polars' per-group top-k is linear in the entries; a full sort of them cost 5x more."""
+    best = (
+        pl.DataFrame({"r": rows, "c": cols, "s": scores})
+        .group_by("r")
+        .agg(
+            pl.col("c").top_k_by(["s", "c"], k=depth, reverse=[False, True]),
+            pl.col("s").top_k_by(["s", "c"], k=depth, reverse=[False, True]),
         )
-        parts.append(cand)
-        del pairs
-    cand = pl.concat(parts).sort(["i", "s"], descending=[False, True])
-    nb_i = cand["i"].to_numpy()
-    nb_ptr = np.r_[0, np.cumsum(np.bincount(nb_i, minlength=len(items)))].astype(np.int64)
-    return BoughtTogetherModel(
-        items, nb_ptr, cand["j"].to_numpy().astype(np.int32), cand["s"].to_numpy().astype(np.float32), pop, p
+        .explode(["c", "s"])
+        .sort(["r", "s", "c"], descending=[False, True, False])
     )
+    return seeds[best["r"].to_numpy()], best["c"].to_numpy(), best["s"].to_numpy()

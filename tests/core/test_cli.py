@@ -45,3 +45,20 @@ def test_plain_message_errors_use_the_same_prefix(env, tmp_path):
     result = aisle("vectors", "build-images", "fashion", "--images", str(not_a_folder), env=env)
     assert result.returncode == 2, result.stderr
     assert f"error: {not_a_folder} is not a folder" in result.stderr
+
+
+def test_a_catalog_a_model_cannot_train_on_is_a_clear_error_and_registers_nothing(env):
+    """GOOD_BETTER_BEST needs prices: the CLI says so (exit 2) instead of printing a traceback."""
+    import polars as pl
+
+    from aisle.recs.testing import write_tenant
+
+    store = open_blob_store(env["AISLE_STORAGE_URL"])
+    products = pl.DataFrame({"id": ["1", "2"], "title": ["red shirt", "blue shirt"], "category": ["a", "a"]})
+    write_tenant(store, "tiny", products)
+    before = sorted(store.list("tiny/"))
+    result = aisle("train", "GOOD_BETTER_BEST", "--tenant", "tiny", env=env)
+    assert result.returncode == 2, result.stderr
+    assert "error: GOOD_BETTER_BEST needs a price" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert sorted(store.list("tiny/")) == before

@@ -32,7 +32,7 @@ def register(app: typer.Typer, eval_app: typer.Typer) -> None:
             None, "--source", help="Events for CUSTOMERS_ALSO_VIEW: yoochoose (default) or rees46."
         ),
         max_week: int = typer.Option(
-            49, "--max-week", help="Complete Journey: train on weeks before this one."
+            49, "--max-week", min=2, help="Complete Journey: train on weeks before this one (>= 2)."
         ),
         threads: int = typer.Option(2, "--threads", help="onnxruntime threads for SIMILAR_ITEMS."),
     ) -> None:
@@ -86,7 +86,7 @@ def register(app: typer.Typer, eval_app: typer.Typer) -> None:
             record = training.save_model(scope, tenant, model, model_id=model_id, info=info)
         except AisleError as exc:
             fail(exc)
-        except FileNotFoundError as exc:
+        except (FileNotFoundError, ValueError) as exc:  # missing data; data a model cannot train on
             fail(str(exc))
         typer.echo(f"{tenant}/{record.model_id} v{record.version} registered at {record.artifact_uri}")
 

@@ -298,3 +298,40 @@ def test_with_the_cache_off_only_a_local_container_is_read_inline(
     else:
         with pytest.raises(NotWarm, match="remote storage"):
             engine.predict(T, ask(), warm_only=True)
+
+
+def test_a_flood_of_missing_ids_does_not_push_out_a_real_container(
+    counting: CountingStore, writer: ContainerStore
+) -> None:
+    store = ContainerStore(Tenants(counting).scope(T))
+    cache = ContainerCache(2.0, max_entries=4, max_misses=3, clock=Clock())
+    cache.get(T, store, "c1")
+    for n in range(50):
+        with pytest.raises(ContainerNotFound):
+            cache.get(T, store, f"made-up-{n}")
+    reads = counting.container_reads
+    cache.get(T, store, "c1")
+    assert counting.container_reads == reads  # still cached: the misses evicted only each other
+    for n in (47, 48, 49):  # the three most recent misses are kept, the older ones were dropped
+        with pytest.raises(ContainerNotFound):
+            cache.get(T, store, f"made-up-{n}")
+    assert counting.container_reads == reads
+    with pytest.raises(ContainerNotFound):
+        cache.get(T, store, "made-up-0")
+    assert counting.container_reads > reads
+
+
+def test_a_container_created_after_a_cached_miss_replaces_the_miss(
+    counting: CountingStore, writer: ContainerStore
+) -> None:
+    clock = Clock()
+    store = ContainerStore(Tenants(counting).scope(T))
+    cache = ContainerCache(2.0, clock=clock)
+    with pytest.raises(ContainerNotFound):
+        cache.get(T, store, "later")
+    writer.create("later", body(2))
+    clock.now += 2.0
+    assert cache.get(T, store, "later").slotConfigurations[0].itemCount == 2
+    reads = counting.container_reads
+    assert cache.get(T, store, "later").slotConfigurations[0].itemCount == 2
+    assert counting.container_reads == reads

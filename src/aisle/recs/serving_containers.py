@@ -9,6 +9,9 @@ Staleness bound: an edit made through the edit service (create, replace, delete)
 process at most ``ttl_s`` seconds after it was written, plus the duration of one storage read. The
 same holds for a container created after predict was asked for it (the miss is cached too, so a flood
 of requests for a missing id reads storage once per ``ttl_s``). ``ttl_s = 0`` reads on every call.
+
+Misses are kept apart from containers, in a smaller bound of their own: a flood of made-up ids evicts
+only other misses, never a container real traffic is using.
 """
 
 from __future__ import annotations
@@ -28,7 +31,9 @@ class ContainerCache:
 
     Args:
         ttl_s: seconds an entry is reused (0 disables the cache: every call reads storage).
-        max_entries: bound on the entries kept; beyond it the least recently read one is dropped.
+        max_entries: bound on the containers kept; beyond it the least recently read one is dropped.
+        max_misses: bound on the misses (ids found not to exist) kept, least recently read dropped
+            first; misses never push out containers.
         clock: monotonic seconds (tests move time instead of sleeping).
     """
 
@@ -37,16 +42,19 @@ class ContainerCache:
         ttl_s: float = CONTAINER_TTL_S,
         *,
         max_entries: int = 4096,
+        max_misses: int = 1024,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         if ttl_s < 0:
             raise ValueError(f"ttl_s must be >= 0, got {ttl_s}")
         self.ttl_s = ttl_s
         self.max_entries = max_entries
+        self.max_misses = max_misses
         self.clock = clock
-        # (tenant, container id) -> (when the read started, container or None for "does not exist");
-        # insertion order is read order, so the first key is always the least recently read
-        self._entries: dict[tuple[str, str], tuple[float, Container | None]] = {}
+        # (tenant, container id) -> when the read started, and the container; insertion order is read
+        # order, so the first key of each is always its least recently read
+        self._found: dict[tuple[str, str], tuple[float, Container]] = {}
+        self._missing: dict[tuple[str, str], float] = {}
         self._lock = threading.Lock()
 
     def cached(self, tenant: str, container_id: str) -> Container | None:
@@ -55,12 +63,14 @@ class ContainerCache:
         Raises:
             ContainerNotFound: a fresh entry records that the id does not exist.
         """
-        hit = self._entries.get((tenant, container_id))
-        if hit is None or self.clock() - hit[0] >= self.ttl_s:
-            return None
-        if hit[1] is None:
+        key, now = (tenant, container_id), self.clock()
+        hit = self._found.get(key)
+        if hit is not None and now - hit[0] < self.ttl_s:
+            return hit[1]
+        missed = self._missing.get(key)
+        if missed is not None and now - missed < self.ttl_s:
             raise ContainerNotFound.of(container_id)
-        return hit[1]
+        return None
 
     def get(self, tenant: str, containers: ContainerStore, container_id: str) -> Container:
         """The container from a fresh entry, else read from ``containers`` (the tenant's store) and kept.
@@ -74,15 +84,27 @@ class ContainerCache:
         started = self.clock()  # the entry ages from before the read: the bound holds for slow reads
         container = containers.find(container_id)
         if self.ttl_s > 0:
-            key = (tenant, container_id)
-            with self._lock:
-                newer = self._entries.pop(key, None)
-                if newer is not None and newer[0] > started:  # a concurrent read began later: keep it
-                    self._entries[key] = newer
-                else:
-                    while len(self._entries) >= self.max_entries:
-                        del self._entries[next(iter(self._entries))]
-                    self._entries[key] = (started, container)
+            self._keep((tenant, container_id), started, container)
         if container is None:
             raise ContainerNotFound.of(container_id)
         return container
+
+    def _keep(self, key: tuple[str, str], started: float, container: Container | None) -> None:
+        with self._lock:
+            had = self._found.pop(key, None)
+            missed = self._missing.pop(key, None)
+            if had is not None and had[0] > started:  # a concurrent read began later: keep it
+                self._found[key] = had
+            elif missed is not None and missed > started:
+                self._missing[key] = missed
+            elif container is not None:
+                _bounded(self._found, self.max_entries)[key] = (started, container)
+            else:
+                _bounded(self._missing, self.max_misses)[key] = started
+
+
+def _bounded(entries: dict, bound: int) -> dict:
+    """``entries`` with its least recently read entries dropped until one more fits under ``bound``."""
+    while entries and len(entries) >= bound:
+        del entries[next(iter(entries))]
+    return entries

@@ -138,8 +138,9 @@ def train_bought_together(
     ``categories`` maps ``item_id`` to ``category`` (items without one share the category "?").
     Without ``ts`` (or with ``decay_weeks <= 0``) every basket weighs 1.
     The pair sums are sparse products of the basket x item matrix (:class:`BasketMatrix`). Cost on
-    Complete Journey weeks < 49 (1.33M distinct lines, 21.9M item pairs): 9.7 s and 1.8 GB peak on
-    2 cores, against 43.5 s for the polars self-join of the lines it replaced (same lists).
+    Complete Journey weeks < 49 (1.33M distinct lines, 21.9M item pairs), 2 cores: 9.7 s, against
+    43.5 s for the polars self-join of the lines it replaced (same lists); every Complete Journey model
+    together 14.2 s and 1.8 GB peak (36.3 s and 2.6 GB before).
 
     Raises:
         ValueError: no line has both a ``basket_id`` and an ``item_id``.
@@ -173,7 +174,7 @@ class CoPurchaseStats:
 
     @classmethod
     def compute(cls, baskets: BasketMatrix, p: BoughtTogetherParams) -> CoPurchaseStats:
-        """All pair and item statistics of ``baskets`` (three sparse products of the basket matrix)."""
+        """All pair and item statistics of ``baskets``, as sparse products of the basket matrix."""
         w = baskets.recency_weights(p.decay_weeks)
         sizes = baskets.sizes
         v = w / np.clip(sizes - 1, 1, 10)  # the basket's weight in recall@10, 1 / min(other items, 10)
@@ -256,7 +257,8 @@ def _top_per_row(
     seeds: np.ndarray, rows: np.ndarray, cols: np.ndarray, scores: np.ndarray, depth: int
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The ``depth`` best ``(seed, col, score)`` of each row (ties: lower col first), rows in order, best
-    first. polars' per-group top-k is linear in the entries; a full sort of them cost 5x more."""
+    first. polars' per-group top-k is linear in the entries: 2.3 s on the Complete Journey training
+    weeks, against 4.7 s for a numpy lexsort of them."""
     best = (
         pl.DataFrame({"r": rows, "c": cols, "s": scores})
         .group_by("r")

@@ -37,7 +37,8 @@ recall@10 / HR@10 0.1198 / 0.611 -> 0.1210 / 0.617 with ``size_weight`` 0.5 (0.3
 0.7: 0.1204 / 0.616; a partner-only ``r(b) ** 0.3``: 0.1206 / 0.616). Variants that did not help
 there: a learned LightGBM re-ranking of the top 50-100 candidates on an internal time split
 (0.1182-0.1196), a household-profile prior (0.1158-0.1195), a short-window estimate shrunk toward
-this one (0.1067-0.1190), partner-side back-off through product type (0.1180), two-hop partners
+this one (0.1067-0.1190), partner-side back-off through product type (0.1180), a seed-side
+product-type level between item and category (m_type 100-1000: 0.1200-0.1212), two-hop partners
 (0.1199), other ``m_item`` (10-200) and ``damping`` (0-0.2) values.
 
 Tried and not shipped because the gain did not hold on the test weeks: a learned re-ranking of the

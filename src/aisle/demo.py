@@ -98,7 +98,7 @@ def _recs(settings, store, data: Path | None) -> None:  # type: ignore[no-untype
 def _vectors(settings, data: Path | None, images: bool) -> None:  # type: ignore[no-untyped-def]
     from aisle.vectors.demo import build_demo_vectors
 
-    build_demo_vectors(settings, data, images=images, echo=typer.echo)
+    build_demo_vectors(settings, data, images=images, echo=typer.echo, progress_for=ProgressLine)
 
 
 def _ranker(settings, tenants, data: Path | None) -> None:  # type: ignore[no-untyped-def]

@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from pathlib import Path
+
 import numpy as np
 import polars as pl
 
 from aisle.catalog.store import CatalogStore
+from aisle.core.config import Settings
 from aisle.core.storage import open_blob_store
 from aisle.core.tenancy import Tenants
 from aisle.search.indexes import IndexRegistry
 from aisle.search.model import FilterSpec
 from aisle.vectors.build import build_text_vectors, product_texts
+from aisle.vectors.demo import build_demo_vectors
 from aisle.vectors.search import VectorSearch
 from aisle.vectors.store import VectorStore
 from aisle.vectors.testing import MiniTenant
@@ -79,3 +84,28 @@ def test_text_search_respects_filters(mini: MiniTenant) -> None:
     assert women and all(rows[n.id]["gender"] == "Women" for n in women)
     excluded = vs.neighbours("fashion", index, text="wrist watch", k=5, exclude={found[0].id})
     assert found[0].id not in [n.id for n in excluded]
+
+
+def test_demo_vectors_report_progress_per_tenant_and_nothing_when_built(
+    mini: MiniTenant, tmp_path: Path
+) -> None:
+    settings = Settings(storage_url=mini.storage_url, data_dir=tmp_path)  # no tables yet in this dir
+    calls: dict[str, list[tuple[str, int, int]]] = {}
+
+    def progress_for(label: str) -> Callable[[str, int, int], None]:
+        calls[label] = []
+        return lambda stage, done, total: calls[label].append((stage, done, total))
+
+    messages: list[str] = []
+    built = build_demo_vectors(settings, None, images=False, echo=messages.append, progress_for=progress_for)
+    assert set(built) == {"fashion/text"}
+    assert set(calls) == {"fashion"}  # mini has no homedepot tenant
+    n = len(CatalogStore(Tenants(open_blob_store(mini.storage_url)).scope("fashion")).load().products)
+    stage, done, total = calls["fashion"][-1]
+    assert (done, total) == (n, n) and stage.startswith(f"embedded {n} texts")
+    assert [c[0] for c in calls["fashion"][:-1]] == ["embed"] * (len(calls["fashion"]) - 1)
+    assert "homedepot: no such tenant, text vectors skipped" in messages
+
+    calls.clear()
+    again = build_demo_vectors(settings, None, images=False, echo=messages.append, progress_for=progress_for)
+    assert again == built and calls == {"fashion": []}  # already built: nothing to report

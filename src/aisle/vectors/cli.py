@@ -58,7 +58,11 @@ def demo(
     from aisle.vectors.demo import build_demo_vectors
 
     build_demo_vectors(
-        load_settings(), data_dir.resolve() if data_dir.exists() else None, images=images, echo=typer.echo
+        load_settings(),
+        data_dir.resolve() if data_dir.exists() else None,
+        images=images,
+        echo=typer.echo,
+        progress_for=ProgressLine,
     )
 
 

@@ -23,7 +23,7 @@ def build_demo_vectors(
     *,
     images: bool = True,
     echo: Echo = print,
-    progress: Progress | None = None,
+    progress_for: Callable[[str], Progress] | None = None,
 ) -> dict[str, Path]:
     """Build (or find) the demo tenants' vector tables; returns ``{"<tenant>/<kind>": table dir}``.
 
@@ -33,6 +33,9 @@ def build_demo_vectors(
     with EfficientNet-Lite0 (several minutes; exports the ONNX model once, needs the ``image`` extra).
     Tenants that do not exist, or whose data is absent, are skipped with a message; a missing image
     extra skips the photos with a message. Nothing raises for a missing optional part.
+
+    ``progress_for(tenant)`` gives the progress callback of one tenant's build (``(stage, done, total)``,
+    e.g. :class:`aisle.core.cli.ProgressLine`); without it the builds report only when done.
     """
     from aisle.vectors.build import build_text_vectors
     from aisle.vectors.image_build import build_image_vectors
@@ -45,7 +48,7 @@ def build_demo_vectors(
             continue
         try:
             built[f"{tenant}/text"] = build_text_vectors(
-                tenants, tenant, settings.data_dir, progress=progress
+                tenants, tenant, settings.data_dir, progress=progress_for(tenant) if progress_for else None
             )
             echo(f"{tenant}: text vectors ready")
         except (AisleError, EncoderUnavailable) as exc:
@@ -59,7 +62,11 @@ def build_demo_vectors(
             continue
         try:
             built[f"{tenant}/image"] = build_image_vectors(
-                tenants, tenant, settings.data_dir, folder, progress=progress
+                tenants,
+                tenant,
+                settings.data_dir,
+                folder,
+                progress=progress_for(f"{tenant} photos") if progress_for else None,
             )
             echo(f"{tenant}: image vectors ready")
         except AisleError as exc:

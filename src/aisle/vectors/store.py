@@ -62,7 +62,12 @@ class VectorStore:
             self._open[(tenant, kind)] = (now, table)
             return table
 
+    def opened(self) -> set[tuple[str, str]]:
+        """The ``(tenant, kind)`` pairs whose tables this store holds open."""
+        return set(self._open)
+
     def has(self, tenant: str, kind: str = "text") -> bool:
+        """Whether the tenant has a table of ``kind``; opens it (see :meth:`table`) when it does."""
         try:
             self.table(tenant, kind)
         except VectorIndexMissing:

@@ -200,3 +200,25 @@ def test_image_search_needs_a_file_and_a_tenant(client: TestClient) -> None:
     assert client.post("/images/search", params={"tenant": "fashion"}).status_code == 422
     resp = client.post("/images/search", files={"file": ("x.png", _png((8, 8)))})
     assert resp.status_code == 422
+
+
+def test_start_up_opens_every_tenants_text_vectors(tmp_path: Path, shared_data: Path) -> None:
+    from aisle.catalog.importer import import_catalog
+    from aisle.search.stages.hybrid import Hybrid
+    from aisle.vectors.build import build_text_vectors
+
+    own = mini_fashion(tmp_path / "two-tenants", shared_data, products=30, images=False)
+    tenants = Tenants(open_blob_store(own.storage_url), ttl=0)
+    tenants.write_config("apparel", fashion.configs())  # sorts before "fashion"
+    import_catalog(tenants, "apparel", tmp_path / "two-tenants" / "products.jsonl")
+    build_text_vectors(tenants, "apparel", own.data_dir)
+    tenants.write_config("bare", fashion.configs())  # no catalog, no vectors: skipped, not fatal
+    settings = Settings(
+        storage_url=own.storage_url, data_dir=own.data_dir, auth="off", predict_url="http://127.0.0.1:9"
+    )
+    app = create_app(settings, preload=True)
+    with TestClient(app):
+        (hybrid,) = [s for s in app.state.search.pipeline.stages if isinstance(s, Hybrid)]
+        assert hybrid.vectors is not None
+        opened = hybrid.vectors.store.opened()
+    assert opened == {("apparel", "text"), ("fashion", "text")}

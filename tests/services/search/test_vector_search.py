@@ -222,3 +222,30 @@ def test_start_up_opens_every_tenants_text_vectors(tmp_path: Path, shared_data: 
         assert hybrid.vectors is not None
         opened = hybrid.vectors.store.opened()
     assert opened == {("apparel", "text"), ("fashion", "text")}
+
+
+def test_start_up_opens_photo_tables_and_runs_the_photo_model(mini: MiniTenant) -> None:
+    if not mini.has_images:  # skip locally, fail in CI (as tests/conftest.py's require)
+        msg = "the image extra is not installed (pip install -e '.[image]')"
+        pytest.fail(msg) if os.environ.get("CI", "").lower() in ("1", "true", "yes") else pytest.skip(msg)
+    from aisle.search.stages.hybrid import Hybrid
+    from aisle.vectors.image_encoder import ImageEncoder
+
+    runs: list[int] = []
+    real = ImageEncoder.encode
+
+    def counting(self: ImageEncoder, images: list, batch_size: int = 32) -> object:
+        runs.append(len(images))
+        return real(self, images, batch_size=batch_size)
+
+    settings = Settings(
+        storage_url=mini.storage_url, data_dir=mini.data_dir, auth="off", predict_url="http://127.0.0.1:9"
+    )
+    app = create_app(settings, preload=True)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(ImageEncoder, "encode", counting)
+        with TestClient(app):
+            (hybrid,) = [s for s in app.state.search.pipeline.stages if isinstance(s, Hybrid)]
+            assert hybrid.vectors is not None
+            assert ("fashion", "image") in hybrid.vectors.store.opened()
+            assert runs == [1]  # one blank photo through the model at start-up

@@ -132,3 +132,27 @@ def test_scopes_search_read_and_catalog_write(mini: MiniTenant) -> None:
         "DELETE", "/vectors", params={"tenant": "fashion"}, json={"ids": ["x-1"]}, headers=writer
     )
     assert removed.json()["count"] == 1
+
+
+def test_start_up_opens_every_table_and_loads_the_text_encoder(
+    mini: MiniTenant, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from aisle.vectors.text_encoder import TextEncoder
+
+    loads: list[int] = []
+    real = TextEncoder.load.__func__  # type: ignore[attr-defined]
+
+    def counting(cls: type[TextEncoder], *args: object, **kwargs: object) -> TextEncoder:
+        loads.append(1)
+        return real(cls, *args, **kwargs)
+
+    monkeypatch.setattr(TextEncoder, "load", classmethod(counting))
+    app = create_app(Settings(storage_url=mini.storage_url, data_dir=mini.data_dir, auth="off"))
+    with TestClient(app) as c:
+        opened = app.state.vectors.store.opened()
+        assert ("fashion", "text") in opened
+        assert (("fashion", "image") in opened) is mini.has_images
+        assert loads == [1]  # at start-up, not on the first query
+        resp = c.post("/vectors/search", params={"tenant": "fashion"}, json={"text": "wrist watch", "k": 3})
+        assert resp.status_code == 200 and len(resp.json()["neighbours"]) == 3
+        assert loads == [1]

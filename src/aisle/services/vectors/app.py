@@ -2,7 +2,7 @@
 
 Start with ``uvicorn --factory aisle.services.vectors.app:create_app`` (``aisle serve`` does). Tables are
 built offline by ``aisle vectors build TENANT`` (and ``build-images``) into ``settings.data_dir``; this
-service opens them on first use.
+service opens them, and loads the text encoder, at start-up.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from aisle.services.common.errors import install_error_handlers
 from aisle.services.common.timing import ServerTimingMiddleware
 from aisle.vectors.search import VectorSearch
 from aisle.vectors.store import VectorStore
+from aisle.vectors.text_encoder import EncoderUnavailable
 
 log = logging.getLogger("aisle.vectors")
 
@@ -57,9 +58,19 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
-        for tenant in tenants.names():  # open what is built, so the first request is fast
-            if store.has(tenant):
-                log.info("vectors of %s loaded", tenant)
+        # Open every table built and load MiniLM, so the first request is fast: left to it, the encoder
+        # made the first text query 475 ms (later ones 14 ms) and a photo table cost 0.13 s.
+        text = False
+        for tenant in tenants.names():
+            for kind in ("text", "image"):
+                if store.has(tenant, kind):
+                    text = text or kind == "text"
+                    log.info("%s vectors of %s loaded", kind, tenant)
+        if text:
+            try:
+                state.search.encode("warm up")
+            except EncoderUnavailable as exc:  # text queries will answer 503; vector queries still work
+                log.warning("text encoder not loaded: %s", exc)
         yield
 
     app = FastAPI(

@@ -69,7 +69,12 @@ from aisle.recs.models.baskets import BasketMatrix
 
 @dataclass(frozen=True)
 class BoughtTogetherParams:
-    """Pseudo-counts chosen on a validation split (train weeks < 45, validate 45-48) of Complete Journey."""
+    """Pseudo-counts chosen on a validation split (train weeks < 45, validate 45-48) of Complete Journey.
+
+    A grid of 243 settings (decay 16/32/64, m_item 25/50/100, m_cat 300/1000/3000, damping 0/0.05/0.1,
+    size_weight 0.3/0.5/0.7) over three 4-week windows (weeks 37-40, 41-44, 45-48, each trained on the
+    weeks before it) keeps these: recall@10 0.1242 / 0.1241 / 0.1210, mean 0.1231; the next best 0.1230.
+    """
 
     m_item: float = 50.0
     m_cat: float = 1000.0

@@ -30,11 +30,9 @@ def main(data_dir: Path) -> None:
     from aisle.core.tenancy import Tenants
     from aisle.search.evaluation import load_judgments, ndcg_at_k
     from aisle.search.indexes import IndexRegistry
-    from aisle.search.pipeline import DEFAULT_STAGES, SearchPipeline
+    from aisle.search.pipeline import SearchPipeline, default_stages
     from aisle.search.ranking.store import RankerRecord, RankerStore
     from aisle.search.ranking.train import DEFAULT_ROUNDS, collect, cross_validate, fit, ranked_ids
-    from aisle.search.stages.hybrid import Hybrid
-    from aisle.search.stages.rerank import bind_rankers
     from aisle.vectors.search import VectorSearch
     from aisle.vectors.store import VectorStore
 
@@ -47,8 +45,7 @@ def main(data_dir: Path) -> None:
     config = tenants.config("homedepot")
     qrels = load_judgments(data_dir / "homedepot" / "judgments_dev.csv")
     vectors = VectorSearch(VectorStore(data))
-    stages = tuple(s.bind(vectors) if isinstance(s, Hybrid) else s for s in DEFAULT_STAGES)
-    pipeline = SearchPipeline(stages, budget_s=5.0)
+    pipeline = SearchPipeline(default_stages(vectors=vectors), budget_s=5.0)
     ids = [row["id"] for row in index.rows]
 
     start = time.perf_counter()
@@ -76,7 +73,7 @@ def main(data_dir: Path) -> None:
     store = RankerStore(open_blob_store(f"file://{work / 'ranker-bucket'}"))
     record = RankerRecord(version=0, features=[], queries=len(qs.queries), candidates=qs.rows)
     store.save("homedepot", booster.model_to_string(), record)
-    reranked = SearchPipeline(bind_rankers(stages, store), budget_s=5.0)
+    reranked = SearchPipeline(default_stages(vectors=vectors, rankers=store), budget_s=5.0)
     sample = qs.queries[::20]
     for name, pipe in (("without ranker", pipeline), ("with ranker", reranked)):
         for q in sample[:20]:

@@ -141,10 +141,10 @@ def paired_overhead(env: dict[str, str], queries: list[str]) -> tuple[float, flo
     from aisle.core.storage import open_blob_store
     from aisle.core.tenancy import Tenants
     from aisle.search.indexes import IndexRegistry
-    from aisle.search.pipeline import DEFAULT_STAGES, SearchPipeline
+    from aisle.search.pipeline import SearchPipeline, default_stages
     from aisle.search.rules.book import RuleBook
     from aisle.search.rules.model import Rule
-    from aisle.search.stages.rules import FixedRules, bind_rules
+    from aisle.search.stages.rules import FixedRules
 
     tenants = Tenants(open_blob_store(env["AISLE_STORAGE_URL"]))
     index, config = (
@@ -156,8 +156,8 @@ def paired_overhead(env: dict[str, str], queries: list[str]) -> tuple[float, flo
         Rule.model_validate({**doc, "id": f"r{i}", "version": 1, "createdAt": now, "updatedAt": now})
         for i, doc in enumerate(twenty_rules())
     ]
-    without = SearchPipeline(bind_rules(DEFAULT_STAGES, FixedRules(RuleBook([]))))
-    with_rules = SearchPipeline(bind_rules(DEFAULT_STAGES, FixedRules(RuleBook(rules))))
+    without = SearchPipeline(default_stages(rules=FixedRules(RuleBook([]))))
+    with_rules = SearchPipeline(default_stages(rules=FixedRules(RuleBook(rules))))
     a, b = [], []
     for q in queries:
         ta, tb = [], []

@@ -50,7 +50,7 @@ def setup(
     from aisle.core.storage import open_blob_store
     from aisle.core.tenancy import Tenants
     from aisle.demo import import_demo_catalogs
-    from aisle.vectors.demo import build_demo_vectors
+    from aisle.demo.vectors import build_demo_vectors
 
     url = f"file://{work / 'bucket'}"
     tenants = Tenants(open_blob_store(url), ttl=0)
@@ -83,8 +83,7 @@ def hybrid_ndcg(env: dict[str, str], data_dir: Path) -> None:
     from aisle.core.tenant_config import HybridConfig
     from aisle.search.evaluation import evaluate, load_judgments
     from aisle.search.indexes import IndexRegistry
-    from aisle.search.pipeline import DEFAULT_STAGES, SearchPipeline
-    from aisle.search.stages.hybrid import Hybrid
+    from aisle.search.pipeline import SearchPipeline, default_stages
     from aisle.vectors.search import VectorSearch
     from aisle.vectors.store import VectorStore
 
@@ -93,7 +92,7 @@ def hybrid_ndcg(env: dict[str, str], data_dir: Path) -> None:
     config = tenants.config("homedepot")
     qrels = load_judgments(data_dir / "homedepot" / "judgments_dev.csv")
     vectors = VectorSearch(VectorStore(Path(env["AISLE_DATA_DIR"])))
-    bound = tuple(s.bind(vectors) if isinstance(s, Hybrid) else s for s in DEFAULT_STAGES)
+    bound = default_stages(vectors=vectors)
     variants = {
         "lexical (hybrid off)": (SearchPipeline(budget_s=5.0), config),
         "hybrid (tenant default: blend 0.2)": (SearchPipeline(bound, budget_s=5.0), config),

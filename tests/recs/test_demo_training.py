@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 import pytest
+from tests.support.vectors import mini_fashion
 
 from aisle.catalog.datasets import fashion, yoochoose
 from aisle.catalog.store import CatalogStore
@@ -18,7 +19,6 @@ from aisle.recs.loading import load_recommender
 from aisle.recs.models.base import ModelType, RecContext
 from aisle.recs.offline import read_fashion
 from aisle.vectors.table import VectorTable, latest_table
-from aisle.vectors.testing import mini_fashion
 
 
 def test_demo_models_are_trained_once_then_reused(blob_store: BlobStore, shared_data: Path) -> None:

@@ -6,6 +6,7 @@ import dataclasses
 from pathlib import Path
 
 import pytest
+from tests.support.vectors import MiniTenant, mini_fashion
 
 from aisle.core.storage import open_blob_store
 from aisle.core.tenancy import TenantConfig, Tenants
@@ -13,11 +14,10 @@ from aisle.core.tenant_config import HybridConfig
 from aisle.search.index.reader import TenantIndex
 from aisle.search.indexes import IndexRegistry
 from aisle.search.model import FilterSpec
-from aisle.search.pipeline import DEFAULT_STAGES, SearchPipeline
+from aisle.search.pipeline import SearchPipeline, default_stages
 from aisle.search.stages.hybrid import Hybrid
 from aisle.vectors.search import VectorSearch
 from aisle.vectors.store import VectorStore
-from aisle.vectors.testing import MiniTenant, mini_fashion
 
 
 @pytest.fixture(scope="module")
@@ -30,9 +30,7 @@ def setup(mini: MiniTenant) -> tuple[TenantIndex, TenantConfig, SearchPipeline, 
     tenants = Tenants(open_blob_store(mini.storage_url), ttl=0)
     index = IndexRegistry(tenants, mini.data_dir).get("fashion")
     vectors = VectorSearch(VectorStore(mini.data_dir))
-    hybrid = SearchPipeline(
-        stages=tuple(s.bind(vectors) if isinstance(s, Hybrid) else s for s in DEFAULT_STAGES), budget_s=5.0
-    )
+    hybrid = SearchPipeline(default_stages(vectors=vectors), budget_s=5.0)
     return index, tenants.config("fashion"), hybrid, SearchPipeline(budget_s=5.0)
 
 
@@ -43,7 +41,7 @@ def _with(config: TenantConfig, **hybrid: object) -> TenantConfig:
 
 def test_the_default_pipeline_holds_an_unbound_hybrid_stage(setup) -> None:  # type: ignore[no-untyped-def]
     index, config, _, lexical = setup
-    assert any(isinstance(s, Hybrid) for s in DEFAULT_STAGES)
+    assert any(isinstance(s, Hybrid) and s.vectors is None for s in default_stages())
     graph = lexical.search(index, config, "watch", size=5).query_graph
     assert not any(str(t["stage"]).startswith("hybrid") for t in graph.stages_tried)
 

@@ -13,11 +13,11 @@ import pytest
 from aisle.core.errors import BadRequest
 from aisle.core.storage import BlobStore
 from aisle.search.evaluation import load_judgments
-from aisle.search.pipeline import DEFAULT_STAGES, SearchPipeline
+from aisle.search.pipeline import SearchPipeline, default_stages
 from aisle.search.ranking.features import FEATURES, candidate_features
 from aisle.search.ranking.store import RankerNotFound, RankerRecord, RankerStore
 from aisle.search.ranking.train import train_ranker
-from aisle.search.stages.rerank import Rerank, bind_rankers
+from aisle.search.stages.rerank import Rerank
 from aisle.search.stages.retrieve import lexical_candidates
 
 
@@ -108,7 +108,7 @@ def test_a_trained_ranker_learns_what_the_judgments_reward(homedepot, trained) -
     assert record.cv_ndcg10 > 0.5 > record.baseline_ndcg10  # held-out folds, not memorised queries
     config = tenants.config("homedepot")
     rankers = RankerStore(tenants.store, check_every=0)
-    reranked = SearchPipeline(bind_rankers(DEFAULT_STAGES, rankers), budget_s=5.0)
+    reranked = SearchPipeline(default_stages(rankers=rankers), budget_s=5.0)
     plain = SearchPipeline(budget_s=5.0)
 
     def thirtieth_first(pipeline: SearchPipeline, query: str) -> bool:
@@ -126,7 +126,7 @@ def test_the_ranker_only_reorders(homedepot, trained) -> None:  # type: ignore[n
     tenants, index = homedepot
     held_out, _ = trained
     config = tenants.config("homedepot")
-    reranked = SearchPipeline(bind_rankers(DEFAULT_STAGES, RankerStore(tenants.store)), budget_s=5.0)
+    reranked = SearchPipeline(default_stages(rankers=RankerStore(tenants.store)), budget_s=5.0)
     plain = SearchPipeline(budget_s=5.0)
     query = held_out[0]
     a = reranked.search(index, config, query, size=100, facets=[])
@@ -157,7 +157,7 @@ def test_the_search_service_reranks_with_the_tenants_ranker(demo_env, trained) -
     from aisle.core.config import Settings
     from aisle.services.search.app import create_app
 
-    assert any(isinstance(s, Rerank) and s.rankers is None for s in DEFAULT_STAGES)  # unbound by default
+    assert any(isinstance(s, Rerank) and s.rankers is None for s in default_stages())  # unbound by default
     held_out, record = trained
     settings = Settings(
         storage_url=demo_env.storage_url,
@@ -173,7 +173,7 @@ def test_the_search_service_reranks_with_the_tenants_ranker(demo_env, trained) -
 
 
 def test_the_demo_keeps_a_ranker_already_in_use(homedepot, trained, demo_env, shared_data: Path) -> None:  # type: ignore[no-untyped-def]
-    from aisle.search.ranking.demo import train_demo_rankers
+    from aisle.demo.ranker import train_demo_rankers
 
     tenants, _ = homedepot
     _, record = trained

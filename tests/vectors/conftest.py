@@ -5,8 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
-from aisle.vectors.testing import MiniTenant, mini_fashion
+from tests.support.vectors import MiniTenant, mini_fashion
 
 
 @pytest.fixture(scope="session")

@@ -7,18 +7,20 @@ from pathlib import Path
 
 import numpy as np
 import polars as pl
+from tests.support.vectors import MiniTenant
 
 from aisle.catalog.store import CatalogStore
 from aisle.core.config import Settings
 from aisle.core.storage import open_blob_store
 from aisle.core.tenancy import Tenants
+from aisle.demo.vectors import build_demo_vectors
+from aisle.search.filter_rows import FilterRows
 from aisle.search.indexes import IndexRegistry
 from aisle.search.model import FilterSpec
 from aisle.vectors.build import build_text_vectors, product_texts
-from aisle.vectors.demo import build_demo_vectors
+from aisle.vectors.neighbours import LocalNeighbours, NeighbourQuery
 from aisle.vectors.search import VectorSearch
 from aisle.vectors.store import VectorStore
-from aisle.vectors.testing import MiniTenant
 from aisle.vectors.text_encoder import TextEncoder
 
 
@@ -62,7 +64,7 @@ def test_a_second_build_embeds_nothing_and_a_new_version_only_what_changed(mini:
         assert after != before
         assert len(counting.texts) == 1 and counting.texts[0].startswith("Completely New Title Kettle")
         vs = VectorSearch(VectorStore(mini.data_dir, check_every=0))
-        top = vs.neighbours("fashion", None, text="electric kettle", k=1)
+        top = vs.neighbours("fashion", text="electric kettle", k=1)
         assert top[0].id == products["id"][0]
     finally:  # back to the original catalog (a third version with the original rows) for other tests
         store.write(products)
@@ -74,15 +76,17 @@ def test_text_search_respects_filters(mini: MiniTenant) -> None:
     tenants = Tenants(open_blob_store(mini.storage_url), ttl=0)
     index = IndexRegistry(tenants, mini.data_dir).get("fashion")
     vs = VectorSearch(VectorStore(mini.data_dir, check_every=0))
+    source = LocalNeighbours(vs, FilterRows(lambda tenant: index))
     rows = {r["id"]: r for r in index.rows}
-    found = vs.neighbours("fashion", index, text="wrist watch", k=5)
+    found = source.neighbours("fashion", NeighbourQuery(k=5, text="wrist watch"))
     assert found and all(-1.0 <= n.score <= 1.0 for n in found)
     assert rows[found[0].id]["article_type"] == "Watches"
-    women = vs.neighbours(
-        "fashion", index, text="shirt", k=10, filters=[FilterSpec(field="gender", value="Women")]
+    women = source.neighbours(
+        "fashion",
+        NeighbourQuery(k=10, text="shirt", filters=[FilterSpec(field="gender", value="Women").model_dump()]),
     )
     assert women and all(rows[n.id]["gender"] == "Women" for n in women)
-    excluded = vs.neighbours("fashion", index, text="wrist watch", k=5, exclude={found[0].id})
+    excluded = source.neighbours("fashion", NeighbourQuery(k=5, text="wrist watch", exclude=[found[0].id]))
     assert found[0].id not in [n.id for n in excluded]
 
 

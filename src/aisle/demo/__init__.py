@@ -1,4 +1,4 @@
-"""``aisle demo``: everything ``make run`` needs, built once and reused.
+"""The demo tenants: everything ``make run`` needs, built once and reused (``aisle demo`` runs it).
 
 Steps, each idempotent (a second run costs seconds): the demo tenants' configuration, catalogs and
 full-text indexes (fashion, homedepot, default, yoochoose); the Home Depot query log for
@@ -17,11 +17,13 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from aisle.core.cli import ProgressLine, fail
+from aisle.core.cli import ProgressLine
 from aisle.core.errors import AisleError
+from aisle.core.tenancy import Tenants
 
 if TYPE_CHECKING:
-    from aisle.core.tenancy import Tenants
+    from aisle.core.config import Settings
+    from aisle.core.storage import BlobStore
 
 
 def import_demo_catalogs(
@@ -96,54 +98,36 @@ def _recs(settings, store, data: Path | None) -> None:  # type: ignore[no-untype
 
 
 def _vectors(settings, data: Path | None, images: bool) -> None:  # type: ignore[no-untyped-def]
-    from aisle.vectors.demo import build_demo_vectors
+    from aisle.demo.vectors import build_demo_vectors
 
     build_demo_vectors(settings, data, images=images, echo=typer.echo, progress_for=ProgressLine)
 
 
 def _ranker(settings, tenants, data: Path | None) -> None:  # type: ignore[no-untyped-def]
-    from aisle.search.ranking.demo import train_demo_rankers
+    from aisle.demo.ranker import train_demo_rankers
 
     train_demo_rankers(tenants, settings.data_dir, data, echo=typer.echo)
 
 
-def demo(
-    data_dir: Path = typer.Option(Path("../shared/data"), help="The shared data folder."),
-    if_missing: bool = typer.Option(False, "--if-missing", help="Keep tenants that already exist."),
-    only: list[str] = typer.Option([], "--only", help="Create only these demo tenants' catalogs."),
-    recs: bool = typer.Option(True, help="Train and deploy the demo recommendation models."),
-    vectors: bool = typer.Option(True, help="Build the embeddings for vector search."),
-    images: bool = typer.Option(True, help="Also embed the fashion photos (needs the 'image' extra)."),
-    ranker: bool = typer.Option(True, help="Train the Home Depot search ranker on its dev judgments."),
+def build_demo(
+    settings: Settings,
+    store: BlobStore,
+    data: Path | None,
+    *,
+    only: Collection[str] = (),
+    if_missing: bool = False,
+    recs: bool = True,
+    vectors: bool = True,
+    images: bool = True,
+    ranker: bool = True,
 ) -> None:
-    """Create the demo tenants with catalogs, indexes, query log, models, containers, embeddings and
-    the search ranker."""
-    from aisle.core.config import load_settings
-    from aisle.core.storage.resolver import open_blob_store_from_settings
-    from aisle.core.tenancy import Tenants
-
-    settings = load_settings()
-    store = open_blob_store_from_settings(settings)
+    """Every step of the module docstring, in order, printing progress. Raises AisleError."""
     tenants = Tenants(store, ttl=0)
-    data = data_dir.resolve() if data_dir.exists() else None
-    if data is None:
-        typer.secho(
-            f"shared data not found at {data_dir}: only the 'default' tenant can be created", fg="yellow"
-        )
-    start = time.perf_counter()
-    try:
-        import_demo_catalogs(tenants, settings.data_dir, data, only=only, if_missing=if_missing)
-        import_demo_query_log(tenants, data)
-        if vectors:  # before the models: SIMILAR_ITEMS reuses the text vectors
-            _vectors(settings, data, images)
-        if recs:
-            _recs(settings, store, data)
-        if ranker:
-            _ranker(settings, tenants, data)
-    except AisleError as exc:
-        fail(exc)
-    typer.echo(f"demo ready in {time.perf_counter() - start:.0f}s")
-
-
-def register(app: typer.Typer) -> None:
-    app.command("demo")(demo)
+    import_demo_catalogs(tenants, settings.data_dir, data, only=only, if_missing=if_missing)
+    import_demo_query_log(tenants, data)
+    if vectors:  # before the models: SIMILAR_ITEMS reuses the text vectors
+        _vectors(settings, data, images)
+    if recs:
+        _recs(settings, store, data)
+    if ranker:
+        _ranker(settings, tenants, data)

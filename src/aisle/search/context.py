@@ -5,38 +5,17 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-import numpy as np
 import tantivy
 
 from aisle.core.tenancy import TenantConfig
 from aisle.search.attributes import PriceConstraint
+from aisle.search.hits import Candidates, Hit
 from aisle.search.index.reader import TenantIndex
 from aisle.search.model import FilterSpec, QueryGraph, SortOrder
+from aisle.search.paging import PinPlan
+from aisle.search.rules.run import RuleRun
 
-
-@dataclass(slots=True)
-class Hit:
-    """One matching product: catalog row number and relevance score (or sort key)."""
-
-    ord: int
-    score: float
-
-
-@dataclass(slots=True)
-class Candidates:
-    """The candidate list a learned ranker reorders: catalog rows with their retrieval signals.
-
-    ``ords`` (n,) int64 catalog rows; ``lexical`` (n,) float32 score of the lexical stage that answered
-    (NaN for products only the vector search found); ``cosine`` (n,) float32 MiniLM cosine to the query
-    (NaN when the tenant has no vectors or the product has none); ``vectors`` (n, d) float32 the
-    products' unit embeddings (zero rows for products without one), or None without vectors.
-    Lexical candidates come first, in lexical order.
-    """
-
-    ords: np.ndarray
-    lexical: np.ndarray
-    cosine: np.ndarray
-    vectors: np.ndarray | None = None
+__all__ = ["Candidates", "Hit", "SearchContext"]
 
 
 @dataclass
@@ -51,7 +30,9 @@ class SearchContext:
     per attribute or price constraint recognised in the query, with its boost (filters when strict,
     boosts after). ``boosts`` (merchandising boost, weight > 0, or bury, weight < 0) apply in every
     stage; ``exclude_query`` matches products never to return (hidden by a rule).
-    ``candidates`` is what the hybrid stage fused (for the learned ranker).
+    ``candidates`` is what the hybrid stage fused (for the learned ranker). ``rules`` is what the
+    merchandising stages share (the rules that fired), ``pins`` the page plan when a rule pins products:
+    ``offset``/``size`` always stay the shopper's page, stages cut results by :meth:`window`.
     ``deadline`` is a ``time.perf_counter()`` instant after which optional work is skipped.
     """
 
@@ -75,7 +56,8 @@ class SearchContext:
     boosts: list[tuple[tantivy.Query, float]] = field(default_factory=list)
     exclude_query: tantivy.Query | None = None
     redirect: str | None = None
-    rules_state: object | None = None  # the merchandising stages' per-request state (stages/rules.py)
+    rules: RuleRun | None = None
+    pins: PinPlan | None = None
     filter_query: tantivy.Query | None = None
     match_query: tantivy.Query | None = None
     hits: list[Hit] = field(default_factory=list)
@@ -87,14 +69,19 @@ class SearchContext:
     def past_deadline(self) -> bool:
         return time.perf_counter() > self.deadline
 
+    def window(self) -> tuple[int, int]:
+        """(offset, size) of the results the retrieval stages fetch: the page, less any pins on it."""
+        return self.pins.organic() if self.pins is not None else (self.offset, self.size)
+
     def reorders_within(self, limit: int) -> bool:
         """Whether a stage may reorder this search's page among the first ``limit`` matches: a
         relevance-sorted text query that matched, whose page lies within them, before the deadline."""
+        offset, size = self.window()
         return (
             self.sort == "relevance"
             and bool(self.term_groups)
-            and self.size > 0
+            and size > 0
             and self.match_query is not None
-            and self.offset + self.size <= limit
+            and offset + size <= limit
             and not self.past_deadline()
         )

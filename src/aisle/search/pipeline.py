@@ -5,7 +5,7 @@ full-text search, facet calculation, fallback), as small stages over one :class:
 from __future__ import annotations
 
 import time
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from aisle.core.tenancy import TenantConfig
 from aisle.search.context import SearchContext
@@ -17,33 +17,55 @@ from aisle.search.stages.filters import ApplyFilters
 from aisle.search.stages.hybrid import Hybrid
 from aisle.search.stages.rerank import Rerank
 from aisle.search.stages.retrieve import Retrieve
-from aisle.search.stages.rules import ApplyRuleActions, MerchandisingRules, PinProducts
+from aisle.search.stages.rules import ApplyRuleActions, Clock, MerchandisingRules, PinProducts, RuleSource
 from aisle.search.stages.understand import Understand
+
+if TYPE_CHECKING:
+    from aisle.search.filter_rows import FilterRows
+    from aisle.search.ranking.store import RankerStore
+    from aisle.vectors.search import VectorSearch
 
 
 class Stage(Protocol):
     def run(self, ctx: SearchContext) -> SearchContext: ...
 
 
-DEFAULT_STAGES: tuple[Stage, ...] = (
-    MerchandisingRules(),
-    Understand(),
-    ApplyFilters(),
-    ApplyRuleActions(),
-    ExtractAttributes(),
-    Retrieve(),
-    Hybrid(),
-    Rerank(),
-    PinProducts(),
-    Facets(),
-)
+def default_stages(
+    *,
+    rules: RuleSource | None = None,
+    clock: Clock | None = None,
+    vectors: VectorSearch | None = None,
+    filter_rows: FilterRows | None = None,
+    rankers: RankerStore | None = None,
+) -> tuple[Stage, ...]:
+    """The search stages in order, each given what it reads; a stage given nothing does nothing.
+
+    ``rules`` feeds the merchandising stages (``clock`` the instant they match at, previews pass
+    one), ``vectors`` the hybrid stage (``filter_rows`` its filter cache), ``rankers`` the learned
+    reranking. ``default_stages()`` is plain lexical search with query understanding and facets.
+    """
+    return (
+        MerchandisingRules(rules, clock),
+        Understand(),
+        ApplyFilters(),
+        ApplyRuleActions(),
+        ExtractAttributes(),
+        Retrieve(),
+        Hybrid(vectors, filter_rows),
+        Rerank(rankers),
+        PinProducts(),
+        Facets(),
+    )
 
 
 class SearchPipeline:
-    """Runs the stages in order and shapes the spec's search response."""
+    """Runs the stages in order and shapes the spec's search response.
 
-    def __init__(self, stages: tuple[Stage, ...] = DEFAULT_STAGES, budget_s: float = 0.25) -> None:
-        self.stages = stages
+    ``stages`` defaults to :func:`default_stages` with nothing bound (no rules, vectors or ranker).
+    """
+
+    def __init__(self, stages: tuple[Stage, ...] | None = None, budget_s: float = 0.25) -> None:
+        self.stages = stages if stages is not None else default_stages()
         self.budget_s = budget_s
 
     def search(

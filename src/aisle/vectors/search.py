@@ -1,24 +1,22 @@
-"""Vector search over a tenant's products: encode the query, apply filters, find neighbours.
+"""Vector search over a tenant's products: encode the query, mask the table, find neighbours.
 
-Filters are the search request's own (:class:`aisle.search.model.FilterSpec`: a category path, a brand,
-an in-stock boolean, a price range...), evaluated by the tenant's full-text index into the set of
-products that pass, then handed to the ANN index as an allowed-key mask (see :mod:`aisle.vectors.ann`).
+This layer knows vectors, tables and product ids only. Request filters are evaluated above it (the
+search engine turns them into catalog rows with its full-text index) and arrive here as a
+:class:`RowSelection`: the catalog rows that pass, which :meth:`VectorSearch.mask` turns into the
+table's allowed-key mask (see :mod:`aisle.vectors.ann`).
 """
 
 from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
-import orjson
-import tantivy
 
 from aisle.core.errors import BadRequest
-from aisle.search.index.reader import TenantIndex
-from aisle.search.model import FilterSpec
-from aisle.search.stages.filters import filter_clause
 from aisle.vectors.image_build import load_probe
 from aisle.vectors.image_probe import ImageProbe
 from aisle.vectors.store import VectorStore
@@ -37,38 +35,34 @@ class Neighbour:
     score: float
 
 
-def filter_ords(index: TenantIndex, filters: list[FilterSpec]) -> np.ndarray:
-    """Catalog row numbers (int64, sorted) of the products passing every filter (AND across fields).
+class CatalogRows(Protocol):
+    """A catalog version's rows: ``version`` names it, :meth:`product_ids` gives the id of each row."""
 
-    Raises:
-        BadRequest: unknown or non-filterable field, bad value (see :mod:`aisle.search.stages.filters`).
-    """
-    clauses = [filter_clause(index, spec)[0] for spec in filters]
-    query = (
-        clauses[0]
-        if len(clauses) == 1
-        else tantivy.Query.boolean_query([(tantivy.Occur.Must, q) for q in clauses])
-    )
-    limit = max(1, index.num_docs())
-    hits = index.searcher.search(tantivy.Query.const_score_query(query, 1.0), limit).hits
-    if not hits:
-        return np.zeros(0, dtype=np.int64)
-    return np.sort(np.asarray(index.ords(hits), dtype=np.int64))
+    @property
+    def version(self) -> str: ...
+
+    def product_ids(self) -> Sequence[str]: ...
+
+
+@dataclass(frozen=True)
+class RowSelection:
+    """The products a filter let through: ``rows`` (int64, sorted) are row numbers of ``catalog``."""
+
+    catalog: CatalogRows
+    rows: np.ndarray
 
 
 class VectorSearch:
     """Text or vector queries against :class:`VectorStore` tables, with request filters.
 
-    The MiniLM encoder is loaded on first use (one intra-op thread: many requests run in parallel);
-    filter results are cached (LRU of 256 per process) since shoppers repeat the same facet clicks.
+    The MiniLM encoder is loaded on first use (one intra-op thread: many requests run in parallel).
     """
 
     def __init__(self, store: VectorStore, encoder: TextEncoder | None = None) -> None:
         self.store = store
         self._encoder = encoder
         self._lock = threading.Lock()
-        self._filters: OrderedDict[tuple[str, str, bytes], np.ndarray] = OrderedDict()
-        self._ord_keys: dict[tuple[str, str], tuple[int, str, np.ndarray]] = {}
+        self._ord_keys: dict[str, tuple[int, str, np.ndarray]] = {}
         self._probes: dict[str, ImageProbe | None] = {}
         self._queries: OrderedDict[str, np.ndarray] = OrderedDict()
 
@@ -113,55 +107,33 @@ class VectorSearch:
             return probe.transform(features[None, :] / max(float(np.linalg.norm(features)), 1e-12))[0]
         return features
 
-    def _ord_to_key(self, table: VectorTable, index: TenantIndex) -> np.ndarray:
+    def _row_keys(self, table: VectorTable, catalog: CatalogRows) -> np.ndarray:
         """int64 array: catalog row -> table key (-1 when the product has no vector)."""
-        slot = (str(table.path), index.tenant)
+        slot = str(table.path)  # one table per tenant and kind: one mapping each, the latest
         cached = self._ord_keys.get(slot)
-        if cached is not None and cached[0] == table.generation and cached[1] == index.version:
+        if cached is not None and cached[0] == table.generation and cached[1] == catalog.version:
             return cached[2]
-        mapping = np.asarray([table.key_of.get(row["id"], -1) for row in index.rows], dtype=np.int64)
-        self._ord_keys[slot] = (table.generation, index.version, mapping)
+        mapping = np.asarray([table.key_of.get(pid, -1) for pid in catalog.product_ids()], dtype=np.int64)
+        self._ord_keys[slot] = (table.generation, catalog.version, mapping)
         return mapping
 
-    def allowed(
-        self, tenant: str, index: TenantIndex, filters: list[FilterSpec], kind: str = "text"
-    ) -> np.ndarray | None:
-        """Allowed-key mask of ``filters`` over the tenant's ``kind`` table (None without filters)."""
-        if not filters:
-            return None
+    def mask(self, tenant: str, selection: RowSelection, kind: str = "text") -> np.ndarray:
+        """Allowed-key mask (bool, one per table key) of the products in ``selection``.
+
+        Raises:
+            VectorIndexMissing (503): no table of ``kind`` for the tenant.
+        """
         table = self.store.table(tenant, kind)
-        slot = (tenant, index.version, orjson.dumps([f.model_dump() for f in filters]))
-        with self._lock:
-            ords = self._filters.get(slot)
-            if ords is not None:
-                self._filters.move_to_end(slot)
-        if ords is None:
-            ords = filter_ords(index, filters)
-            with self._lock:
-                self._filters[slot] = ords
-                while len(self._filters) > 256:
-                    self._filters.popitem(last=False)
-        keys = self._ord_to_key(table, index)[ords]
+        keys = self._row_keys(table, selection.catalog)[selection.rows]
         mask = np.zeros(len(table.ids), dtype=bool)
         mask[keys[keys >= 0]] = True
         return mask
 
-    def neighbours(
-        self,
-        tenant: str,
-        index: TenantIndex | None,
-        *,
-        text: str | None = None,
-        vector: np.ndarray | None = None,
-        k: int = 20,
-        filters: list[FilterSpec] | None = None,
-        kind: str = "text",
-        exclude: set[str] | None = None,
-    ) -> list[Neighbour]:
-        """The ``k`` (<= 1000) nearest products to ``text`` (encoded) or ``vector``, passing ``filters``.
+    def check(self, tenant: str, *, text: str | None, vector: object | None, k: int, kind: str) -> None:
+        """Refuse a malformed query, and a tenant without a ``kind`` table, before any work is paid for.
 
         Raises:
-            BadRequest: neither or both of text/vector; filters without a full-text index; bad filters.
+            BadRequest: neither or both of text/vector, ``k`` outside 1..1000, text against photos.
             VectorIndexMissing (503): no table of ``kind`` for the tenant.
         """
         if (text is None) == (vector is None):
@@ -169,17 +141,32 @@ class VectorSearch:
         if not 1 <= k <= MAX_K:
             raise BadRequest(f"k must be 1..{MAX_K}", code="vector_query_invalid")
         self.store.table(tenant, kind)  # 503 before paying for the embedding
+        if text is not None and kind != "text":
+            raise BadRequest("text queries search the text vectors only", code="vector_query_invalid")
+
+    def neighbours(
+        self,
+        tenant: str,
+        *,
+        text: str | None = None,
+        vector: np.ndarray | None = None,
+        k: int = 20,
+        kind: str = "text",
+        allowed: np.ndarray | None = None,
+        exclude: set[str] | None = None,
+    ) -> list[Neighbour]:
+        """The ``k`` (<= 1000) nearest products to ``text`` (encoded) or ``vector``, within ``allowed``.
+
+        ``allowed`` is a mask from :meth:`mask` (None: every product); ``exclude`` ids are left out.
+
+        Raises:
+            BadRequest, VectorIndexMissing: see :meth:`check`.
+        """
+        self.check(tenant, text=text, vector=vector, k=k, kind=kind)
         if text is not None:
-            if kind != "text":
-                raise BadRequest("text queries search the text vectors only", code="vector_query_invalid")
             vector = self.encode(text)
         if kind == "image":
             vector = self.image_query(tenant, np.asarray(vector, dtype=np.float32).reshape(-1))
-        allowed = None
-        if filters:
-            if index is None:
-                raise BadRequest("filters need the tenant's catalog index", code="filter_unavailable")
-            allowed = self.allowed(tenant, index, filters, kind)
         extra = len(exclude) if exclude else 0
         ids, scores = self.store.search(tenant, vector, k + extra, kind=kind, allowed=allowed)  # type: ignore[arg-type]
         out = [

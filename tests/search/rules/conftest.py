@@ -12,10 +12,10 @@ from aisle.core.tenancy import TenantConfig, Tenants
 from aisle.search.index.reader import TenantIndex
 from aisle.search.indexes import IndexRegistry
 from aisle.search.model import SearchResult
-from aisle.search.pipeline import DEFAULT_STAGES, SearchPipeline
+from aisle.search.pipeline import SearchPipeline, default_stages
 from aisle.search.rules.book import RuleBook
 from aisle.search.rules.model import Rule
-from aisle.search.stages.rules import FixedRules, bind_rules
+from aisle.search.stages.rules import FixedRules
 
 NOW = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
 
@@ -46,7 +46,7 @@ def search(fashion: tuple[TenantIndex, TenantConfig]) -> Search:
     index, config = fashion
 
     def run(query: str, rules: list[Rule] | None = None, now: datetime = NOW, **kwargs: Any) -> SearchResult:
-        stages = bind_rules(DEFAULT_STAGES, FixedRules(RuleBook(rules or [])), clock=lambda: now)
+        stages = default_stages(rules=FixedRules(RuleBook(rules or [])), clock=lambda: now)
         return SearchPipeline(stages).search(index, config, query, **kwargs)
 
     return run

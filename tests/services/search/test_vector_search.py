@@ -14,6 +14,7 @@ import httpx
 import pytest
 from fastapi.testclient import TestClient
 from PIL import Image
+from tests.support.vectors import MiniTenant, mini_fashion
 
 from aisle.catalog.datasets import fashion
 from aisle.core.auth.testing import free_port
@@ -21,7 +22,6 @@ from aisle.core.config import Settings
 from aisle.core.storage import open_blob_store
 from aisle.core.tenancy import Tenants
 from aisle.services.search.app import create_app
-from aisle.vectors.testing import MiniTenant, mini_fashion
 
 
 @pytest.fixture(scope="module")
@@ -218,7 +218,7 @@ def test_start_up_opens_every_tenants_text_vectors(tmp_path: Path, shared_data: 
     )
     app = create_app(settings, preload=True)
     with TestClient(app):
-        (hybrid,) = [s for s in app.state.search.pipeline.stages if isinstance(s, Hybrid)]
+        (hybrid,) = [s for s in app.state.search.engine.pipeline.stages if isinstance(s, Hybrid)]
         assert hybrid.vectors is not None
         opened = hybrid.vectors.store.opened()
     assert opened == {("apparel", "text"), ("fashion", "text")}
@@ -245,7 +245,7 @@ def test_start_up_opens_photo_tables_and_runs_the_photo_model(mini: MiniTenant) 
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(ImageEncoder, "encode", counting)
         with TestClient(app):
-            (hybrid,) = [s for s in app.state.search.pipeline.stages if isinstance(s, Hybrid)]
+            (hybrid,) = [s for s in app.state.search.engine.pipeline.stages if isinstance(s, Hybrid)]
             assert hybrid.vectors is not None
             assert ("fashion", "image") in hybrid.vectors.store.opened()
             assert runs == [1]  # one blank photo through the model at start-up

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 import numpy as np
 import pytest
 from fastapi.testclient import TestClient
+from tests.support.vectors import MiniTenant
 
 from aisle.catalog.datasets import fashion
 from aisle.core.auth.scopes import CATALOG_WRITE, SEARCH_READ
@@ -15,7 +16,6 @@ from aisle.core.config import Settings
 from aisle.core.storage import open_blob_store
 from aisle.core.tenancy import Tenants
 from aisle.services.vectors.app import create_app
-from aisle.vectors.testing import MiniTenant
 
 
 @pytest.fixture(scope="module")

@@ -95,19 +95,26 @@ class Authorizer:
             raise ValueError(f"unknown scope '{scope}'; known: {', '.join(SCOPES)}")
 
         async def authorize(request: Request) -> Principal | None:
-            if not self.enabled:
-                return None
-            principal = await self.authenticate(request)
-            if scope not in principal.scopes:
-                raise InsufficientScope(scope)
-            for tenant in await request_tenants(request, tenant_default):
-                if tenant not in principal.tenants:
-                    raise TenantForbidden(tenant)
-            return principal
+            return await self.authorize(request, scope, tenant_default=tenant_default)
 
         authorize.__name__ = f"require_{scope.replace(':', '_')}"
         authorize.scope = scope  # type: ignore[attr-defined]  # lets tests find each route's scope
         return authorize
+
+    async def authorize(
+        self, request: Request, scope: str, *, tenant_default: str | None = None
+    ) -> Principal | None:
+        """The request's principal when its token holds ``scope`` and every tenant the request names
+        (None with auth off). Raises as the dependency of :meth:`require` does."""
+        if not self.enabled:
+            return None
+        principal = await self.authenticate(request)
+        if scope not in principal.scopes:
+            raise InsufficientScope(scope)
+        for tenant in await request_tenants(request, tenant_default):
+            if tenant not in principal.tenants:
+                raise TenantForbidden(tenant)
+        return principal
 
     async def authenticate(self, request: Request) -> Principal:
         """The verified principal of the request's bearer token. Raises Unauthorized or InvalidToken."""

@@ -180,3 +180,10 @@ class TenantIndex:
 
     def num_docs(self) -> int:
         return int(self.searcher.num_docs)
+
+    def product_ids(self) -> list[str]:
+        """The product id of each catalog row, in row order (built once per index)."""
+        ids = self.derived.get("product_ids")
+        if ids is None:
+            ids = self.derived["product_ids"] = [row["id"] for row in self.rows]
+        return ids

@@ -226,10 +226,8 @@ def train_ranker(
     import onnxruntime  # noqa: F401  (before usearch, or the process crashes; see aisle.vectors.ann_usearch)
 
     from aisle.search.indexes import IndexRegistry
-    from aisle.search.pipeline import DEFAULT_STAGES, SearchPipeline
+    from aisle.search.pipeline import SearchPipeline, default_stages
     from aisle.search.rules.book import RuleBooks
-    from aisle.search.stages.hybrid import Hybrid
-    from aisle.search.stages.rules import bind_rules
     from aisle.vectors.search import VectorSearch
     from aisle.vectors.store import VectorStore
 
@@ -243,8 +241,7 @@ def train_ranker(
             code="judgments_unusable",
         )
     vectors = VectorSearch(VectorStore(data_dir))
-    stages = bind_rules(DEFAULT_STAGES, RuleBooks(tenants.store))
-    pipeline = SearchPipeline(tuple(s.bind(vectors) if isinstance(s, Hybrid) else s for s in stages))
+    pipeline = SearchPipeline(default_stages(rules=RuleBooks(tenants.store), vectors=vectors))
     candidates = config.global_.ranking.candidates
     qs = collect(pipeline, index, config, known, candidates=candidates, progress=progress)
     ids = [row["id"] for row in index.rows]

@@ -9,10 +9,10 @@ from typing import Any
 from aisle.core.tenancy import TenantConfig
 from aisle.search.index.reader import TenantIndex
 from aisle.search.model import FilterSpec, SearchResult, SortOrder
-from aisle.search.pipeline import DEFAULT_STAGES, SearchPipeline
+from aisle.search.pipeline import SearchPipeline, default_stages
 from aisle.search.rules.book import RuleBook
 from aisle.search.rules.model import Rule
-from aisle.search.stages.rules import FixedRules, bind_rules
+from aisle.search.stages.rules import FixedRules
 
 
 @dataclass
@@ -38,7 +38,7 @@ class Preview:
 def _search(
     book: RuleBook, at: datetime, index: TenantIndex, config: TenantConfig, p: SearchParams
 ) -> SearchResult:
-    pipeline = SearchPipeline(bind_rules(DEFAULT_STAGES, FixedRules(book), clock=lambda: at))
+    pipeline = SearchPipeline(default_stages(rules=FixedRules(book), clock=lambda: at))
     return pipeline.search(
         index,
         config,

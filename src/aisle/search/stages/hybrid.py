@@ -10,33 +10,32 @@ stage that answered is one of ``expand_stages`` (by default when not every query
 they add to ``total`` (facets still count the lexical matches). The fused list is left in
 ``ctx.candidates`` for the learned ranker (:mod:`aisle.search.stages.rerank`).
 
-Without bound vectors (``Hybrid()`` in the default stage list, or a tenant without vectors) the stage
-does nothing; the search service binds it to its process's vector store (:meth:`Hybrid.bind`).
+Without vectors (``Hybrid()``, as :func:`~aisle.search.pipeline.default_stages` builds it when given
+none, or a tenant without vectors) the stage does nothing; the search engine gives it the process's
+vector search (:mod:`aisle.search.engine`).
 """
 
 from __future__ import annotations
-
-from typing import TYPE_CHECKING
 
 import numpy as np
 import tantivy
 
 from aisle.search.context import Candidates, Hit, SearchContext
+from aisle.search.filter_rows import FilterRows
 from aisle.search.stages.retrieve import lexical_candidates, with_filter
-
-if TYPE_CHECKING:
-    from aisle.vectors.search import VectorSearch
+from aisle.vectors.search import VectorSearch
 
 
 class Hybrid:
-    """The hybrid retrieval stage (see module docstring); ``vectors`` None makes it a no-op."""
+    """The hybrid retrieval stage (see module docstring); ``vectors`` None makes it a no-op.
 
-    def __init__(self, vectors: VectorSearch | None = None) -> None:
+    ``filter_rows`` evaluates the request filters for the nearest-neighbour leg (shared with the
+    engine's vector search, so both use one cache).
+    """
+
+    def __init__(self, vectors: VectorSearch | None = None, filter_rows: FilterRows | None = None) -> None:
         self.vectors = vectors
-
-    def bind(self, vectors: VectorSearch) -> Hybrid:
-        """A copy of this stage searching ``vectors``."""
-        return Hybrid(vectors)
+        self.filter_rows = filter_rows or FilterRows()
 
     def run(self, ctx: SearchContext) -> SearchContext:
         vectors = self.vectors
@@ -58,7 +57,9 @@ class Hybrid:
         expand = ctx.graph.stage in cfg.expand_stages
         extra: list[int] = []
         if expand:
-            allowed = vectors.allowed(index.tenant, index, ctx.filters) if ctx.filters else None
+            allowed = None
+            if ctx.filters:
+                allowed = vectors.mask(index.tenant, self.filter_rows.select(index, ctx.filters))
             near = table.ann.search(query_vec, cfg.candidates, allowed)
             near_ids = [table.ids[int(k)] for k in near.keys]
             seen = set(lex_ords)
@@ -91,7 +92,8 @@ class Hybrid:
             lex_norm[:n_lex] = lex_scores / top
             fused = (1.0 - cfg.blend_weight) * lex_norm + cfg.blend_weight * np.where(has, cos, 0.0)
         order = np.argsort(-fused, kind="stable")
-        page = order[ctx.offset : ctx.offset + ctx.size]
+        offset, size = ctx.window()
+        page = order[offset : offset + size]
         ctx.hits = [Hit(int(ords[i]), float(fused[i])) for i in page]
         ctx.total += len(extra)
         ctx.graph.stages_tried.append({"stage": f"hybrid-{cfg.method}", "hits": len(ords)})

@@ -7,13 +7,11 @@ is enabled, the candidates the hybrid stage fused (or, without vectors, the firs
 :mod:`aisle.search.ranking.features`, and the page is cut from that order. ``total`` and facets are
 unchanged: the ranker reorders, it does not add or remove matches.
 
-Without a bound ranker store (``Rerank()`` in the default stages) the stage does nothing; the search
-service binds it (:meth:`Rerank.bind`).
+Without a ranker store (``Rerank()``) the stage does nothing; the search engine gives it the tenants'
+rankers (:func:`aisle.search.pipeline.default_stages`).
 """
 
 from __future__ import annotations
-
-from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -22,19 +20,12 @@ from aisle.search.ranking.features import candidate_features
 from aisle.search.ranking.store import RankerStore
 from aisle.search.stages.retrieve import lexical_candidates
 
-if TYPE_CHECKING:
-    from aisle.search.pipeline import Stage
-
 
 class Rerank:
     """The learned reranking stage (see module docstring); ``rankers`` None makes it a no-op."""
 
     def __init__(self, rankers: RankerStore | None = None) -> None:
         self.rankers = rankers
-
-    def bind(self, rankers: RankerStore) -> Rerank:
-        """A copy of this stage using ``rankers``."""
-        return Rerank(rankers)
 
     def run(self, ctx: SearchContext) -> SearchContext:
         if self.rankers is None:
@@ -51,13 +42,9 @@ class Rerank:
         if len(candidates.ords) == 0:
             return ctx
         scores = ranker.score(candidate_features(ctx, candidates))
-        order = np.argsort(-scores, kind="stable")[ctx.offset : ctx.offset + ctx.size]
+        offset, size = ctx.window()
+        order = np.argsort(-scores, kind="stable")[offset : offset + size]
         ctx.hits = [Hit(int(candidates.ords[i]), float(scores[i])) for i in order]
         assert ctx.graph is not None
         ctx.graph.stages_tried.append({"stage": f"rerank-v{ranker.version}", "hits": len(candidates.ords)})
         return ctx
-
-
-def bind_rankers(stages: tuple[Stage, ...], rankers: RankerStore) -> tuple[Stage, ...]:
-    """``stages`` with every :class:`Rerank` reading the tenants' rankers from ``rankers``."""
-    return tuple(s.bind(rankers) if isinstance(s, Rerank) else s for s in stages)

@@ -191,17 +191,18 @@ class Retrieve:
             if order_field is None:
                 raise BadRequest("this tenant's catalog has no price to sort by", code="sort_unavailable")
         order = tantivy.Order.Asc if ctx.sort == "price_asc" else tantivy.Order.Desc
+        offset, size = ctx.window()
         best: tuple[str, tantivy.Query, tantivy.SearchResult] | None = None
         for name, query in stage_queries(ctx):
             full = with_filter(query, ctx.filter_query, exclude=ctx.exclude_query, boosts=ctx.boosts)
             if order_field is None:
-                result = index.searcher.search(full, max(ctx.size, 1), count=True, offset=ctx.offset)
+                result = index.searcher.search(full, max(size, 1), count=True, offset=offset)
             else:
                 result = index.searcher.search(
                     full,
-                    max(ctx.size, 1),
+                    max(size, 1),
                     count=True,
-                    offset=ctx.offset,
+                    offset=offset,
                     order_by_field=order_field,
                     order=order,
                 )
@@ -214,7 +215,7 @@ class Retrieve:
         name, ctx.match_query, result = best
         ctx.total = hit_count(result)
         ctx.graph.stage = name if ctx.total > 0 else "none"  # type: ignore[assignment]
-        if ctx.size == 0 or not result.hits:
+        if size == 0 or not result.hits:
             return ctx
         ords = index.ords(result.hits)
         ctx.hits = [

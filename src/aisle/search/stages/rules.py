@@ -1,6 +1,6 @@
 """Merchandising rules in the search pipeline (spec: query understanding, merchandising rules, ...).
 
-Three stages share one :class:`RuleRun` per request:
+Three stages share one :class:`~aisle.search.rules.run.RuleRun` per request (``ctx.rules``):
 
 1. :class:`MerchandisingRules` (before ``Understand``): finds the rules that fire for the shopper's
    query, time and user group; a ``rewrite`` replaces ``ctx.query`` (highest priority wins). Rules
@@ -8,11 +8,11 @@ Three stages share one :class:`RuleRun` per request:
 2. :class:`ApplyRuleActions` (after ``ApplyFilters``, before ``ExtractAttributes``/``Retrieve``): filters
    AND into ``ctx.filter_query`` (queryGraph.filters, source ``rule``), boosts and buries go to
    ``ctx.boosts``, hidden products to ``ctx.exclude_query`` (so never counted), the first redirect to
-   ``ctx.redirect``; pinned products are taken out of the organic results and the page window shrinks
-   by the pins falling on it.
-3. :class:`PinProducts` (after ``Retrieve``): puts each pinned product (in the catalog, not hidden,
-   passing the filters) at its 1-based position on the page it falls on; a position past the end of
-   the results becomes the end. ``total`` counts every pinned product once, and facets count them; a
+   ``ctx.redirect``; pinned products (in the catalog, not hidden, passing the filters) are taken out
+   of the organic results and planned into ``ctx.pins`` (:class:`~aisle.search.paging.PinPlan`), so
+   the retrieval stages fetch only the organic part of the page (``ctx.window()``).
+3. :class:`PinProducts` (after ``Retrieve``): places the pins on the page (see
+   :mod:`aisle.search.paging`). ``total`` counts every pinned product once, and facets count them; a
    pinned product carries the page's top score. Of two rules pinning to one position, the higher
    priority keeps it and the other product takes the next free position.
 
@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Protocol
 
@@ -32,7 +32,8 @@ import tantivy
 from aisle.catalog.schema import PATH_SEP
 from aisle.core.errors import AisleError
 from aisle.core.tenant_config import AttributeType
-from aisle.search.context import Hit, SearchContext
+from aisle.search.context import SearchContext
+from aisle.search.paging import PinPlan
 from aisle.search.rules.book import RuleBook
 from aisle.search.rules.model import (
     BoostAction,
@@ -41,8 +42,8 @@ from aisle.search.rules.model import (
     PinAction,
     RedirectAction,
     RewriteAction,
-    Rule,
 )
+from aisle.search.rules.run import RuleRun
 from aisle.search.stages.filters import filter_clause
 
 log = logging.getLogger("aisle.search.rules")
@@ -63,24 +64,6 @@ class FixedRules:
 
     def book(self, tenant: str) -> RuleBook:
         return self.rules
-
-
-@dataclass
-class RuleRun:
-    """What the rule stages of one request share."""
-
-    original_query: str
-    fired: list[Rule]
-    offset: int = 0
-    size: int = 0
-    pins: list[tuple[int, int]] = field(default_factory=list)  # (position, ord), by position
-    pinned_query: tantivy.Query | None = None
-
-
-def rule_run(ctx: SearchContext) -> RuleRun | None:
-    """The request's rule state, when a rule fired."""
-    run = ctx.rules_state
-    return run if isinstance(run, RuleRun) else None
 
 
 # Up to this many ids, a disjunction of term queries: a term-set query costs about 0.3 ms more per search
@@ -131,7 +114,7 @@ class MerchandisingRules:
             if rewrite is not None:
                 ctx.query = rewrite.query
                 break
-        ctx.rules_state = run
+        ctx.rules = run
         return ctx
 
 
@@ -139,7 +122,7 @@ class ApplyRuleActions:
     """Turns the fired rules' actions into filters, boosts, exclusions, a redirect and pins."""
 
     def run(self, ctx: SearchContext) -> SearchContext:
-        run = rule_run(ctx)
+        run = ctx.rules
         if run is None:
             return ctx
         graph, index = ctx.graph, ctx.index
@@ -195,12 +178,12 @@ class ApplyRuleActions:
             ctx.exclude_query = exclude if ctx.exclude_query is None else _any([ctx.exclude_query, exclude])
         pins = {pid: pos for pid, pos in pins.items() if pid not in hidden_set}
         if pins:
-            self._plan_pins(ctx, run, pins)
+            self._plan_pins(ctx, pins)
         return ctx
 
     @staticmethod
-    def _plan_pins(ctx: SearchContext, run: RuleRun, pins: dict[str, int]) -> None:
-        """Keep the pins passing the filters; take them out of the organic results; shrink the page."""
+    def _plan_pins(ctx: SearchContext, pins: dict[str, int]) -> None:
+        """Keep the pins passing the filters, plan them on the page, take them out of the organic results."""
         index = ctx.index
         ids = sorted(pins)
         pinned = ids_query(index.schema, ids)
@@ -210,51 +193,19 @@ class ApplyRuleActions:
             if not ids:
                 return
             pinned = ids_query(index.schema, ids)
-        run.pins = sorted((pins[pid], index.ord_by_id[pid]) for pid in ids)
-        run.pinned_query = pinned
-        run.offset, run.size = ctx.offset, ctx.size
-        before = sum(1 for pos, _ in run.pins if pos <= ctx.offset)
-        on_page = sum(1 for pos, _ in run.pins if ctx.offset < pos <= ctx.offset + ctx.size)
-        ctx.offset, ctx.size = ctx.offset - before, ctx.size - on_page
+        placed = tuple(sorted((pins[pid], index.ord_by_id[pid]) for pid in ids))
+        ctx.pins = PinPlan(ctx.offset, ctx.size, placed, pinned)
         ctx.exclude_query = pinned if ctx.exclude_query is None else _any([ctx.exclude_query, pinned])
 
 
 class PinProducts:
-    """Places the pinned products on the page (after ``Retrieve``), see the module docstring."""
+    """Places the pinned products on the page (after ``Retrieve``), see :mod:`aisle.search.paging`."""
 
     def run(self, ctx: SearchContext) -> SearchContext:
-        run = rule_run(ctx)
-        if run is None or not run.pins:
+        plan = ctx.pins
+        if plan is None:
             return ctx
-        organic = ctx.total  # matches without the pinned products
-        # pin i (by position) lands at min(position, organic + i + 1): past the end means at the end
-        slots = {min(pos, organic + i + 1): o for i, (pos, o) in enumerate(run.pins)}
-        ctx.offset, ctx.size = run.offset, run.size
-        top = max((h.score for h in ctx.hits), default=0.0)
-        rest = iter(ctx.hits)
-        page: list[Hit] = []
-        for slot in range(ctx.offset + 1, ctx.offset + ctx.size + 1):
-            if slot in slots:
-                page.append(Hit(slots[slot], top))
-            else:
-                hit = next(rest, None)
-                if hit is not None:
-                    page.append(hit)
-        ctx.hits = page
-        ctx.total = organic + len(run.pins)
-        if ctx.match_query is not None and run.pinned_query is not None:
-            ctx.match_query = _any([ctx.match_query, run.pinned_query])  # facets count pinned products
+        ctx.hits, ctx.total = plan.place(ctx.hits, ctx.total)  # ctx.total: the organic matches
+        if ctx.match_query is not None:
+            ctx.match_query = _any([ctx.match_query, plan.pinned_query])  # facets count pinned products
         return ctx
-
-
-class Stage(Protocol):
-    def run(self, ctx: SearchContext) -> SearchContext: ...
-
-
-def bind_rules(
-    stages: tuple[Stage, ...], source: RuleSource, clock: Clock | None = None
-) -> tuple[Stage, ...]:
-    """``stages`` with every :class:`MerchandisingRules` reading its rules from ``source``."""
-    return tuple(
-        MerchandisingRules(source, clock) if isinstance(s, MerchandisingRules) else s for s in stages
-    )

@@ -6,7 +6,6 @@ from typing import Annotated, Any
 
 import httpx
 import orjson
-import tantivy
 from fastapi import APIRouter, Depends, Path, Query, Request
 from fastapi.responses import Response
 
@@ -16,11 +15,11 @@ from aisle.core.auth.scopes import RECS_READ, SEARCH_READ
 from aisle.core.errors import BadRequest, Unavailable
 from aisle.search import browse
 from aisle.search.model import FilterSpec, SearchResult, SortOrder
+from aisle.services.common.auth import require, scoped
 from aisle.services.common.errors import error_responses
+from aisle.services.common.params import TenantQuery
 from aisle.services.common.schemas import Health
-from aisle.services.search.app import SearchState
 from aisle.services.search.schemas import (
-    TENANT_PATTERN,
     CategoriesRequest,
     CategoriesResponse,
     CategoryCount,
@@ -32,8 +31,11 @@ from aisle.services.search.schemas import (
     SearchRequest,
     TenantList,
 )
+from aisle.services.search.state import Engine, State
 
-TenantQuery = Annotated[str, Query(pattern=TENANT_PATTERN, description="Tenant identifier.")]
+router = APIRouter()
+read = scoped(SEARCH_READ)
+require_read = require(SEARCH_READ)
 
 
 def _json(model: Any) -> Response:
@@ -70,158 +72,149 @@ def _parse_filters(raw: list[str]) -> list[FilterSpec]:
     return specs
 
 
-def build_router(state: SearchState) -> APIRouter:
-    router = APIRouter()
-    require_read = state.authorizer.require(SEARCH_READ)
-    read = Depends(require_read)
+def _run_search(engine: Engine, body: SearchRequest) -> Response:
+    result = engine.search(
+        body.tenant,
+        body.query,
+        size=body.size,
+        offset=body.from_,
+        filters=body.filters,
+        facets=body.facets,
+        user_group=body.user_group,
+        sort=body.sort,
+    )
+    return _json(result)
 
-    def run_search(body: SearchRequest) -> Response:
-        index = state.indexes.get(body.tenant)
-        config = state.tenants.config(body.tenant)
-        result = state.pipeline.search(
-            index,
-            config,
-            body.query,
-            size=body.size,
-            offset=body.from_,
-            filters=body.filters,
-            facets=body.facets,
-            user_group=body.user_group,
-            sort=body.sort,
+
+@router.post(
+    "/search",
+    response_model=SearchResult,
+    dependencies=[read],
+    responses=error_responses(400, 401, 403, 404, 422),
+    summary="Full multi-stage search",
+)
+def search(engine: Engine, body: SearchRequest) -> Response:
+    """Query understanding, staged BM25 retrieval (strict → relaxed → typo), filters, facets, sort."""
+    return _run_search(engine, body)
+
+
+@router.get("/search", include_in_schema=False, dependencies=[read])
+def search_get(
+    engine: Engine,
+    tenant: TenantQuery,
+    q: Annotated[str, Query(max_length=512)] = "",
+    size: Annotated[int, Query(ge=0, le=100)] = 20,
+    from_: Annotated[int, Query(alias="from", ge=0, le=10_000)] = 0,
+    sort: SortOrder = "relevance",
+    facets: Annotated[str, Query(description="Comma-separated facet names.")] = "",
+    filter: Annotated[list[str], Query(description="field:value, repeatable")] = [],  # noqa: B006
+) -> Response:
+    body = SearchRequest.model_validate(
+        {
+            "query": q,
+            "tenant": tenant,
+            "size": size,
+            "from": from_,
+            "sort": sort,
+            "facets": [f for f in facets.split(",") if f],
+            "filters": _parse_filters(filter),
+        }
+    )
+    return _run_search(engine, body)
+
+
+@router.get("/items", response_model=ItemsPage, dependencies=[read], responses=error_responses(400, 404, 422))
+def items(
+    engine: Engine,
+    tenant: TenantQuery,
+    size: Annotated[int, Query(ge=0, le=100)] = 20,
+    from_: Annotated[int, Query(alias="from", ge=0, le=1_000_000)] = 0,
+    filter: Annotated[list[str], Query(description="field:value (repeat for OR); price:10..50")] = [],  # noqa: B006
+) -> Response:
+    """Catalog products in catalog order, paged, optionally filtered."""
+    products, total = engine.items(tenant, _parse_filters(filter), from_, size)
+    return _json(ItemsPage(items=products, total=total, **{"from": from_}, size=size))
+
+
+@router.get("/item/{product_id}", dependencies=[read], responses=error_responses(404, 422))
+def item(
+    engine: Engine, tenant: TenantQuery, product_id: Annotated[str, Path(max_length=256)]
+) -> dict[str, Any]:
+    """One product by id (404 ``product_not_found``)."""
+    return engine.item(tenant, product_id)
+
+
+@router.post(
+    "/categories",
+    response_model=CategoriesResponse,
+    dependencies=[read],
+    responses=error_responses(400, 404, 422),
+)
+def categories(engine: Engine, body: CategoriesRequest) -> CategoriesResponse:
+    """Children of ``parent`` (top level without one) with product counts, optionally within a query."""
+    found = engine.categories(body.tenant, body.field, body.parent, body.query or "", body.filters)
+    return CategoriesResponse(
+        field=found.field,
+        parent=body.parent,
+        categories=[CategoryCount(name=n, path=p, count=c) for n, p, c in found.children],
+    )
+
+
+@router.post(
+    "/categories/levels",
+    response_model=CategoryLevelsResponse,
+    dependencies=[read],
+    responses=error_responses(400, 404, 422),
+)
+def category_levels(engine: Engine, body: CategoryLevelsRequest) -> CategoryLevelsResponse:
+    """The category tree, level by level and nested, with product counts."""
+    field, levels, roots = engine.category_levels(body.tenant, body.field, body.depth)
+
+    def node(n: browse.Node) -> CategoryNode:
+        return CategoryNode(name=n.name, path=n.path, count=n.count, children=[node(c) for c in n.children])
+
+    return CategoryLevelsResponse(
+        field=field,
+        levels=[
+            CategoryLevel(level=i, values=[{"value": v, "count": c} for v, c in values])  # type: ignore[misc]
+            for i, values in enumerate(levels)
+        ],
+        tree=[node(r) for r in roots],
+    )
+
+
+@router.get("/tenants", response_model=TenantList)
+def tenants(engine: Engine, principal: Annotated[Principal | None, Depends(require_read)]) -> TenantList:
+    """Tenant identifiers found in object storage (with auth on: those the token may use)."""
+    names = engine.tenants.names()
+    if principal is not None:
+        names = [n for n in names if n in principal.tenants]
+    return TenantList(tenants=names)
+
+
+@router.post(
+    "/recommendations",
+    dependencies=[scoped(RECS_READ)],
+    responses=error_responses(401, 403, 404, 422, 503),
+)
+async def recommendations(state: State, request: Request, tenant: TenantQuery) -> Response:
+    """Proxied to the predict service's ``POST /predict`` (same body and envelope)."""
+    body = await request.body()
+    headers = {"content-type": "application/json"}
+    if "authorization" in request.headers:
+        headers["authorization"] = request.headers["authorization"]
+    try:
+        resp = await state.predict_client.post(
+            "/predict", params={"tenant": tenant}, content=body, headers=headers
         )
-        return _json(result)
+    except httpx.HTTPError as exc:
+        raise Unavailable(
+            f"the recommendation service is unreachable: {exc.__class__.__name__}",
+            code="recommendations_unavailable",
+        ) from exc
+    return Response(resp.content, status_code=resp.status_code, media_type="application/json")
 
-    @router.post(
-        "/search",
-        response_model=SearchResult,
-        dependencies=[read],
-        responses=error_responses(400, 401, 403, 404, 422),
-        summary="Full multi-stage search",
-    )
-    def search(body: SearchRequest) -> Response:
-        """Query understanding, staged BM25 retrieval (strict → relaxed → typo), filters, facets, sort."""
-        return run_search(body)
 
-    @router.get("/search", include_in_schema=False, dependencies=[read])
-    def search_get(
-        tenant: TenantQuery,
-        q: Annotated[str, Query(max_length=512)] = "",
-        size: Annotated[int, Query(ge=0, le=100)] = 20,
-        from_: Annotated[int, Query(alias="from", ge=0, le=10_000)] = 0,
-        sort: SortOrder = "relevance",
-        facets: Annotated[str, Query(description="Comma-separated facet names.")] = "",
-        filter: Annotated[list[str], Query(description="field:value, repeatable")] = [],  # noqa: B006
-    ) -> Response:
-        body = SearchRequest.model_validate(
-            {
-                "query": q,
-                "tenant": tenant,
-                "size": size,
-                "from": from_,
-                "sort": sort,
-                "facets": [f for f in facets.split(",") if f],
-                "filters": _parse_filters(filter),
-            }
-        )
-        return run_search(body)
-
-    @router.get(
-        "/items", response_model=ItemsPage, dependencies=[read], responses=error_responses(400, 404, 422)
-    )
-    def items(
-        tenant: TenantQuery,
-        size: Annotated[int, Query(ge=0, le=100)] = 20,
-        from_: Annotated[int, Query(alias="from", ge=0, le=1_000_000)] = 0,
-        filter: Annotated[list[str], Query(description="field:value (repeat for OR); price:10..50")] = [],  # noqa: B006
-    ) -> Response:
-        """Catalog products in catalog order, paged, optionally filtered."""
-        index = state.indexes.get(tenant)
-        products, total = browse.list_items(index, _parse_filters(filter), from_, size)
-        return _json(ItemsPage(items=products, total=total, **{"from": from_}, size=size))
-
-    @router.get("/item/{product_id}", dependencies=[read], responses=error_responses(404, 422))
-    def item(tenant: TenantQuery, product_id: Annotated[str, Path(max_length=256)]) -> dict[str, Any]:
-        """One product by id (404 ``product_not_found``)."""
-        return browse.get_item(state.indexes.get(tenant), product_id)
-
-    @router.post(
-        "/categories",
-        response_model=CategoriesResponse,
-        dependencies=[read],
-        responses=error_responses(400, 404, 422),
-    )
-    def categories(body: CategoriesRequest) -> CategoriesResponse:
-        """Children of ``parent`` (top level without one) with product counts, optionally within a query."""
-        index = state.indexes.get(body.tenant)
-        attr = browse.category_attribute(index, body.field)
-        config = state.tenants.config(body.tenant)
-        match = state.pipeline.run(index, config, body.query or "", size=0, filters=body.filters).match_query
-        match = match if match is not None else tantivy.Query.all_query()
-        children = browse.category_children(index, attr, body.parent, match)
-        return CategoriesResponse(
-            field=attr.name,
-            parent=body.parent,
-            categories=[CategoryCount(name=n, path=p, count=c) for n, p, c in children],
-        )
-
-    @router.post(
-        "/categories/levels",
-        response_model=CategoryLevelsResponse,
-        dependencies=[read],
-        responses=error_responses(400, 404, 422),
-    )
-    def category_levels(body: CategoryLevelsRequest) -> CategoryLevelsResponse:
-        """The category tree, level by level and nested, with product counts."""
-        index = state.indexes.get(body.tenant)
-        attr = browse.category_attribute(index, body.field)
-        levels, roots = browse.category_levels(index, attr, body.depth)
-
-        def node(n: browse.Node) -> CategoryNode:
-            return CategoryNode(
-                name=n.name, path=n.path, count=n.count, children=[node(c) for c in n.children]
-            )
-
-        return CategoryLevelsResponse(
-            field=attr.name,
-            levels=[
-                CategoryLevel(level=i, values=[{"value": v, "count": c} for v, c in values])  # type: ignore[misc]
-                for i, values in enumerate(levels)
-            ],
-            tree=[node(r) for r in roots],
-        )
-
-    @router.get("/tenants", response_model=TenantList)
-    def tenants(principal: Principal | None = Depends(require_read)) -> TenantList:
-        """Tenant identifiers found in object storage (with auth on: those the token may use)."""
-        names = state.tenants.names()
-        if principal is not None:
-            names = [n for n in names if n in principal.tenants]
-        return TenantList(tenants=names)
-
-    @router.post(
-        "/recommendations",
-        dependencies=[Depends(state.authorizer.require(RECS_READ))],
-        responses=error_responses(401, 403, 404, 422, 503),
-    )
-    async def recommendations(request: Request, tenant: TenantQuery) -> Response:
-        """Proxied to the predict service's ``POST /predict`` (same body and envelope)."""
-        body = await request.body()
-        headers = {"content-type": "application/json"}
-        if "authorization" in request.headers:
-            headers["authorization"] = request.headers["authorization"]
-        try:
-            resp = await state.predict_client.post(
-                "/predict", params={"tenant": tenant}, content=body, headers=headers
-            )
-        except httpx.HTTPError as exc:
-            raise Unavailable(
-                f"the recommendation service is unreachable: {exc.__class__.__name__}",
-                code="recommendations_unavailable",
-            ) from exc
-        return Response(resp.content, status_code=resp.status_code, media_type="application/json")
-
-    @router.get("/health", response_model=Health)
-    def health() -> Health:
-        return Health(service="search", version=__version__)
-
-    return router
+@router.get("/health", response_model=Health)
+def health() -> Health:
+    return Health(service="search", version=__version__)

@@ -1,8 +1,8 @@
 """``GET /suggestions`` (interface spec, "Search service"): ranked autocomplete suggestions.
 
-The suggestion indexes live in a :class:`SuggesterRegistry` created here, in the router factory's
-closure: built on a tenant's first request (seconds; cached on local disk after), rebuilt when the
-catalog, the query log or the configuration changes. A warm request is answered on the event loop
+The suggestion indexes live in the engine's :class:`~aisle.search.suggest.registry.SuggesterRegistry`:
+built on a tenant's first request (seconds; cached on local disk after), rebuilt when the catalog,
+the query log or the configuration changes. A warm request is answered on the event loop
 (a dictionary lookup and 0.1-1 ms of numpy, like the predict service's warm path); the first build
 runs in the thread pool, checks for changes in a background thread.
 """
@@ -12,19 +12,19 @@ from __future__ import annotations
 from typing import Annotated, Literal
 
 import orjson
-from fastapi import APIRouter, Depends, Query
+from fastapi import APIRouter, Query
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import Response
 from pydantic import BaseModel, Field
 
 from aisle.core.auth.scopes import SEARCH_READ
 from aisle.core.errors import ValidationFailed
-from aisle.search.suggest.registry import SuggesterRegistry
+from aisle.services.common.auth import scoped
 from aisle.services.common.errors import error_responses
-from aisle.services.search.app import SearchState
-from aisle.services.search.schemas import TENANT_PATTERN
+from aisle.services.common.params import TENANT_PATTERN
+from aisle.services.search.state import Engine
 
-CHECK_EVERY_S = 5.0
+router = APIRouter()
 
 
 class SuggestionItem(BaseModel):
@@ -37,51 +37,42 @@ class SuggestionItem(BaseModel):
     )
 
 
-def build_suggest_router(state: SearchState) -> APIRouter:
-    """The ``GET /suggestions`` route over ``state``'s tenants and search indexes."""
-    router = APIRouter()
-    # Checked for changes every 5 s: the check (configuration files, catalog and log pointers) runs in a
-    # background thread but holds the GIL for about a millisecond, so not on every second.
-    registry = SuggesterRegistry(state.tenants, state.indexes, check_every=CHECK_EVERY_S)
-    read = Depends(state.authorizer.require(SEARCH_READ, tenant_default="default"))
-
-    @router.get(
-        "/suggestions",
-        response_model=list[SuggestionItem],
-        dependencies=[read],
-        responses=error_responses(401, 403, 404, 422),
-        summary="Ranked autocomplete suggestions by query prefix",
-    )
-    async def suggestions(
-        qStr: Annotated[  # the spec's parameter name
-            str,
-            Query(
-                max_length=128,
-                description="What the shopper has typed so far; must not be blank. Every word is matched "
-                "as a prefix of a word ('run sho' finds 'running shoes'), with typo tolerance.",
-                examples=["nik"],
-            ),
-        ],
-        tenant: Annotated[str, Query(pattern=TENANT_PATTERN, description="Tenant identifier.")] = "default",
-        limit: Annotated[
-            int | None,
-            Query(ge=1, le=50, description="At most this many (default and ceiling: max_suggestions)."),
-        ] = None,
-    ) -> Response:
-        """Suggestions from the tenant's query log, brands, categories and product names, ranked by
-        popularity and the per-type boosts and limits of ``autocomplete_configuration.json``; no
-        duplicates, and each one returns results when searched. A blank ``qStr`` is a 422
-        ``validation_error``; an unknown tenant a 404 ``tenant_not_found``."""
-        if not qStr.strip():
-            raise ValidationFailed(
-                "query.qStr: qStr must not be blank",
-                details=[{"field": "query.qStr", "message": "qStr must not be blank"}],
-            )
-        suggester = registry.ready(tenant)
-        if suggester is None:  # first request: configuration checks and a build, off the event loop
-            suggester = await run_in_threadpool(registry.get, tenant)
-        found = suggester.suggest(qStr, limit)  # about 0.1-1 ms of numpy: answered inline
-        body = [{"suggestion": s.suggestion, "type": s.type} for s in found]
-        return Response(orjson.dumps(body), media_type="application/json")
-
-    return router
+@router.get(
+    "/suggestions",
+    response_model=list[SuggestionItem],
+    dependencies=[scoped(SEARCH_READ, tenant_default="default")],
+    responses=error_responses(401, 403, 404, 422),
+    summary="Ranked autocomplete suggestions by query prefix",
+)
+async def suggestions(
+    engine: Engine,
+    qStr: Annotated[  # the spec's parameter name
+        str,
+        Query(
+            max_length=128,
+            description="What the shopper has typed so far; must not be blank. Every word is matched "
+            "as a prefix of a word ('run sho' finds 'running shoes'), with typo tolerance.",
+            examples=["nik"],
+        ),
+    ],
+    tenant: Annotated[str, Query(pattern=TENANT_PATTERN, description="Tenant identifier.")] = "default",
+    limit: Annotated[
+        int | None,
+        Query(ge=1, le=50, description="At most this many (default and ceiling: max_suggestions)."),
+    ] = None,
+) -> Response:
+    """Suggestions from the tenant's query log, brands, categories and product names, ranked by
+    popularity and the per-type boosts and limits of ``autocomplete_configuration.json``; no
+    duplicates, and each one returns results when searched. A blank ``qStr`` is a 422
+    ``validation_error``; an unknown tenant a 404 ``tenant_not_found``."""
+    if not qStr.strip():
+        raise ValidationFailed(
+            "query.qStr: qStr must not be blank",
+            details=[{"field": "query.qStr", "message": "qStr must not be blank"}],
+        )
+    suggester = engine.suggesters.ready(tenant)
+    if suggester is None:  # first request: configuration checks and a build, off the event loop
+        suggester = await run_in_threadpool(engine.suggesters.get, tenant)
+    found = suggester.suggest(qStr, limit)  # about 0.1-1 ms of numpy: answered inline
+    body = [{"suggestion": s.suggestion, "type": s.type} for s in found]
+    return Response(orjson.dumps(body), media_type="application/json")

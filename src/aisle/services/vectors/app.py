@@ -10,7 +10,6 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
 
 from fastapi import FastAPI
 
@@ -19,26 +18,18 @@ from aisle.core.auth.dependencies import Authorizer
 from aisle.core.config import Settings, load_settings
 from aisle.core.storage.resolver import open_blob_store_from_settings
 from aisle.core.tenancy import Tenants
+from aisle.search.filter_rows import FilterRows
 from aisle.search.indexes import IndexRegistry
 from aisle.services.common.errors import install_error_handlers
 from aisle.services.common.timing import ServerTimingMiddleware
+from aisle.services.vectors import routes
+from aisle.services.vectors.state import VectorState
+from aisle.vectors.neighbours import LocalNeighbours
 from aisle.vectors.search import VectorSearch
 from aisle.vectors.store import VectorStore
 from aisle.vectors.text_encoder import EncoderUnavailable
 
 log = logging.getLogger("aisle.vectors")
-
-
-@dataclass
-class VectorState:
-    """Resources of one vector-service process."""
-
-    settings: Settings
-    tenants: Tenants
-    indexes: IndexRegistry
-    store: VectorStore
-    search: VectorSearch
-    authorizer: Authorizer
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
@@ -47,13 +38,14 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     blob = open_blob_store_from_settings(settings)
     tenants = Tenants(blob)
     store = VectorStore(settings.data_dir)
+    search = VectorSearch(store)
+    indexes = IndexRegistry(tenants, settings.data_dir)
     state = VectorState(
         settings=settings,
         tenants=tenants,
-        indexes=IndexRegistry(tenants, settings.data_dir),
         store=store,
-        search=VectorSearch(store),
-        authorizer=Authorizer(settings, blob),
+        search=search,
+        neighbours=LocalNeighbours(search, FilterRows(indexes.get)),
     )
 
     @asynccontextmanager
@@ -83,9 +75,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         lifespan=lifespan,
     )
     app.state.vectors = state
+    app.state.authorizer = Authorizer(settings, blob)
     app.add_middleware(ServerTimingMiddleware)
     install_error_handlers(app)
-    from aisle.services.vectors.routes import build_router
-
-    app.include_router(build_router(state))
+    app.include_router(routes.router)
     return app

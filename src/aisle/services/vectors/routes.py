@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Annotated
-
 import numpy as np
-from fastapi import APIRouter, Depends, Query
+from fastapi import APIRouter
 
 from aisle import __version__
 from aisle.core.auth.scopes import CATALOG_WRITE, SEARCH_READ
 from aisle.core.errors import BadRequest
+from aisle.services.common.auth import scoped
 from aisle.services.common.errors import error_responses
+from aisle.services.common.params import TenantQuery
 from aisle.services.common.schemas import Health
-from aisle.services.search.schemas import TENANT_PATTERN
-from aisle.services.vectors.app import VectorState
 from aisle.services.vectors.schemas import (
     DeleteBody,
     IndexBody,
@@ -24,111 +22,110 @@ from aisle.services.vectors.schemas import (
     VectorSearchResponse,
     WriteResponse,
 )
+from aisle.services.vectors.state import State
+from aisle.vectors.neighbours import NeighbourQuery
 from aisle.vectors.store import VectorIndexMissing
 from aisle.vectors.table import KINDS
 
-TenantQuery = Annotated[str, Query(pattern=TENANT_PATTERN, description="Tenant identifier.")]
+router = APIRouter()
+read = scoped(SEARCH_READ)
+write = scoped(CATALOG_WRITE)
 
 
-def build_router(state: VectorState) -> APIRouter:
-    router = APIRouter()
-    read = Depends(state.authorizer.require(SEARCH_READ))
-    write = Depends(state.authorizer.require(CATALOG_WRITE))
-
-    @router.post(
-        "/vectors/search",
-        response_model=VectorSearchResponse,
-        dependencies=[read],
-        responses=error_responses(400, 401, 403, 404, 422, 503),
+@router.post(
+    "/vectors/search",
+    response_model=VectorSearchResponse,
+    dependencies=[read],
+    responses=error_responses(400, 401, 403, 404, 422, 503),
+)
+def search(state: State, tenant: TenantQuery, body: VectorSearchBody) -> VectorSearchResponse:
+    """The ``k`` products nearest to a text or a vector, passing the filters (AND across fields)."""
+    state.tenants.config(tenant)  # 404 tenant_not_found before anything else
+    vector = np.asarray(body.vector, dtype=np.float32) if body.vector is not None else None
+    query = NeighbourQuery(
+        k=body.k,
+        text=body.text,
+        vector=vector,
+        kind=body.kind,
+        filters=[f.model_dump() for f in body.filters],
+        exclude=body.exclude,
     )
-    def search(tenant: TenantQuery, body: VectorSearchBody) -> VectorSearchResponse:
-        """The ``k`` products nearest to a text or a vector, passing the filters (AND across fields)."""
-        state.tenants.config(tenant)  # 404 tenant_not_found before anything else
-        index = state.indexes.get(tenant) if body.filters else None
-        vector = np.asarray(body.vector, dtype=np.float32) if body.vector is not None else None
-        found = state.search.neighbours(
-            tenant,
-            index,
-            text=body.text,
-            vector=vector,
-            k=body.k,
-            filters=body.filters,
-            kind=body.kind,
-            exclude=set(body.exclude),
-        )
-        return VectorSearchResponse(
-            tenant=tenant, kind=body.kind, neighbours=[NeighbourOut(id=n.id, score=n.score) for n in found]
-        )
-
-    @router.put(
-        "/vectors",
-        response_model=WriteResponse,
-        dependencies=[write],
-        responses=error_responses(400, 401, 403, 404, 422, 503),
+    found = state.neighbours.neighbours(tenant, query)
+    return VectorSearchResponse(
+        tenant=tenant, kind=body.kind, neighbours=[NeighbourOut(id=n.id, score=n.score) for n in found]
     )
-    def index_vectors(tenant: TenantQuery, body: IndexBody) -> WriteResponse:
-        """Insert or replace products' vectors (given, or embedded from ``text``), persisted on return."""
-        state.tenants.config(tenant)
-        table = state.store.table(tenant, body.kind)
-        texts = [item.text for item in body.items if item.text is not None]
-        if texts and body.kind != "text":
-            raise BadRequest("only text vectors can be computed from a text", code="vector_query_invalid")
-        embedded = iter(state.search.encoder.encode(texts)) if texts else iter(())
-        rows = []
-        for item in body.items:
-            if item.vector is not None:
-                if len(item.vector) != table.dimension:
-                    raise BadRequest(
-                        f"item '{item.id}': {len(item.vector)} values, the table has {table.dimension}",
-                        code="vector_dimension_mismatch",
-                    )
-                rows.append(np.asarray(item.vector, dtype=np.float32))
-            else:
-                rows.append(next(embedded))
-        count = state.store.upsert(tenant, [i.id for i in body.items], np.stack(rows), kind=body.kind)
-        return WriteResponse(tenant=tenant, kind=body.kind, count=count, total=len(table))
 
-    @router.delete(
-        "/vectors",
-        response_model=WriteResponse,
-        dependencies=[write],
-        responses=error_responses(401, 403, 404, 422, 503),
-    )
-    def delete_vectors(tenant: TenantQuery, body: DeleteBody) -> WriteResponse:
-        """Remove products' vectors; ids without a vector are ignored (``count`` says how many went)."""
-        state.tenants.config(tenant)
-        count = state.store.delete(tenant, body.ids, kind=body.kind)
-        return WriteResponse(
-            tenant=tenant, kind=body.kind, count=count, total=len(state.store.table(tenant, body.kind))
-        )
 
-    @router.get(
-        "/vectors",
-        response_model=TenantVectorsInfo,
-        dependencies=[read],
-        responses=error_responses(401, 403, 404, 422),
-    )
-    def info(tenant: TenantQuery) -> TenantVectorsInfo:
-        """The tenant's vector tables (kind, catalog version, count, dimension); empty when none built."""
-        state.tenants.config(tenant)
-        tables = []
-        for kind in KINDS:
-            try:
-                table = state.store.table(tenant, kind)
-            except VectorIndexMissing:
-                continue
-            tables.append(
-                TableInfo(
-                    kind=kind,  # type: ignore[arg-type]
-                    catalog_version=table.version,
-                    count=len(table),
-                    dimension=table.dimension,
+@router.put(
+    "/vectors",
+    response_model=WriteResponse,
+    dependencies=[write],
+    responses=error_responses(400, 401, 403, 404, 422, 503),
+)
+def index_vectors(state: State, tenant: TenantQuery, body: IndexBody) -> WriteResponse:
+    """Insert or replace products' vectors (given, or embedded from ``text``), persisted on return."""
+    state.tenants.config(tenant)
+    table = state.store.table(tenant, body.kind)
+    texts = [item.text for item in body.items if item.text is not None]
+    if texts and body.kind != "text":
+        raise BadRequest("only text vectors can be computed from a text", code="vector_query_invalid")
+    embedded = iter(state.search.encoder.encode(texts)) if texts else iter(())
+    rows = []
+    for item in body.items:
+        if item.vector is not None:
+            if len(item.vector) != table.dimension:
+                raise BadRequest(
+                    f"item '{item.id}': {len(item.vector)} values, the table has {table.dimension}",
+                    code="vector_dimension_mismatch",
                 )
+            rows.append(np.asarray(item.vector, dtype=np.float32))
+        else:
+            rows.append(next(embedded))
+    count = state.store.upsert(tenant, [i.id for i in body.items], np.stack(rows), kind=body.kind)
+    return WriteResponse(tenant=tenant, kind=body.kind, count=count, total=len(table))
+
+
+@router.delete(
+    "/vectors",
+    response_model=WriteResponse,
+    dependencies=[write],
+    responses=error_responses(401, 403, 404, 422, 503),
+)
+def delete_vectors(state: State, tenant: TenantQuery, body: DeleteBody) -> WriteResponse:
+    """Remove products' vectors; ids without a vector are ignored (``count`` says how many went)."""
+    state.tenants.config(tenant)
+    count = state.store.delete(tenant, body.ids, kind=body.kind)
+    return WriteResponse(
+        tenant=tenant, kind=body.kind, count=count, total=len(state.store.table(tenant, body.kind))
+    )
+
+
+@router.get(
+    "/vectors",
+    response_model=TenantVectorsInfo,
+    dependencies=[read],
+    responses=error_responses(401, 403, 404, 422),
+)
+def info(state: State, tenant: TenantQuery) -> TenantVectorsInfo:
+    """The tenant's vector tables (kind, catalog version, count, dimension); empty when none built."""
+    state.tenants.config(tenant)
+    tables = []
+    for kind in KINDS:
+        try:
+            table = state.store.table(tenant, kind)
+        except VectorIndexMissing:
+            continue
+        tables.append(
+            TableInfo(
+                kind=kind,  # type: ignore[arg-type]
+                catalog_version=table.version,
+                count=len(table),
+                dimension=table.dimension,
             )
-        return TenantVectorsInfo(tenant=tenant, tables=tables)
+        )
+    return TenantVectorsInfo(tenant=tenant, tables=tables)
 
-    @router.get("/health", response_model=Health)
-    def health() -> Health:
-        return Health(service="vectors", version=__version__)
 
-    return router
+@router.get("/health", response_model=Health)
+def health() -> Health:
+    return Health(service="vectors", version=__version__)

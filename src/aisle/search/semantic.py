@@ -13,10 +13,10 @@ from aisle.core.tenancy import TenantConfig
 from aisle.search.context import Hit, SearchContext
 from aisle.search.index.reader import TenantIndex
 from aisle.search.model import FilterSpec, QueryGraph, SearchResult, SortOrder
+from aisle.search.normalize import normalize
 from aisle.search.pipeline import shape_result
 from aisle.search.stages.facets import Facets
 from aisle.search.stages.filters import filter_clause
-from aisle.search.stages.understand import normalize
 from aisle.vectors.search import Neighbour
 
 POOL = 200

@@ -55,7 +55,7 @@ def demo(
 ) -> None:
     """Build the demo tenants' vectors (fashion, homedepot); fast when already built."""
     from aisle.core.config import load_settings
-    from aisle.vectors.demo import build_demo_vectors
+    from aisle.demo.vectors import build_demo_vectors
 
     build_demo_vectors(
         load_settings(),

@@ -1,0 +1,284 @@
+"""The search engine's front door: built once from the settings, called by the search service.
+
+:class:`SearchEngine` holds everything one search process needs (spec "Search service"): the tenants'
+full-text indexes, the pipeline with its merchandising rules, hybrid retrieval and learned rankers, the
+neighbour source for semantic and image search (this process's tables, or the vector search service
+when ``AISLE_VECTOR_URL`` is set; see :mod:`aisle.vectors.neighbours`), the photo model, and the
+autocomplete indexes. The service only parses requests, calls one method here and renders the result.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import tantivy
+
+from aisle.core.config import Settings
+from aisle.core.errors import AisleError, BadRequest
+from aisle.core.storage import BlobStore
+from aisle.core.tenancy import Tenants
+from aisle.search import browse
+from aisle.search.filter_rows import FilterRows
+from aisle.search.indexes import IndexRegistry
+from aisle.search.model import FilterSpec, SearchResult, SortOrder
+from aisle.search.pipeline import SearchPipeline, default_stages
+from aisle.search.ranking.doc_terms import DocTerms
+from aisle.search.ranking.store import RankerStore
+from aisle.search.rules.book import RuleBooks
+from aisle.search.semantic import pool_size, vector_search_result
+from aisle.search.suggest.registry import SuggesterRegistry
+from aisle.vectors.image_encoder import ImageEncoder, ImageEncoderUnavailable
+from aisle.vectors.image_input import decode_image
+from aisle.vectors.neighbours import (
+    LocalNeighbours,
+    NeighbourQuery,
+    NeighbourSource,
+    RemoteNeighbours,
+    open_neighbour_source,
+)
+from aisle.vectors.search import VectorSearch
+from aisle.vectors.store import VectorStore
+
+log = logging.getLogger("aisle.search")
+
+SUGGEST_CHECK_EVERY_S = 5.0
+"""How often autocomplete checks its inputs for changes: the check (configuration files, catalog and
+log pointers) runs in a background thread but holds the GIL for about a millisecond."""
+
+
+@dataclass(frozen=True)
+class CategoryChildren:
+    """``POST /categories``: the category attribute used and its children, ``(name, path, count)``."""
+
+    field: str
+    children: list[tuple[str, str, int]]
+
+
+class SearchEngine:
+    """Search, browse, semantic and image search and autocomplete over every tenant of one store.
+
+    Args:
+        tenants: the tenants' configuration in object storage.
+        indexes: their full-text indexes (built under ``data_dir`` on first use).
+        vectors: this process's vector tables and text encoder (the hybrid stage reads them).
+        vector_url: where ``vector_search``/``image_search`` get neighbours (``AISLE_VECTOR_URL``: empty
+            for ``vectors``, or the vector search service's http(s) URL).
+        rules, rankers: merchandising rules and learned rankers (None: stages that do nothing).
+        budget_s: the search deadline (seconds) after which optional stages are skipped.
+    """
+
+    def __init__(
+        self,
+        tenants: Tenants,
+        indexes: IndexRegistry,
+        vectors: VectorSearch,
+        *,
+        vector_url: str | None = None,
+        rules: RuleBooks | None = None,
+        rankers: RankerStore | None = None,
+        budget_s: float = 0.25,
+    ) -> None:
+        self.tenants = tenants
+        self.indexes = indexes
+        self.vectors = vectors
+        self.rankers = rankers
+        self.filter_rows = FilterRows(indexes.get)
+        self.neighbours: NeighbourSource = open_neighbour_source(
+            vector_url, lambda: LocalNeighbours(vectors, self.filter_rows)
+        )
+        stages = default_stages(rules=rules, vectors=vectors, filter_rows=self.filter_rows, rankers=rankers)
+        self.pipeline = SearchPipeline(stages, budget_s=budget_s)
+        self.suggesters = SuggesterRegistry(tenants, indexes, check_every=SUGGEST_CHECK_EVERY_S)
+        self._image_encoder: ImageEncoder | None = None
+        self._image_lock = threading.Lock()
+
+    @classmethod
+    def from_settings(cls, settings: Settings, store: BlobStore) -> SearchEngine:
+        """The engine of a search process: ``store`` for tenants, rules and rankers, ``settings.data_dir``
+        for indexes and vector tables, ``settings.vector_url`` for the neighbour source.
+
+        Raises:
+            ValueError: ``AISLE_VECTOR_URL`` is neither empty, ``local:`` nor an http(s) URL.
+        """
+        tenants = Tenants(store)
+        return cls(
+            tenants,
+            IndexRegistry(tenants, settings.data_dir),
+            VectorSearch(VectorStore(settings.data_dir)),
+            vector_url=settings.vector_url,
+            rules=RuleBooks(store),
+            rankers=RankerStore(store),
+        )
+
+    # -- lexical search and browsing ------------------------------------------------------------
+
+    def search(
+        self,
+        tenant: str,
+        query: str,
+        *,
+        size: int = 20,
+        offset: int = 0,
+        filters: list[FilterSpec] | None = None,
+        facets: list[str] | None = None,
+        sort: SortOrder = "relevance",
+        user_group: str | None = None,
+    ) -> SearchResult:
+        """The full pipeline for one tenant (see :meth:`SearchPipeline.search`).
+
+        Raises:
+            TenantNotFound (404), CatalogNotFound (404): no such tenant or no catalog yet.
+            BadRequest: unknown or disallowed filter/facet fields, bad filter values, unavailable sort.
+        """
+        return self.pipeline.search(
+            self.indexes.get(tenant),
+            self.tenants.config(tenant),
+            query,
+            size=size,
+            offset=offset,
+            filters=filters,
+            facets=facets,
+            sort=sort,
+            user_group=user_group,
+        )
+
+    def items(
+        self, tenant: str, filters: list[FilterSpec], offset: int, size: int
+    ) -> tuple[list[dict[str, Any]], int]:
+        """Catalog products in catalog order: ``size`` from ``offset``, and the total passing ``filters``."""
+        return browse.list_items(self.indexes.get(tenant), filters, offset, size)
+
+    def item(self, tenant: str, product_id: str) -> dict[str, Any]:
+        """One product by id. Raises NotFound (``product_not_found``)."""
+        return browse.get_item(self.indexes.get(tenant), product_id)
+
+    def categories(
+        self, tenant: str, field: str | None, parent: str | None, query: str, filters: list[FilterSpec]
+    ) -> CategoryChildren:
+        """Children of ``parent`` (top level without one) with counts of the products ``query`` and
+        ``filters`` match (rules and query understanding apply as in a search)."""
+        index = self.indexes.get(tenant)
+        attr = browse.category_attribute(index, field)
+        config = self.tenants.config(tenant)
+        match = self.pipeline.run(index, config, query, size=0, filters=filters).match_query
+        match = match if match is not None else tantivy.Query.all_query()
+        return CategoryChildren(attr.name, browse.category_children(index, attr, parent, match))
+
+    def category_levels(
+        self, tenant: str, field: str | None, depth: int
+    ) -> tuple[str, list[list[tuple[str, int]]], list[browse.Node]]:
+        """The category tree: attribute name, value counts per level, and the nested roots."""
+        index = self.indexes.get(tenant)
+        attr = browse.category_attribute(index, field)
+        levels, roots = browse.category_levels(index, attr, depth)
+        return attr.name, levels, roots
+
+    # -- semantic and image search --------------------------------------------------------------
+
+    def vector_search(
+        self,
+        tenant: str,
+        query: str,
+        *,
+        size: int = 20,
+        offset: int = 0,
+        filters: list[FilterSpec] | None = None,
+        facets: list[str] | None = None,
+        sort: SortOrder = "relevance",
+        authorization: str | None = None,
+    ) -> SearchResult:
+        """``query`` embedded with MiniLM, its nearest products within ``filters``, shaped as a search
+        response (see :mod:`aisle.search.semantic`). ``authorization`` goes to a remote vector service.
+
+        Raises:
+            BadRequest: ``query_required`` for a blank query; bad filters or facets.
+            Unavailable (503): ``vector_index_missing``, ``vector_service_unavailable``.
+        """
+        if not query.strip():
+            raise BadRequest("vector search needs a non-empty query", code="query_required")
+        index = self.indexes.get(tenant)
+        config = self.tenants.config(tenant)
+        filters = filters or []
+        wanted = NeighbourQuery(
+            k=pool_size(size, offset), text=query, filters=[f.model_dump() for f in filters]
+        )
+        found = self.neighbours.neighbours(tenant, wanted, authorization=authorization)
+        return vector_search_result(
+            index, config, query, found, size=size, offset=offset, filters=filters, facets=facets, sort=sort
+        )
+
+    def image_search(
+        self,
+        tenant: str,
+        data: bytes,
+        *,
+        size: int = 20,
+        exclude: Sequence[str] = (),
+        authorization: str | None = None,
+    ) -> SearchResult:
+        """Products whose photos look most like the JPEG or PNG ``data`` (EfficientNet-Lite0 features
+        with the tenant's label probe), nearest first.
+
+        Raises:
+            ImageRejected (4xx): not an image, too many pixels (see :mod:`aisle.vectors.image_input`).
+            Unavailable (503): ``vector_index_missing``, ``image_search_unavailable`` (no photo model).
+        """
+        index = self.indexes.get(tenant)
+        config = self.tenants.config(tenant)
+        image = decode_image(data)  # bad input is the caller's 4xx whatever the server's state
+        self.neighbours.check(tenant, "image")  # 503 vector_index_missing before embedding
+        features = self.image_encoder().encode([image])[0]
+        wanted = NeighbourQuery(k=pool_size(size, 0), vector=features, kind="image", exclude=exclude)
+        found = self.neighbours.neighbours(tenant, wanted, authorization=authorization)
+        return vector_search_result(index, config, "", found, size=size)
+
+    def image_encoder(self, *, export: bool = True) -> ImageEncoder:
+        """The photo model, loaded on first use (exported to ONNX once when ``export``; tens of seconds).
+
+        Raises:
+            ImageEncoderUnavailable (503): no exported model and no ``image`` extra to export it.
+        """
+        if self._image_encoder is None:
+            with self._image_lock:
+                if self._image_encoder is None:
+                    data_dir = self.indexes.data_dir
+                    self._image_encoder = ImageEncoder.load(data_dir, threads=1, export=export)
+        return self._image_encoder
+
+    # -- process life ---------------------------------------------------------------------------
+
+    def warm_up(self) -> None:
+        """Open every tenant's index, ranker token table, text and photo vectors, and run the text and
+        photo models once, so no first request pays for them (each seconds; left to the first request,
+        they overran the 250 ms search deadline). A tenant that fails to load is logged and skipped."""
+        names = self.tenants.names()
+        for tenant in names:
+            try:
+                index = self.indexes.get(tenant)
+                if self.rankers is not None and self.rankers.current(tenant) is not None:
+                    DocTerms.of(index)  # the ranker's token table (seconds), not on a first query
+            except AisleError as exc:
+                log.warning("tenant %s not loaded: %s", tenant, exc.message)
+        try:
+            # has() opens each table, so every tenant is asked (a list, not any())
+            if [tenant for tenant in names if self.vectors.store.has(tenant)]:
+                self.vectors.encode("warm up")
+            if not isinstance(self.neighbours, RemoteNeighbours) and [
+                t for t in names if self.vectors.store.has(t, "image")
+            ]:
+                from PIL import Image
+
+                try:  # never exports here (tens of seconds): a photo table implies the model exists
+                    self.image_encoder(export=False).encode([Image.new("RGB", (224, 224))])
+                except ImageEncoderUnavailable as exc:
+                    log.warning("image search not warmed up: %s", exc.message)
+        except Exception:  # a failed warm-up only makes the first request slower
+            log.exception("start-up warm-up of the vectors failed")
+
+    def close(self) -> None:
+        if isinstance(self.neighbours, RemoteNeighbours):
+            self.neighbours.close()

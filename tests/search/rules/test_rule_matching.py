@@ -72,11 +72,12 @@ def test_bad_query_conditions_are_refused_with_the_reason(condition: dict[str, s
         QueryCondition.model_validate(condition)
 
 
-def test_a_catastrophic_pattern_matches_in_linear_time(make_rule: Callable[..., Rule]) -> None:
+def test_a_catastrophic_pattern_answers(make_rule: Callable[..., Rule]) -> None:
+    """``^(a+)+$`` on 5,000 a's and a b takes 2^5000 steps in a backtracking engine: this test would never
+    end. Rules match with RE2 (linear time), so it answers, and correctly both ways."""
     book = RuleBook([make_rule(conditions={"query": {"match": "regex", "value": "^(a+)+$"}}, actions=HIDE)])
-    start = datetime.now(UTC)
-    assert not book.fire("a" * 500 + " b", NOW)  # exponential for a backtracking engine
-    assert (datetime.now(UTC) - start).total_seconds() < 0.5  # RE2: no exponential backtracking
+    assert not book.fire("a" * 5000 + " b", NOW)
+    assert book.fire("a" * 5000, NOW)
 
 
 @pytest.mark.parametrize(

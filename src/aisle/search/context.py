@@ -66,6 +66,37 @@ class SearchContext:
     facet_counts: dict[str, list[tuple[str, int]]] = field(default_factory=dict)
     category_level: dict[str, int] = field(default_factory=dict)
 
+    @classmethod
+    def start(
+        cls,
+        index: TenantIndex,
+        config: TenantConfig,
+        query: str,
+        *,
+        size: int,
+        offset: int,
+        filters: list[FilterSpec] | None,
+        facets: list[str] | None,
+        sort: SortOrder,
+        user_group: str | None = None,
+        budget_s: float = 0.5,
+    ) -> SearchContext:
+        """A fresh context for one search, due ``budget_s`` seconds from now; facets de-duplicated."""
+        now = time.perf_counter()
+        return cls(
+            index=index,
+            config=config,
+            query=query,
+            size=size,
+            offset=offset,
+            filters=list(filters or []),
+            facets=list(dict.fromkeys(facets or [])),
+            sort=sort,
+            user_group=user_group,
+            deadline=now + budget_s,
+            started=now,
+        )
+
     def past_deadline(self) -> bool:
         return time.perf_counter() > self.deadline
 

@@ -13,7 +13,7 @@ import logging
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Unpack
 
 import tantivy
 
@@ -24,8 +24,8 @@ from aisle.core.tenancy import Tenants
 from aisle.search import browse
 from aisle.search.filter_rows import FilterRows
 from aisle.search.indexes import IndexRegistry
-from aisle.search.model import FilterSpec, SearchResult, SortOrder
-from aisle.search.pipeline import SearchPipeline, default_stages
+from aisle.search.model import FilterSpec, SearchResult
+from aisle.search.pipeline import SearchOptions, SearchPipeline, default_stages
 from aisle.search.ranking.doc_terms import DocTerms
 from aisle.search.ranking.store import RankerStore
 from aisle.search.rules.book import RuleBooks
@@ -116,35 +116,14 @@ class SearchEngine:
 
     # -- lexical search and browsing ------------------------------------------------------------
 
-    def search(
-        self,
-        tenant: str,
-        query: str,
-        *,
-        size: int = 20,
-        offset: int = 0,
-        filters: list[FilterSpec] | None = None,
-        facets: list[str] | None = None,
-        sort: SortOrder = "relevance",
-        user_group: str | None = None,
-    ) -> SearchResult:
-        """The full pipeline for one tenant (see :meth:`SearchPipeline.search`).
+    def search(self, tenant: str, query: str, **options: Unpack[SearchOptions]) -> SearchResult:
+        """The full pipeline for one tenant (see :meth:`SearchPipeline.run` for the options).
 
         Raises:
             TenantNotFound (404), CatalogNotFound (404): no such tenant or no catalog yet.
             BadRequest: unknown or disallowed filter/facet fields, bad filter values, unavailable sort.
         """
-        return self.pipeline.search(
-            self.indexes.get(tenant),
-            self.tenants.config(tenant),
-            query,
-            size=size,
-            offset=offset,
-            filters=filters,
-            facets=facets,
-            sort=sort,
-            user_group=user_group,
-        )
+        return self.pipeline.search(self.indexes.get(tenant), self.tenants.config(tenant), query, **options)
 
     def items(
         self, tenant: str, filters: list[FilterSpec], offset: int, size: int
@@ -180,19 +159,11 @@ class SearchEngine:
     # -- semantic and image search --------------------------------------------------------------
 
     def vector_search(
-        self,
-        tenant: str,
-        query: str,
-        *,
-        size: int = 20,
-        offset: int = 0,
-        filters: list[FilterSpec] | None = None,
-        facets: list[str] | None = None,
-        sort: SortOrder = "relevance",
-        authorization: str | None = None,
+        self, tenant: str, query: str, *, authorization: str | None = None, **options: Unpack[SearchOptions]
     ) -> SearchResult:
-        """``query`` embedded with MiniLM, its nearest products within ``filters``, shaped as a search
-        response (see :mod:`aisle.search.semantic`). ``authorization`` goes to a remote vector service.
+        """``query`` embedded with MiniLM, its nearest products within the filters, shaped as a search
+        response (see :mod:`aisle.search.semantic`; ``user_group`` plays no part). ``authorization``
+        goes to a remote vector service.
 
         Raises:
             BadRequest: ``query_required`` for a blank query; bad filters or facets.
@@ -202,13 +173,22 @@ class SearchEngine:
             raise BadRequest("vector search needs a non-empty query", code="query_required")
         index = self.indexes.get(tenant)
         config = self.tenants.config(tenant)
-        filters = filters or []
+        size, offset = options.get("size", 20), options.get("offset", 0)
+        filters = options.get("filters") or []
         wanted = NeighbourQuery(
             k=pool_size(size, offset), text=query, filters=[f.model_dump() for f in filters]
         )
         found = self.neighbours.neighbours(tenant, wanted, authorization=authorization)
         return vector_search_result(
-            index, config, query, found, size=size, offset=offset, filters=filters, facets=facets, sort=sort
+            index,
+            config,
+            query,
+            found,
+            size=size,
+            offset=offset,
+            filters=filters,
+            facets=options.get("facets"),
+            sort=options.get("sort", "relevance"),
         )
 
     def image_search(

@@ -5,7 +5,7 @@ full-text search, facet calculation, fallback), as small stages over one :class:
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, TypedDict, Unpack
 
 from aisle.core.tenancy import TenantConfig
 from aisle.search.context import SearchContext
@@ -28,6 +28,17 @@ if TYPE_CHECKING:
 
 class Stage(Protocol):
     def run(self, ctx: SearchContext) -> SearchContext: ...
+
+
+class SearchOptions(TypedDict, total=False):
+    """What a search asks besides its text (defaults: :meth:`SearchPipeline.run`)."""
+
+    size: int
+    offset: int
+    filters: list[FilterSpec] | None
+    facets: list[str] | None
+    sort: SortOrder
+    user_group: str | None
 
 
 def default_stages(
@@ -69,36 +80,14 @@ class SearchPipeline:
         self.budget_s = budget_s
 
     def search(
-        self,
-        index: TenantIndex,
-        config: TenantConfig,
-        query: str,
-        *,
-        size: int = 20,
-        offset: int = 0,
-        filters: list[FilterSpec] | None = None,
-        facets: list[str] | None = None,
-        sort: SortOrder = "relevance",
-        user_group: str | None = None,
+        self, index: TenantIndex, config: TenantConfig, query: str, **options: Unpack[SearchOptions]
     ) -> SearchResult:
         """Search one tenant. ``size`` 0..100 products from ``offset``; facets over all matches.
 
         Raises:
             BadRequest: unknown or disallowed filter/facet fields, bad filter values, unavailable sort.
         """
-        return shape_result(
-            self.run(
-                index,
-                config,
-                query,
-                size=size,
-                offset=offset,
-                filters=filters,
-                facets=facets,
-                sort=sort,
-                user_group=user_group,
-            )
-        )
+        return shape_result(self.run(index, config, query, **options))
 
     def run(
         self,
@@ -114,19 +103,17 @@ class SearchPipeline:
         user_group: str | None = None,
     ) -> SearchContext:
         """Run every stage and return the final context (its ``match_query`` selects all matches)."""
-        start = time.perf_counter()
-        ctx = SearchContext(
-            index=index,
-            config=config,
-            query=query,
+        ctx = SearchContext.start(
+            index,
+            config,
+            query,
             size=size,
             offset=offset,
-            filters=list(filters or []),
-            facets=list(dict.fromkeys(facets or [])),
+            filters=filters,
+            facets=facets,
             sort=sort,
             user_group=user_group,
-            deadline=start + self.budget_s,
-            started=start,
+            budget_s=self.budget_s,
         )
         for stage in self.stages:
             ctx = stage.run(ctx)

@@ -56,17 +56,10 @@ def vector_search_result(
         unpriced = [h for h in pool if index.rows[h.ord].get(price) is None]
         pool = sorted(priced, key=lambda h: sign * float(index.rows[h.ord][price])) + unpriced
     graph.stages_tried.append({"stage": "vector", "hits": len(pool)})
-    ctx = SearchContext(
-        index=index,
-        config=config,
-        query=query,
-        size=size,
-        offset=offset,
-        filters=list(filters or []),
-        facets=list(dict.fromkeys(facets or [])),
-        sort=sort,
-        graph=graph,
+    ctx = SearchContext.start(
+        index, config, query, size=size, offset=offset, filters=filters, facets=facets, sort=sort
     )
+    ctx.graph = graph
     ctx.total = len(pool)
     ctx.hits = pool[offset : offset + size]
     if pool:

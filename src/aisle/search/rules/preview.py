@@ -9,7 +9,7 @@ from typing import Any
 from aisle.core.tenancy import TenantConfig
 from aisle.search.index.reader import TenantIndex
 from aisle.search.model import FilterSpec, SearchResult, SortOrder
-from aisle.search.pipeline import SearchPipeline, default_stages
+from aisle.search.pipeline import SearchOptions, SearchPipeline, default_stages
 from aisle.search.rules.book import RuleBook
 from aisle.search.rules.model import Rule
 from aisle.search.stages.rules import FixedRules
@@ -27,6 +27,16 @@ class SearchParams:
     sort: SortOrder = "relevance"
     user_group: str | None = None
 
+    def options(self) -> SearchOptions:
+        return {
+            "size": self.size,
+            "offset": self.offset,
+            "filters": self.filters,
+            "facets": self.facets,
+            "sort": self.sort,
+            "user_group": self.user_group,
+        }
+
 
 @dataclass
 class Preview:
@@ -39,17 +49,7 @@ def _search(
     book: RuleBook, at: datetime, index: TenantIndex, config: TenantConfig, p: SearchParams
 ) -> SearchResult:
     pipeline = SearchPipeline(default_stages(rules=FixedRules(book), clock=lambda: at))
-    return pipeline.search(
-        index,
-        config,
-        p.query,
-        size=p.size,
-        offset=p.offset,
-        filters=p.filters,
-        facets=p.facets,
-        sort=p.sort,
-        user_group=p.user_group,
-    )
+    return pipeline.search(index, config, p.query, **p.options())
 
 
 def diff_pages(before: SearchResult, after: SearchResult, offset: int = 0) -> dict[str, Any]:

@@ -73,16 +73,7 @@ def _parse_filters(raw: list[str]) -> list[FilterSpec]:
 
 
 def _run_search(engine: Engine, body: SearchRequest) -> Response:
-    result = engine.search(
-        body.tenant,
-        body.query,
-        size=body.size,
-        offset=body.from_,
-        filters=body.filters,
-        facets=body.facets,
-        user_group=body.user_group,
-        sort=body.sort,
-    )
+    result = engine.search(body.tenant, body.query, **body.options())
     return _json(result)
 
 

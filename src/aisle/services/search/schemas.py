@@ -7,8 +7,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from aisle.search.model import FacetValue, FilterSpec, SortOrder
-
-TENANT_PATTERN = r"^[a-z0-9][a-z0-9_-]{0,63}$"
+from aisle.search.pipeline import SearchOptions
+from aisle.services.common.params import TENANT_PATTERN
 
 
 class SearchRequest(BaseModel):
@@ -33,6 +33,17 @@ class SearchRequest(BaseModel):
         max_length=64,
         description="The shopper's user group (user_group_configuration.json); rules may target it.",
     )
+
+    def options(self) -> SearchOptions:
+        """Everything but the tenant and the text, as the engine takes it."""
+        return {
+            "size": self.size,
+            "offset": self.from_,
+            "filters": self.filters,
+            "facets": self.facets,
+            "sort": self.sort,
+            "user_group": self.user_group,
+        }
 
 
 class ItemsPage(BaseModel):

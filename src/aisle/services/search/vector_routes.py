@@ -50,16 +50,8 @@ def vector_search(engine: Engine, request: Request, body: SearchRequest) -> Resp
     """The query embedded with MiniLM (all-MiniLM-L6-v2) and matched by approximate nearest-neighbour
     search over the tenant's product embeddings, within the request filters. Same body and response
     shape as ``POST /search``; ``total`` and facets cover the nearest-neighbour pool (at least 200)."""
-    result = engine.vector_search(
-        body.tenant,
-        body.query,
-        size=body.size,
-        offset=body.from_,
-        filters=body.filters,
-        facets=body.facets,
-        sort=body.sort,
-        authorization=request.headers.get("authorization"),
-    )
+    authorization = request.headers.get("authorization")
+    result = engine.vector_search(body.tenant, body.query, authorization=authorization, **body.options())
     return _json(result)
 
 

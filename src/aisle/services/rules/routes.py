@@ -11,7 +11,7 @@ from fastapi import APIRouter, Depends, Header, Path, Query, Response
 from aisle import __version__
 from aisle.catalog.store import CatalogNotFound
 from aisle.core.auth.scopes import RULES_WRITE, SEARCH_READ
-from aisle.core.errors import BadRequest, ValidationFailed
+from aisle.core.errors import BadRequest, ErrorCode, ValidationFailed
 from aisle.core.tenancy import TenantConfig
 from aisle.search.index.reader import TenantIndex
 from aisle.search.rules.model import RULE_ID_PATTERN, Rule, RuleBody
@@ -48,7 +48,9 @@ def parse_if_match(value: str | None) -> int | None:
         return None
     m = _ETAG.match(value)
     if not m:
-        raise BadRequest(f"If-Match '{value}' is not a rule version such as \"3\"", code="if_match_invalid")
+        raise BadRequest(
+            f"If-Match '{value}' is not a rule version such as \"3\"", code=ErrorCode.IF_MATCH_INVALID
+        )
     return int(m.group(1))
 
 
@@ -143,10 +145,12 @@ def build_router(state: RulesState) -> APIRouter:
         if body.version is not None and header_version is not None and body.version != header_version:
             raise BadRequest(
                 f"version {body.version} in the body and {header_version} in If-Match disagree",
-                code="version_mismatch",
+                code=ErrorCode.VERSION_MISMATCH,
             )
         if body.id is not None and body.id != rule_id:
-            raise BadRequest(f"body id '{body.id}' is not the path's '{rule_id}'", code="rule_id_mismatch")
+            raise BadRequest(
+                f"body id '{body.id}' is not the path's '{rule_id}'", code=ErrorCode.RULE_ID_MISMATCH
+            )
         version = body.version if body.version is not None else header_version
         if version is None:
             raise ValidationFailed(
@@ -178,7 +182,7 @@ def build_router(state: RulesState) -> APIRouter:
         header_version = parse_if_match(if_match)
         if version is not None and header_version is not None and version != header_version:
             raise BadRequest(
-                f"version {version} and If-Match {header_version} disagree", code="version_mismatch"
+                f"version {version} and If-Match {header_version} disagree", code=ErrorCode.VERSION_MISMATCH
             )
         _, rules = tenant_parts(tenant)
         rules.delete(rule_id, version if version is not None else header_version)

@@ -213,7 +213,9 @@ def client() -> Iterator[TestClient]:
 
 
 @pytest.mark.parametrize("member", list(ErrorCode), ids=str)
-def test_http_handler_answers_with_the_catalogue_status_and_code(client: TestClient, member: ErrorCode) -> None:
+def test_http_handler_answers_with_the_catalogue_status_and_code(
+    client: TestClient, member: ErrorCode
+) -> None:
     r = client.get(f"/raise/{member}")
     assert r.status_code == member.status
     assert r.json() == {"error": {"code": member, "message": f"raised {member}", "details": {"code": member}}}
@@ -221,7 +223,10 @@ def test_http_handler_answers_with_the_catalogue_status_and_code(client: TestCli
 
 def test_http_envelopes_byte_for_byte(client: TestClient) -> None:
     r = client.get("/not-found")
-    assert (r.status_code, r.content) == (404, b'{"error":{"code":"rule_not_found","message":"no rule \'x\'"}}')
+    assert (r.status_code, r.content) == (
+        404,
+        b'{"error":{"code":"rule_not_found","message":"no rule \'x\'"}}',
+    )
     r = client.get("/raise/no_such_code")  # uncatalogued: AisleError's own status, not a 500
     assert r.status_code == 400 and r.json()["error"]["code"] == "no_such_code"
     r = client.get("/nowhere")

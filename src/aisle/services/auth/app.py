@@ -12,7 +12,8 @@ from aisle.core.auth.clients import ClientRegistry
 from aisle.core.auth.errors import OAuthError
 from aisle.core.auth.grant import JwtBearerGrant
 from aisle.core.auth.keys import SigningKeys
-from aisle.core.auth.replay import JtiStore, open_jti_store
+from aisle.core.auth.replay import JtiStore
+from aisle.core.auth.replay_resolver import open_jti_store
 from aisle.core.auth.tokens import ACCESS_TOKEN_TTL
 from aisle.core.config import Settings, load_settings
 from aisle.core.storage import BlobStore

@@ -17,14 +17,14 @@ app.add_typer(eval_app, name="eval")
 
 
 def _register() -> None:
-    from aisle.catalog.cli import register as register_catalog
+    from aisle.cli.auth import register as register_auth
+    from aisle.cli.catalog import register as register_catalog
+    from aisle.cli.serve import register as register_services
     from aisle.demo import register as register_demo
     from aisle.recs.cli import register as register_recs
     from aisle.search.cli import register as register_search
     from aisle.search.ranking.cli import register as register_ranker
     from aisle.search.suggest.cli import register as register_suggest
-    from aisle.services.auth.cli import register as register_auth
-    from aisle.services.cli import register as register_services
     from aisle.vectors.cli import register as register_vectors
 
     register_catalog(app)

@@ -54,6 +54,18 @@ def parse_if_match(value: str | None) -> int | None:
     return int(m.group(1))
 
 
+def version_to_match(given: int | None, if_match: str | None, disagree: str) -> int | None:
+    """The version a write must find: ``given`` (body or query) or the ``If-Match`` one, None for neither.
+
+    Raises BadRequest: ``if_match_invalid``, or ``version_mismatch`` (message ``disagree``, formatted
+    with ``given`` and ``header``) when both are given and differ.
+    """
+    header = parse_if_match(if_match)
+    if given is not None and header is not None and given != header:
+        raise BadRequest(disagree.format(given=given, header=header), code=ErrorCode.VERSION_MISMATCH)
+    return given if given is not None else header
+
+
 def _warnings(warnings: list[RuleWarning]) -> list[RuleWarningOut]:
     return [RuleWarningOut(field=w.field, message=w.message) for w in warnings]
 
@@ -148,17 +160,13 @@ def replace_rule(
 
     A stale version gets 409 ``rule_version_conflict`` and nothing changes: re-read and retry.
     """
-    header_version = parse_if_match(if_match)
-    if body.version is not None and header_version is not None and body.version != header_version:
-        raise BadRequest(
-            f"version {body.version} in the body and {header_version} in If-Match disagree",
-            code=ErrorCode.VERSION_MISMATCH,
-        )
+    version = version_to_match(
+        body.version, if_match, "version {given} in the body and {header} in If-Match disagree"
+    )
     if body.id is not None and body.id != rule_id:
         raise BadRequest(
             f"body id '{body.id}' is not the path's '{rule_id}'", code=ErrorCode.RULE_ID_MISMATCH
         )
-    version = body.version if body.version is not None else header_version
     if version is None:
         raise ValidationFailed(
             "version: required, in the body or as If-Match", details=[{"field": "body.version"}]
@@ -186,13 +194,9 @@ def delete_rule(
     if_match: IfMatch = None,
 ) -> Response:
     """Delete the rule; with ``version`` (or ``If-Match``) only while it is at that version (else 409)."""
-    header_version = parse_if_match(if_match)
-    if version is not None and header_version is not None and version != header_version:
-        raise BadRequest(
-            f"version {version} and If-Match {header_version} disagree", code=ErrorCode.VERSION_MISMATCH
-        )
+    at_version = version_to_match(version, if_match, "version {given} and If-Match {header} disagree")
     _, rules = tenant_parts(state, tenant)
-    rules.delete(rule_id, version if version is not None else header_version)
+    rules.delete(rule_id, at_version)
     return Response(status_code=204)
 
 

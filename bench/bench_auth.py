@@ -26,10 +26,10 @@ from urllib.parse import urlencode
 import httpx
 from fastapi import Depends, FastAPI
 from starlette.requests import Request
+from tests.support.auth import AuthKit, free_port
 
 from aisle.core.auth.assertion import JWT_BEARER
 from aisle.core.auth.dependencies import Authorizer, Principal
-from aisle.core.auth.testing import AuthKit, free_port
 from aisle.core.storage import open_blob_store
 
 TOKEN_REQUESTS = 2000

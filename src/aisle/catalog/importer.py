@@ -12,7 +12,7 @@ from pathlib import Path
 from aisle.catalog.readers import BadRow, Progress, read_catalog_file
 from aisle.catalog.schema import map_catalog
 from aisle.catalog.store import Catalog, CatalogStore
-from aisle.core.errors import BadRequest
+from aisle.core.errors import BadRequest, ErrorCode
 from aisle.core.tenancy import Tenants
 
 
@@ -51,7 +51,7 @@ def import_catalog(
         raise BadRequest(
             f"no valid product in '{path.name}' ({len(bad)} bad rows; first: "
             + (f"line {bad[0].line}: {bad[0].reason})" if bad else "the file is empty)"),
-            code="catalog_empty",
+            code=ErrorCode.CATALOG_EMPTY,
         )
     if progress:
         progress("write", products.height, products.height)

@@ -16,7 +16,7 @@ from pathlib import Path
 import orjson
 import polars as pl
 
-from aisle.core.errors import BadRequest
+from aisle.core.errors import BadRequest, ErrorCode
 
 Progress = Callable[[str, int, int], None]
 
@@ -42,7 +42,8 @@ def detect_format(path: Path) -> str:
         if name.endswith(ext):
             return fmt
     raise BadRequest(
-        f"cannot tell the format of '{path.name}': use .jsonl, .csv or .parquet", code="format_unknown"
+        f"cannot tell the format of '{path.name}': use .jsonl, .csv or .parquet",
+        code=ErrorCode.FORMAT_UNKNOWN,
     )
 
 
@@ -108,7 +109,9 @@ def read_csv(data: bytes) -> tuple[pl.DataFrame, list[BadRow]]:
     try:
         frame = pl.read_csv(io.BytesIO(data), infer_schema=False)
     except pl.exceptions.PolarsError as exc:
-        raise BadRequest(f"the CSV file cannot be parsed: {exc}", code="catalog_file_invalid") from exc
+        raise BadRequest(
+            f"the CSV file cannot be parsed: {exc}", code=ErrorCode.CATALOG_FILE_INVALID
+        ) from exc
     return frame.with_row_index("_line", offset=2).with_columns(pl.col("_line").cast(pl.Int64)), []
 
 
@@ -116,7 +119,9 @@ def read_parquet(data: bytes) -> tuple[pl.DataFrame, list[BadRow]]:
     try:
         frame = pl.read_parquet(io.BytesIO(data))
     except Exception as exc:  # pyarrow/polars raise several types for a corrupt file
-        raise BadRequest(f"the Parquet file cannot be read: {exc}", code="catalog_file_invalid") from exc
+        raise BadRequest(
+            f"the Parquet file cannot be read: {exc}", code=ErrorCode.CATALOG_FILE_INVALID
+        ) from exc
     frame = frame.with_columns(
         [pl.col(c).cast(pl.Utf8) if frame.schema[c] != pl.Utf8 else pl.col(c) for c in frame.columns]
     )
@@ -132,7 +137,7 @@ def read_catalog_file(
         BadRequest: unknown format, unreadable file.
     """
     if not path.is_file():
-        raise BadRequest(f"catalog file '{path}' does not exist", code="catalog_file_missing")
+        raise BadRequest(f"catalog file '{path}' does not exist", code=ErrorCode.CATALOG_FILE_MISSING)
     fmt = fmt or detect_format(path)
     data = _open_bytes(path)
     if fmt == "jsonl":
@@ -141,4 +146,6 @@ def read_catalog_file(
         return read_csv(data)
     if fmt == "parquet":
         return read_parquet(data)
-    raise BadRequest(f"unknown catalog format '{fmt}': use jsonl, csv or parquet", code="format_unknown")
+    raise BadRequest(
+        f"unknown catalog format '{fmt}': use jsonl, csv or parquet", code=ErrorCode.FORMAT_UNKNOWN
+    )

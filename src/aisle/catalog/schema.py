@@ -11,7 +11,7 @@ import html
 import polars as pl
 
 from aisle.catalog.readers import BadRow
-from aisle.core.errors import BadRequest
+from aisle.core.errors import BadRequest, ErrorCode
 from aisle.core.tenant_config import Attribute, AttributeConfiguration, AttributeType
 
 PATH_SEP = " > "
@@ -60,7 +60,7 @@ def map_catalog(raw: pl.DataFrame, config: AttributeConfiguration) -> tuple[pl.D
         found = ", ".join(sorted(columns - {"_line"}))
         raise BadRequest(
             f"the file has no id column '{config.id_source}' (columns: {found})",
-            code="catalog_id_missing",
+            code=ErrorCode.CATALOG_ID_MISSING,
         )
     exprs: list[pl.Expr] = [_clean_text(pl.col(config.id_source)).alias("id"), pl.col("_line")]
     checks: list[tuple[str, pl.Expr]] = []

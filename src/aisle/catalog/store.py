@@ -20,14 +20,14 @@ from datetime import UTC, datetime
 import orjson
 import polars as pl
 
-from aisle.core.errors import NotFound
+from aisle.core.errors import ErrorCode, NotFound
 from aisle.core.storage import BlobNotFound, BlobStore
 
 POINTER = "catalog/current.json"
 
 
 class CatalogNotFound(NotFound):
-    code = "catalog_not_found"
+    code = ErrorCode.CATALOG_NOT_FOUND
 
 
 @dataclass(frozen=True)

@@ -17,15 +17,15 @@ app.add_typer(eval_app, name="eval")
 
 
 def _register() -> None:
-    from aisle.catalog.cli import register as register_catalog
+    from aisle.cli.auth import register as register_auth
+    from aisle.cli.catalog import register as register_catalog
     from aisle.cli.demo import register as register_demo
     from aisle.cli.ranker import register as register_ranker
     from aisle.cli.search import register as register_search
+    from aisle.cli.serve import register as register_services
     from aisle.cli.suggest import register as register_suggest
     from aisle.cli.vectors import register as register_vectors
     from aisle.recs.cli import register as register_recs
-    from aisle.services.auth.cli import register as register_auth
-    from aisle.services.cli import register as register_services
 
     register_catalog(app)
     register_demo(app)

@@ -1,36 +1,64 @@
 """One error root for Aisle and its HTTP rendering.
 
-Every error a user can cause is an :class:`AisleError` with a stable snake_case ``code``,
-a message that says what was wrong, and the HTTP status it maps to. Services render it as
+Every error a user can cause is an :class:`AisleError` with a stable snake_case ``code`` from the
+catalogue :class:`ErrorCode` (``aisle/core/error_codes.py``), which also fixes the HTTP status it maps to,
+and a message that says what was wrong. Services render it as
 ``{"error": {"code": ..., "message": ..., "details": ...}}`` (the predict service wraps the
 same object in the spec's ``{success, response_data, error}`` envelope).
+
+Raise ``NotFound("...", code=ErrorCode.RULE_NOT_FOUND)``, or subclass with ``code = ErrorCode.X``.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from aisle.core.error_codes import HTTP_STATUS_CODES, ErrorCode
+
+__all__ = [
+    "HTTP_STATUS_CODES",
+    "AisleError",
+    "BadRequest",
+    "ConfigInvalid",
+    "Conflict",
+    "ErrorCode",
+    "NotFound",
+    "TenantNotFound",
+    "Unavailable",
+    "ValidationFailed",
+]
+
 
 class AisleError(Exception):
     """Base of every user-facing error.
 
+    The HTTP status is the catalogue's for the error's code. A code string not in the catalogue keeps the
+    class's status (never a 500); ``tests/core/test_error_codes.py`` fails on any such string in ``src``.
+
     Args:
-        code: stable snake_case identifier clients can match on.
+        code: a catalogued code (an :class:`ErrorCode`, or its string), stable for clients to match on.
         message: human-readable explanation naming the offending tenant, file, field or value.
-        status: HTTP status code the services answer with.
+        status: only to relay another service's error with the status it answered; else the catalogue's.
         details: optional JSON-serialisable extra context.
         headers: optional HTTP response headers (e.g. ``WWW-Authenticate`` on a 401, RFC 6750 section 3).
     """
 
-    code: str = "aisle_error"
-    status: int = 400
+    code: str = ErrorCode.AISLE_ERROR
+    status: int = ErrorCode.AISLE_ERROR.status
     headers: dict[str, str] | None = None
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """A subclass's ``code`` class attribute sets its ``status`` (unless the class declares one)."""
+        super().__init_subclass__(**kwargs)
+        known = ErrorCode.lookup(cls.code)
+        if known is not None and "status" not in cls.__dict__:
+            cls.status = known.status
 
     def __init__(
         self,
         message: str,
         *,
-        code: str | None = None,
+        code: ErrorCode | str | None = None,
         status: int | None = None,
         details: Any = None,
         headers: dict[str, str] | None = None,
@@ -39,6 +67,9 @@ class AisleError(Exception):
         self.message = message
         if code is not None:
             self.code = code
+            known = ErrorCode.lookup(code)
+            if known is not None:
+                self.status = known.status
         if status is not None:
             self.status = status
         self.details = details
@@ -46,39 +77,38 @@ class AisleError(Exception):
             self.headers = headers
 
     def to_dict(self) -> dict[str, Any]:
-        body: dict[str, Any] = {"code": self.code, "message": self.message}
+        body: dict[str, Any] = {"code": str(self.code), "message": self.message}
         if self.details is not None:
             body["details"] = self.details
         return body
 
 
+# The generic errors, one per status, that specific ones subclass. ``code: str`` keeps a subclass free to
+# name its code by the catalogued string as well as by the member.
+
+
 class BadRequest(AisleError):
-    code = "bad_request"
-    status = 400
+    code: str = ErrorCode.BAD_REQUEST
 
 
 class ValidationFailed(AisleError):
-    code = "validation_error"
-    status = 422
+    code: str = ErrorCode.VALIDATION_ERROR
 
 
 class NotFound(AisleError):
-    code = "not_found"
-    status = 404
+    code: str = ErrorCode.NOT_FOUND
 
 
 class Conflict(AisleError):
-    code = "conflict"
-    status = 409
+    code: str = ErrorCode.CONFLICT
 
 
 class Unavailable(AisleError):
-    code = "unavailable"
-    status = 503
+    code: str = ErrorCode.UNAVAILABLE
 
 
 class TenantNotFound(NotFound):
-    code = "tenant_not_found"
+    code = ErrorCode.TENANT_NOT_FOUND
 
     def __init__(self, tenant: str) -> None:
         super().__init__(f"tenant '{tenant}' does not exist in storage", details={"tenant": tenant})
@@ -87,8 +117,8 @@ class TenantNotFound(NotFound):
 class ConfigInvalid(AisleError):
     """A tenant configuration file is missing or does not validate."""
 
-    code = "tenant_config_invalid"
-    status = 503  # the tenant is unusable until an operator fixes the file; not the caller's fault
+    # 503: the tenant is unusable until an operator fixes the file; not the caller's fault
+    code = ErrorCode.TENANT_CONFIG_INVALID
 
     def __init__(self, tenant: str, file: str, problem: str, field: str | None = None) -> None:
         where = f"{tenant}/{file}" + (f" field '{field}'" if field else "")

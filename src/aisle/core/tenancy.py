@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import orjson
 from pydantic import BaseModel, ValidationError
 
-from aisle.core.errors import BadRequest, ConfigInvalid, TenantNotFound
+from aisle.core.errors import BadRequest, ConfigInvalid, ErrorCode, TenantNotFound
 from aisle.core.storage import BlobNotFound, BlobStore, PrefixBlobStore
 from aisle.core.tenant_config import (
     CONFIG_FILES,
@@ -30,7 +30,7 @@ def check_tenant_name(tenant: str) -> str:
     if not TENANT_NAME.match(tenant or ""):
         raise BadRequest(
             f"tenant name '{tenant}' is invalid: use 1-64 lowercase letters, digits, '-' or '_'",
-            code="tenant_invalid",
+            code=ErrorCode.TENANT_INVALID,
         )
     return tenant
 
@@ -139,7 +139,9 @@ class Tenants:
         ordered = sorted(files.items(), key=lambda kv: kv[0] == MARKER_FILE)
         for file, model in ordered:
             if file not in CONFIG_FILES:
-                raise BadRequest(f"'{file}' is not a tenant configuration file", code="config_file_unknown")
+                raise BadRequest(
+                    f"'{file}' is not a tenant configuration file", code=ErrorCode.CONFIG_FILE_UNKNOWN
+                )
             raw = model.model_dump_json(indent=2, by_alias=True, exclude_none=True).encode()
             parse_config_file(tenant, file, raw)
             scope.put(file, raw)

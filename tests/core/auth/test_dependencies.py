@@ -15,10 +15,10 @@ from typing import Annotated, Any
 import pytest
 from fastapi import Depends, FastAPI, Request
 from fastapi.testclient import TestClient
+from tests.support.auth import AuthKit
 
 from aisle.core.auth.clients import generate_client_key
 from aisle.core.auth.dependencies import Authorizer, Principal
-from aisle.core.auth.testing import AuthKit
 from aisle.core.storage import BlobStore
 from aisle.services.common.errors import install_error_handlers
 

@@ -10,9 +10,10 @@ from collections.abc import Iterator
 import pytest
 import redis
 
-from aisle.core.auth.replay import JtiStore, open_jti_store
+from aisle.core.auth.replay import JtiStore
 from aisle.core.auth.replay_memory import MemoryJtiStore
 from aisle.core.auth.replay_redis import RedisJtiStore
+from aisle.core.auth.replay_resolver import open_jti_store
 
 
 @pytest.fixture(params=["memory", "redis"])

@@ -6,8 +6,8 @@ from collections.abc import Iterator
 
 import pytest
 from fastapi.testclient import TestClient
+from tests.support.auth import AuthKit
 
-from aisle.core.auth.testing import AuthKit
 from aisle.core.storage import BlobStore
 from aisle.services.auth.app import create_app
 

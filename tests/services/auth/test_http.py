@@ -10,13 +10,13 @@ import httpx
 import pytest
 from fastapi import Depends, FastAPI
 from fastapi.testclient import TestClient
+from tests.support.auth import AuthKit, free_port, serve
 from typer.testing import CliRunner
 
+from aisle.cli.auth import auth_app
 from aisle.core.auth.dependencies import Authorizer, Principal
-from aisle.core.auth.testing import AuthKit, free_port, serve
 from aisle.core.storage import BlobStore
 from aisle.services.auth.app import create_app
-from aisle.services.auth.cli import auth_app
 from aisle.services.common.errors import install_error_handlers
 
 

@@ -30,10 +30,10 @@ import pytest
 from fastapi import FastAPI
 from fastapi.routing import APIRoute
 from fastapi.testclient import TestClient
+from tests.support.auth import AuthKit
 
 from aisle.core.auth.clients import generate_client_key
 from aisle.core.auth.scopes import SCOPES
-from aisle.core.auth.testing import AuthKit
 from aisle.core.storage import BlobStore, open_blob_store
 
 KNOWN_SERVICES = ("search", "predict", "edit", "rules", "vectors", "proxy")

@@ -12,12 +12,12 @@ from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
+from tests.support.auth import AuthKit, free_port
 
 from aisle.core.auth.assertion import JWT_BEARER
 from aisle.core.auth.clients import generate_client_key
 from aisle.core.auth.jwks import parse_jwks
 from aisle.core.auth.replay_redis import RedisJtiStore
-from aisle.core.auth.testing import AuthKit, free_port
 from aisle.core.auth.tokens import TokenVerifier, read_header
 from aisle.services.auth.app import create_app
 

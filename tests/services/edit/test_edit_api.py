@@ -177,7 +177,8 @@ def test_two_replicas_run_a_deploy_once(settings: Any, store: BlobStore, loader:
 
 
 def test_auth_is_wired(settings: Any, store: BlobStore, loader: Any) -> None:
-    from aisle.core.auth.testing import AuthKit
+    from tests.support.auth import AuthKit
+
     from aisle.services.edit.app import create_app
 
     kit = AuthKit(store)

@@ -11,8 +11,8 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import httpx
+from tests.support.auth import serve
 
-from aisle.core.auth.testing import serve
 from aisle.core.config import Settings
 from aisle.core.storage import BlobStore
 from aisle.recs.serving_models import RegistryModelSource

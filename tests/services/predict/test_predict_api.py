@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
+from tests.support.auth import AuthKit
 
-from aisle.core.auth.testing import AuthKit
 from aisle.core.config import Settings
 from aisle.core.storage import open_blob_store
 from aisle.services.predict.app import create_app

@@ -176,7 +176,8 @@ def test_health_docs_and_errors(client: TestClient) -> None:
 
 
 def test_auth_is_wired(settings: Any) -> None:
-    from aisle.core.auth.testing import AuthKit
+    from tests.support.auth import AuthKit
+
     from aisle.core.storage import open_blob_store
     from aisle.services.rules.app import create_app
 

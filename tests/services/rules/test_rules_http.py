@@ -8,8 +8,8 @@ from typing import Any
 
 import httpx
 import orjson
+from tests.support.auth import serve
 
-from aisle.core.auth.testing import serve
 from aisle.core.config import Settings
 from aisle.core.storage import open_blob_store
 from aisle.core.storage.revisions import RevisionLog

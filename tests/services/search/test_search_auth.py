@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from fastapi.testclient import TestClient
+from tests.support.auth import AuthKit
 
-from aisle.core.auth.testing import AuthKit
 from aisle.core.storage import open_blob_store
 from aisle.services.search.app import create_app
 

@@ -14,10 +14,10 @@ import httpx
 import pytest
 from fastapi.testclient import TestClient
 from PIL import Image
+from tests.support.auth import free_port
 from tests.support.vectors import MiniTenant, mini_fashion
 
 from aisle.catalog.datasets import fashion
-from aisle.core.auth.testing import free_port
 from aisle.core.config import Settings
 from aisle.core.storage import open_blob_store
 from aisle.core.tenancy import Tenants

@@ -7,11 +7,11 @@ from collections.abc import Iterator
 import numpy as np
 import pytest
 from fastapi.testclient import TestClient
+from tests.support.auth import AuthKit
 from tests.support.vectors import MiniTenant
 
 from aisle.catalog.datasets import fashion
 from aisle.core.auth.scopes import CATALOG_WRITE, SEARCH_READ
-from aisle.core.auth.testing import AuthKit
 from aisle.core.config import Settings
 from aisle.core.storage import open_blob_store
 from aisle.core.tenancy import Tenants

@@ -6,6 +6,7 @@ Layout:
     clients.py       registered clients (public key, tenants, scopes) in object storage
     keys.py          the token service's own signing keys, with rotation
     replay.py        the single-use ``jti`` store protocol (+ replay_memory.py, replay_redis.py)
+    replay_resolver.py  which of them ``open_jti_store`` opens
     assertion.py     building a client assertion (the client side of RFC 7523)
     grant.py         the token endpoint's engine: assertion in, access token out
     tokens.py        access-token claims, signing and cached verification

@@ -19,7 +19,7 @@ from joserfc.jwk import ECKey, OKPKey, RSAKey
 from pydantic import BaseModel, Field, ValidationError, field_validator
 
 from aisle.core.auth.scopes import check_scopes
-from aisle.core.errors import BadRequest
+from aisle.core.errors import BadRequest, ErrorCode
 from aisle.core.storage import BlobNotFound, BlobStore, PrefixBlobStore
 from aisle.core.tenancy import check_tenant_name
 
@@ -40,7 +40,7 @@ def check_client_id(client_id: str) -> str:
     if not CLIENT_ID.match(client_id or ""):
         raise BadRequest(
             f"client id '{client_id}' is invalid: use 1-64 letters, digits, '.', '_' or '-'",
-            code="client_id_invalid",
+            code=ErrorCode.CLIENT_ID_INVALID,
         )
     return client_id
 
@@ -56,10 +56,10 @@ def public_key_alg(jwk: dict[str, Any]) -> str:
         raise BadRequest(
             f"unsupported client key (kty={kty}, crv={crv}): "
             "use RSA (RS256), EC P-256 (ES256) or Ed25519 (EdDSA)",
-            code="client_key_invalid",
+            code=ErrorCode.CLIENT_KEY_INVALID,
         )
     if "d" in jwk or "p" in jwk:
-        raise BadRequest("a client record must hold the public key only", code="client_key_invalid")
+        raise BadRequest("a client record must hold the public key only", code=ErrorCode.CLIENT_KEY_INVALID)
     return ALG_FOR_KEY[str(kty)]
 
 
@@ -124,7 +124,7 @@ def generate_client_key(alg: str = "ES256") -> ClientKey:
     if alg == "EdDSA":
         return OKPKey.generate_key("Ed25519")
     raise BadRequest(
-        f"unsupported key algorithm '{alg}': use ES256, RS256 or EdDSA", code="client_key_invalid"
+        f"unsupported key algorithm '{alg}': use ES256, RS256 or EdDSA", code=ErrorCode.CLIENT_KEY_INVALID
     )
 
 
@@ -136,7 +136,7 @@ def _import_pem(pem: bytes) -> ClientKey:
             continue
         public_key_alg(public_jwk(key))
         return key
-    raise BadRequest("not a PEM RSA, EC P-256 or Ed25519 key", code="client_key_invalid")
+    raise BadRequest("not a PEM RSA, EC P-256 or Ed25519 key", code=ErrorCode.CLIENT_KEY_INVALID)
 
 
 def public_jwk(key: ClientKey) -> dict[str, Any]:
@@ -154,7 +154,9 @@ def load_private_key(pem: bytes) -> ClientKey:
     """A client's private key from PEM. Raises BadRequest when unreadable, unsupported or public only."""
     key = _import_pem(pem)
     if not key.is_private:
-        raise BadRequest("this PEM holds a public key; the private key is needed", code="client_key_invalid")
+        raise BadRequest(
+            "this PEM holds a public key; the private key is needed", code=ErrorCode.CLIENT_KEY_INVALID
+        )
     return key
 
 

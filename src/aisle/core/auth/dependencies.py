@@ -91,21 +91,22 @@ class Authorizer:
         TenantForbidden (403), Unavailable (503) when the keys cannot be fetched at all.
         ``ValueError`` here, at app construction, for a scope not in :data:`SCOPES`.
         """
-        if scope not in SCOPES:
-            raise ValueError(f"unknown scope '{scope}'; known: {', '.join(SCOPES)}")
+        check_scope(scope)
 
         async def authorize(request: Request) -> Principal | None:
-            return await self.authorize(request, scope, tenant_default=tenant_default)
+            return await self.authorize(request, scope, tenant_default)
 
         authorize.__name__ = f"require_{scope.replace(':', '_')}"
         authorize.scope = scope  # type: ignore[attr-defined]  # lets tests find each route's scope
         return authorize
 
     async def authorize(
-        self, request: Request, scope: str, *, tenant_default: str | None = None
+        self, request: Request, scope: str, tenant_default: str | None = None
     ) -> Principal | None:
-        """The request's principal when its token holds ``scope`` and every tenant the request names
-        (None with auth off). Raises as the dependency of :meth:`require` does."""
+        """What the :meth:`require` dependency checks, for one request (rules 1-4 of the module docstring).
+
+        Returns the Principal, or None with auth off. Raises as :meth:`require` says.
+        """
         if not self.enabled:
             return None
         principal = await self.authenticate(request)
@@ -127,6 +128,13 @@ class Authorizer:
         if key is None:
             raise InvalidToken("token signed by an unknown key")
         return self.verifier.verify(token, key, parsed=parsed)
+
+
+def check_scope(scope: str) -> str:
+    """``scope`` if it is one of :data:`SCOPES`, else ``ValueError`` (a mistake in a route, not a request)."""
+    if scope not in SCOPES:
+        raise ValueError(f"unknown scope '{scope}'; known: {', '.join(SCOPES)}")
+    return scope
 
 
 def bearer_token(authorization: str | None) -> str:

@@ -13,7 +13,7 @@ The token endpoint answers in the RFC 6749 section 5.2 form instead (:class:`OAu
 
 from __future__ import annotations
 
-from aisle.core.errors import AisleError
+from aisle.core.errors import AisleError, ErrorCode
 
 REALM = "aisle"
 
@@ -31,8 +31,7 @@ def _challenge(error: str | None = None, description: str | None = None, scope: 
 class Unauthorized(AisleError):
     """401: the request carries no bearer token."""
 
-    code = "unauthorized"
-    status = 401
+    code = ErrorCode.UNAUTHORIZED
 
     def __init__(self, message: str = "a bearer token is required (Authorization: Bearer <token>)") -> None:
         super().__init__(message, headers={"WWW-Authenticate": _challenge()})
@@ -41,8 +40,7 @@ class Unauthorized(AisleError):
 class InvalidToken(AisleError):
     """401: the token is malformed, forged, expired, for another audience or signed by an unknown key."""
 
-    code = "invalid_token"
-    status = 401
+    code = ErrorCode.INVALID_TOKEN
 
     def __init__(self, message: str) -> None:
         super().__init__(message, headers={"WWW-Authenticate": _challenge("invalid_token", message)})
@@ -51,8 +49,7 @@ class InvalidToken(AisleError):
 class InsufficientScope(AisleError):
     """403: the token lacks the scope the endpoint requires."""
 
-    code = "insufficient_scope"
-    status = 403
+    code = ErrorCode.INSUFFICIENT_SCOPE
 
     def __init__(self, scope: str) -> None:
         message = f"the token lacks the scope '{scope}' this endpoint requires"
@@ -66,8 +63,7 @@ class InsufficientScope(AisleError):
 class TenantForbidden(AisleError):
     """403: the token is not valid for the request's tenant."""
 
-    code = "tenant_forbidden"
-    status = 403
+    code = ErrorCode.TENANT_FORBIDDEN
 
     def __init__(self, tenant: str) -> None:
         tenant = tenant[:80]  # the value comes from the request: bound what is echoed back
@@ -83,30 +79,31 @@ class OAuthError(Exception):
     """An RFC 6749 section 5.2 error response from the token endpoint.
 
     Args:
-        error: ``invalid_request``, ``invalid_client``, ``invalid_grant``, ``unsupported_grant_type``
-            or ``invalid_scope``.
+        error: ``invalid_request``, ``invalid_client``, ``invalid_grant``, ``unsupported_grant_type``,
+            ``invalid_scope`` or ``temporarily_unavailable`` (catalogued in :class:`ErrorCode`).
         description: human-readable ``error_description`` (ASCII, section 5.2).
-        status: 400, or 401 for ``invalid_client``.
+        status: the catalogue's for ``error`` (400, 401 for ``invalid_client``) unless given.
     """
 
-    def __init__(self, error: str, description: str, status: int = 400) -> None:
+    def __init__(self, error: ErrorCode | str, description: str, status: int | None = None) -> None:
         super().__init__(f"{error}: {description}")
         self.error = error
         self.description = description
-        self.status = status
+        known = ErrorCode.lookup(error)
+        self.status = status if status is not None else known.status if known is not None else 400
 
     def to_dict(self) -> dict[str, str]:
-        return {"error": self.error, "error_description": self.description}
+        return {"error": str(self.error), "error_description": self.description}
 
 
 def invalid_request(description: str) -> OAuthError:
-    return OAuthError("invalid_request", description)
+    return OAuthError(ErrorCode.INVALID_REQUEST, description)
 
 
 def invalid_grant(description: str) -> OAuthError:
     """RFC 7523 section 3.1: any invalid assertion is answered with ``invalid_grant``."""
-    return OAuthError("invalid_grant", description)
+    return OAuthError(ErrorCode.INVALID_GRANT, description)
 
 
 def invalid_client(description: str) -> OAuthError:
-    return OAuthError("invalid_client", description, status=401)
+    return OAuthError(ErrorCode.INVALID_CLIENT, description)

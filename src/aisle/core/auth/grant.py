@@ -40,6 +40,7 @@ from aisle.core.auth.tokens import (
     sign_access_token,
     verified_claims,
 )
+from aisle.core.errors import ErrorCode
 
 MAX_ASSERTION_LIFETIME = 3600
 MAX_JTI_LENGTH = 256
@@ -92,7 +93,7 @@ class JwtBearerGrant:
         if not grant_type:
             raise invalid_request("grant_type is required")
         if grant_type != JWT_BEARER:
-            raise OAuthError("unsupported_grant_type", f"only {JWT_BEARER} is supported")
+            raise OAuthError(ErrorCode.UNSUPPORTED_GRANT_TYPE, f"only {JWT_BEARER} is supported")
         if not assertion:
             raise invalid_request("assertion is required")
         if len(assertion) > MAX_TOKEN_BYTES:
@@ -174,7 +175,7 @@ class JwtBearerGrant:
             first = self.jti.first_use(f"{client.client_id}:{jti}", float(exp) + CLOCK_SKEW)
         except ReplayStoreUnavailable as exc:  # fail closed: without the replay check, no token
             raise OAuthError(
-                "temporarily_unavailable", "replay store unavailable; retry shortly", 503
+                ErrorCode.TEMPORARILY_UNAVAILABLE, "replay store unavailable; retry shortly"
             ) from exc
         if not first:
             raise invalid_grant("assertion already used (jti replay)")
@@ -185,5 +186,7 @@ class JwtBearerGrant:
         requested = parse_scope_param(scope)
         extra = [s for s in requested if s not in client.scopes]
         if extra:
-            raise OAuthError("invalid_scope", f"scope(s) not granted to this client: {' '.join(extra)}")
+            raise OAuthError(
+                ErrorCode.INVALID_SCOPE, f"scope(s) not granted to this client: {' '.join(extra)}"
+            )
         return [s for s in client.scopes if s in requested]

@@ -23,7 +23,7 @@ from joserfc.jwk import ECKey, OKPKey, RSAKey
 
 from aisle.core.auth.keys import published_jwks
 from aisle.core.auth.tokens import ALGORITHMS, PublicKey
-from aisle.core.errors import Unavailable
+from aisle.core.errors import ErrorCode, Unavailable
 from aisle.core.storage import BlobStore
 
 log = logging.getLogger("aisle.auth")
@@ -61,10 +61,11 @@ class HttpJwksSource:
                 doc = response.json()
         except (httpx.HTTPError, ValueError) as exc:
             raise Unavailable(
-                f"cannot read the token service's keys from {self.url}: {exc}", code="auth_unavailable"
+                f"cannot read the token service's keys from {self.url}: {exc}",
+                code=ErrorCode.AUTH_UNAVAILABLE,
             ) from exc
         if not isinstance(doc, dict) or not isinstance(doc.get("keys"), list):
-            raise Unavailable(f"{self.url} did not return a JWK Set", code="auth_unavailable")
+            raise Unavailable(f"{self.url} did not return a JWK Set", code=ErrorCode.AUTH_UNAVAILABLE)
         return doc
 
 
@@ -123,7 +124,8 @@ class PublicKeyCache:
             await self.refresh()
         elif not self._keys:
             raise Unavailable(
-                "the token service's keys are not available yet; retry shortly", code="auth_unavailable"
+                "the token service's keys are not available yet; retry shortly",
+                code=ErrorCode.AUTH_UNAVAILABLE,
             )
         return self._keys.get(kid)
 

@@ -1,4 +1,6 @@
-"""Single-use ``jti`` memory for client assertions (RFC 7523 section 3, item 7), chosen by URL.
+"""Single-use ``jti`` memory for client assertions (RFC 7523 section 3, item 7): the protocol.
+
+Backends: ``replay_memory.py`` and ``replay_redis.py``, chosen in ``replay_resolver.py``.
 
 A key is remembered until the assertion it came from has expired; after that the assertion itself is
 refused for its ``exp``, so the memory can forget it.
@@ -24,18 +26,3 @@ class JtiStore(Protocol):
         with the same key exactly one gets True). Raises :class:`ReplayStoreUnavailable`.
         """
         ...
-
-
-def open_jti_store(redis_url: str | None) -> JtiStore:
-    """Redis when ``redis_url`` is set (shared by every worker and replica), else in-process memory.
-
-    The in-process store only protects one process: with several token-service workers set
-    ``AISLE_REDIS_URL``.
-    """
-    if redis_url:
-        from aisle.core.auth.replay_redis import RedisJtiStore
-
-        return RedisJtiStore.from_url(redis_url)
-    from aisle.core.auth.replay_memory import MemoryJtiStore
-
-    return MemoryJtiStore()

@@ -24,7 +24,7 @@ catalog:write    catalog import and index (re)builds, tenant configuration write
 
 from __future__ import annotations
 
-from aisle.core.errors import BadRequest
+from aisle.core.errors import BadRequest, ErrorCode
 
 SEARCH_READ = "search:read"
 RECS_READ = "recs:read"
@@ -44,7 +44,7 @@ def check_scopes(scopes: list[str] | tuple[str, ...]) -> tuple[str, ...]:
     unknown = [s for s in scopes if s not in SCOPES]
     if unknown:
         raise BadRequest(
-            f"unknown scope(s) {', '.join(unknown)}; known: {', '.join(SCOPES)}", code="scope_unknown"
+            f"unknown scope(s) {', '.join(unknown)}; known: {', '.join(SCOPES)}", code=ErrorCode.SCOPE_UNKNOWN
         )
     return tuple(s for s in SCOPES if s in scopes)
 

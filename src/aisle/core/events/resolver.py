@@ -6,7 +6,7 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 from aisle.core.config import Settings
-from aisle.core.errors import BadRequest
+from aisle.core.errors import BadRequest, ErrorCode
 from aisle.core.events.store import DEFAULT_CAP, DEFAULT_TTL_S, EventStore
 
 SQLITE_FILE = "events.sqlite3"
@@ -27,7 +27,7 @@ def open_event_store_url(url: str, *, cap: int = DEFAULT_CAP, ttl_s: int = DEFAU
         from aisle.core.events.store_sqlite import SqliteEventStore
 
         return SqliteEventStore(Path(url[len("sqlite://") :]), cap=cap, ttl_s=ttl_s)
-    raise BadRequest(f"unsupported event store URL '{url}'", code="event_store_url_invalid")
+    raise BadRequest(f"unsupported event store URL '{url}'", code=ErrorCode.EVENT_STORE_URL_INVALID)
 
 
 def open_event_store(settings: Settings, *, cap: int = DEFAULT_CAP, ttl_s: int = DEFAULT_TTL_S) -> EventStore:

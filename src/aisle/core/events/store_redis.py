@@ -13,7 +13,7 @@ from typing import Any
 import orjson
 import redis
 
-from aisle.core.errors import Unavailable
+from aisle.core.errors import ErrorCode, Unavailable
 from aisle.core.events.store import DEFAULT_CAP, DEFAULT_TTL_S, Event
 
 
@@ -98,4 +98,4 @@ class RedisEventStore:
 
 
 def _unavailable(exc: Exception) -> Unavailable:
-    return Unavailable(f"event store (Redis) unavailable: {exc}", code="event_store_unavailable")
+    return Unavailable(f"event store (Redis) unavailable: {exc}", code=ErrorCode.EVENT_STORE_UNAVAILABLE)

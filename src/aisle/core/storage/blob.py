@@ -9,11 +9,11 @@ import builtins
 from collections.abc import Iterator
 from typing import Protocol, runtime_checkable
 
-from aisle.core.errors import NotFound
+from aisle.core.errors import ErrorCode, NotFound
 
 
 class BlobNotFound(NotFound):
-    code = "blob_not_found"
+    code = ErrorCode.BLOB_NOT_FOUND
 
 
 @runtime_checkable

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from urllib.parse import urlparse
 
-from aisle.core.errors import BadRequest
+from aisle.core.errors import BadRequest, ErrorCode
 from aisle.core.storage.blob import BlobStore
 from aisle.core.storage.blob_obstore import ObstoreBlobStore
 
@@ -48,7 +48,7 @@ def open_blob_store(
         store = S3Store(parsed.netloc, prefix=parsed.path.strip("/") or None, **config)  # type: ignore[arg-type]
         return ObstoreBlobStore(store)
     raise BadRequest(
-        f"unsupported storage URL scheme '{parsed.scheme}' in '{url}'", code="storage_url_invalid"
+        f"unsupported storage URL scheme '{parsed.scheme}' in '{url}'", code=ErrorCode.STORAGE_URL_INVALID
     )
 
 

@@ -20,7 +20,7 @@ from datetime import UTC, datetime
 
 import orjson
 
-from aisle.core.errors import Conflict, NotFound
+from aisle.core.errors import Conflict, ErrorCode, NotFound
 from aisle.core.storage import BlobNotFound, BlobStore
 from aisle.core.storage.documents import VersionedDocuments
 from aisle.core.storage.revisions import RevisionLog
@@ -31,15 +31,15 @@ INDEX_PATH = f"{ROOT}/_index.json"
 
 
 class RuleNotFound(NotFound):
-    code = "rule_not_found"
+    code = ErrorCode.RULE_NOT_FOUND
 
 
 class RuleExists(Conflict):
-    code = "rule_exists"
+    code = ErrorCode.RULE_EXISTS
 
 
 class RuleVersionConflict(Conflict):
-    code = "rule_version_conflict"
+    code = ErrorCode.RULE_VERSION_CONFLICT
 
 
 def new_rule_id() -> str:

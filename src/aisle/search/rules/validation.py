@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from aisle.core.errors import AisleError, ValidationFailed
+from aisle.core.errors import AisleError, ErrorCode, ValidationFailed
 from aisle.core.tenancy import TenantConfig
 from aisle.search.index.reader import TenantIndex
 from aisle.search.model import FilterSpec
@@ -25,7 +25,7 @@ class RuleWarning:
 
 
 class RuleInvalid(ValidationFailed):
-    code = "rule_invalid"
+    code = ErrorCode.RULE_INVALID
 
     def __init__(self, problems: list[dict[str, str]]) -> None:
         first = problems[0]

@@ -4,30 +4,23 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import TypedDict
 
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 
-from aisle import __version__
 from aisle.core.auth.clients import ClientRegistry
 from aisle.core.auth.errors import OAuthError
 from aisle.core.auth.grant import JwtBearerGrant
 from aisle.core.auth.keys import SigningKeys
-from aisle.core.auth.replay import JtiStore, open_jti_store
+from aisle.core.auth.replay import JtiStore
+from aisle.core.auth.replay_resolver import open_jti_store
 from aisle.core.auth.tokens import ACCESS_TOKEN_TTL
 from aisle.core.config import Settings, load_settings
 from aisle.core.storage import BlobStore
 from aisle.core.storage.resolver import open_blob_store_from_settings
 from aisle.services.auth.routes import NO_STORE, router
-from aisle.services.common.errors import install_error_handlers
-
-
-class AuthState(TypedDict):
-    """Lifespan state, reached by routes through ``request.state``."""
-
-    grant: JwtBearerGrant
-    keys: SigningKeys
+from aisle.services.auth.state import AuthState
+from aisle.services.common.app import service_app
 
 
 def create_app(
@@ -64,17 +57,17 @@ def create_app(
         )
         yield {"grant": grant, "keys": keys}
 
-    app = FastAPI(
+    app = service_app(
+        "auth",
         title="Aisle token service",
-        version=__version__,
         description="OAuth 2.0 JWT bearer grant (RFC 7523); public keys at /.well-known/jwks.json.",
+        routers=[router],
         lifespan=lifespan,
+        server_timing=False,
     )
-    install_error_handlers(app)
 
     @app.exception_handler(OAuthError)
     async def _oauth(_: Request, exc: OAuthError) -> JSONResponse:
         return JSONResponse(exc.to_dict(), status_code=exc.status, headers=NO_STORE)
 
-    app.include_router(router)
     return app

@@ -1,4 +1,4 @@
-"""Token service routes: ``POST /token``, ``GET /.well-known/jwks.json``, ``GET /health``."""
+"""Token service routes: ``POST /token`` and ``GET /.well-known/jwks.json`` (and the shared ``/health``)."""
 
 from __future__ import annotations
 
@@ -9,27 +9,16 @@ from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
-from aisle import __version__
 from aisle.core.auth.assertion import JWT_BEARER
 from aisle.core.auth.errors import invalid_request
-from aisle.core.auth.grant import JwtBearerGrant
-from aisle.core.auth.keys import SigningKeys
 from aisle.services.auth.schemas import JwkSet, OAuthErrorResponse, TokenResponse
-from aisle.services.common.schemas import Health
+from aisle.services.auth.state import Grant, Keys
 
 router = APIRouter()
 
 MAX_TOKEN_REQUEST_BYTES = 16_384
 # RFC 6749 section 5.1: token responses must not be cached.
 NO_STORE = {"Cache-Control": "no-store", "Pragma": "no-cache"}
-
-
-async def get_grant(request: Request) -> JwtBearerGrant:
-    return request.state.grant  # type: ignore[no-any-return]
-
-
-async def get_keys(request: Request) -> SigningKeys:
-    return request.state.keys  # type: ignore[no-any-return]
 
 
 FORM_SCHEMA = {
@@ -86,7 +75,7 @@ async def read_form(request: Request) -> dict[str, str]:
     },
 )
 async def token(
-    grant: Annotated[JwtBearerGrant, Depends(get_grant)],
+    grant: Grant,
     form: Annotated[dict[str, str], Depends(read_form)],
 ) -> JSONResponse:
     """Form ``grant_type``, ``assertion``, optional ``scope``; RFC 6749 section 5.1 response or 5.2 error.
@@ -108,11 +97,6 @@ async def token(
 @router.get(
     "/.well-known/jwks.json", response_model=JwkSet, summary="Public keys of the access tokens (RFC 7517)"
 )
-def jwks(keys: Annotated[SigningKeys, Depends(get_keys)]) -> JSONResponse:
+def jwks(keys: Keys) -> JSONResponse:
     """Current and recently retired keys; cacheable for a minute."""
     return JSONResponse(keys.jwks(), headers={"Cache-Control": "public, max-age=60"})
-
-
-@router.get("/health", response_model=Health)
-def health() -> Health:
-    return Health(service="auth", version=__version__)

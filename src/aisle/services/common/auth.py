@@ -1,7 +1,10 @@
-"""Route dependencies that check the bearer token with the app's :class:`Authorizer`.
+"""The scope dependency of every service's protected routes: the app's Authorizer, found in its state.
 
-Routes are module-level functions, so they cannot close over an authorizer: :func:`require` returns a
-dependency that finds it in ``request.app.state.authorizer`` (set by each service's ``create_app``).
+Routes are module-level functions on a module-level router, so they cannot close over an Authorizer: the
+app factory puts it at ``app.state.authorizer`` and :func:`require_scope` reads it there on each request.
+The checks are :meth:`Authorizer.require`'s, by the same code (:meth:`Authorizer.authorize`)::
+
+    @router.get("/rules", dependencies=[Depends(require_scope(SEARCH_READ))])
 """
 
 from __future__ import annotations
@@ -11,25 +14,23 @@ from typing import Any
 
 from fastapi import Depends, Request
 
-from aisle.core.auth.dependencies import Authorizer, Principal
-from aisle.core.auth.scopes import SCOPES
+from aisle.core.auth.dependencies import Authorizer, Principal, check_scope
 
 
-def require(
+def require_scope(
     scope: str, *, tenant_default: str | None = None
 ) -> Callable[[Request], Awaitable[Principal | None]]:
-    """A dependency: the request's :class:`Principal` when its token holds ``scope`` and the tenants the
-    request names (None with auth off). Carries ``scope`` as an attribute (tests read each route's).
+    """A dependency checking the bearer token, ``scope`` and the request's tenants. Returns the Principal.
 
     Raises (from the dependency): Unauthorized / InvalidToken (401), InsufficientScope / TenantForbidden
-    (403), Unavailable (503). ``ValueError`` at import, for a scope not in :data:`SCOPES`.
+    (403), Unavailable (503) when the keys cannot be fetched. ``ValueError`` here for an unknown scope.
+    The function carries the scope as its ``scope`` attribute (route introspection, as ``require``'s).
     """
-    if scope not in SCOPES:
-        raise ValueError(f"unknown scope '{scope}'; known: {', '.join(SCOPES)}")
+    check_scope(scope)
 
     async def authorize(request: Request) -> Principal | None:
         authorizer: Authorizer = request.app.state.authorizer
-        return await authorizer.authorize(request, scope, tenant_default=tenant_default)
+        return await authorizer.authorize(request, scope, tenant_default)
 
     authorize.__name__ = f"require_{scope.replace(':', '_')}"
     authorize.scope = scope  # type: ignore[attr-defined]
@@ -37,5 +38,5 @@ def require(
 
 
 def scoped(scope: str, *, tenant_default: str | None = None) -> Any:
-    """``Depends(require(scope))``, for a route's ``dependencies=[...]``."""
-    return Depends(require(scope, tenant_default=tenant_default))
+    """``Depends(require_scope(scope))``, for a route's ``dependencies=[...]``."""
+    return Depends(require_scope(scope, tenant_default=tenant_default))

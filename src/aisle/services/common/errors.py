@@ -2,6 +2,7 @@
 
 Standard envelope (all services but predict): ``{"error": {"code", "message", "details"?}}``.
 Predict envelope (spec "PredictResponse"): ``{"success": false, "response_data": [], "error": {...}}``.
+Codes and their statuses come from the catalogue (:class:`~aisle.core.errors.ErrorCode`).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from aisle.core.errors import AisleError
+from aisle.core.errors import HTTP_STATUS_CODES, AisleError, ErrorCode
 
 log = logging.getLogger("aisle.errors")
 
@@ -35,25 +36,10 @@ def validation_error_dict(exc: RequestValidationError) -> dict[str, Any]:
         problems.append({"field": loc, "message": err.get("msg", "invalid")})
     first = problems[0] if problems else {"field": "", "message": "invalid request"}
     return {
-        "code": "validation_error",
+        "code": str(ErrorCode.VALIDATION_ERROR),
         "message": f"{first['field']}: {first['message']}" if first["field"] else first["message"],
         "details": problems,
     }
-
-
-_STATUS_CODES = {
-    400: "bad_request",
-    401: "unauthorized",
-    403: "forbidden",
-    404: "not_found",
-    405: "method_not_allowed",
-    406: "not_acceptable",
-    409: "conflict",
-    413: "payload_too_large",
-    415: "unsupported_media_type",
-    422: "validation_error",
-    429: "too_many_requests",
-}
 
 
 def install_error_handlers(app: FastAPI, envelope: Envelope = "standard") -> None:
@@ -66,11 +52,12 @@ def install_error_handlers(app: FastAPI, envelope: Envelope = "standard") -> Non
 
     @app.exception_handler(RequestValidationError)
     async def _validation(_: Request, exc: RequestValidationError) -> JSONResponse:
-        return JSONResponse(error_body(validation_error_dict(exc), envelope), status_code=422)
+        status = ErrorCode.VALIDATION_ERROR.status
+        return JSONResponse(error_body(validation_error_dict(exc), envelope), status_code=status)
 
     @app.exception_handler(StarletteHTTPException)
     async def _http(_: Request, exc: StarletteHTTPException) -> JSONResponse:
-        code = _STATUS_CODES.get(exc.status_code, "http_error")
+        code = str(HTTP_STATUS_CODES.get(exc.status_code, ErrorCode.HTTP_ERROR))
         return JSONResponse(
             error_body({"code": code, "message": str(exc.detail)}, envelope),
             status_code=exc.status_code,
@@ -80,16 +67,14 @@ def install_error_handlers(app: FastAPI, envelope: Envelope = "standard") -> Non
     @app.exception_handler(Exception)
     async def _unexpected(_: Request, exc: Exception) -> JSONResponse:  # pragma: no cover - safety net
         log.exception("unhandled error", exc_info=exc)
-        return JSONResponse(
-            error_body(
-                {"code": "internal_error", "message": "internal error; see the service log"}, envelope
-            ),
-            status_code=500,
-        )
+        error = {"code": str(ErrorCode.INTERNAL_ERROR), "message": "internal error; see the service log"}
+        return JSONResponse(error_body(error, envelope), status_code=ErrorCode.INTERNAL_ERROR.status)
 
 
 def error_responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
     """OpenAPI ``responses=`` entries documenting the error envelope for the given statuses."""
     from aisle.services.common.schemas import ErrorEnvelope
 
-    return {s: {"model": ErrorEnvelope, "description": _STATUS_CODES.get(s, "error")} for s in statuses}
+    return {
+        s: {"model": ErrorEnvelope, "description": str(HTTP_STATUS_CODES.get(s, "error"))} for s in statuses
+    }

@@ -3,16 +3,11 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated
 
-from fastapi import Query
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from aisle.search.model import FilterSpec, SearchResult, SortOrder
 from aisle.search.rules.model import RULE_ID_PATTERN, Rule, RuleBody
-
-TENANT_PATTERN = r"^[a-z0-9][a-z0-9_-]{0,63}$"
-TenantQuery = Annotated[str, Query(pattern=TENANT_PATTERN, description="Tenant identifier.")]
 
 
 class RuleCreate(RuleBody):

@@ -12,13 +12,11 @@ from contextlib import asynccontextmanager
 import httpx
 from fastapi import FastAPI
 
-from aisle import __version__
 from aisle.core.auth.dependencies import Authorizer
 from aisle.core.config import Settings, load_settings
 from aisle.core.storage.resolver import open_blob_store_from_settings
 from aisle.search.engine import SearchEngine
-from aisle.services.common.errors import install_error_handlers
-from aisle.services.common.timing import ServerTimingMiddleware
+from aisle.services.common.app import service_app
 from aisle.services.search import routes, suggest_routes, vector_routes
 from aisle.services.search.state import SearchState
 
@@ -44,19 +42,15 @@ def create_app(settings: Settings | None = None, *, preload: bool = True) -> Fas
         await state.predict_client.aclose()
         state.engine.close()
 
-    app = FastAPI(
+    app = service_app(
+        "search",
         title="Aisle search service",
-        version=__version__,
         description="Multi-stage product search (query understanding, merchandising rules, staged BM25 "
         "retrieval, facets), catalog browsing, categories and tenants. Errors use one envelope: "
         '`{"error": {"code", "message", "details"}}`.',
+        routers=[routes.router, suggest_routes.router, vector_routes.router],
         lifespan=lifespan,
     )
     app.state.search = state
     app.state.authorizer = Authorizer(settings, store)
-    app.add_middleware(ServerTimingMiddleware)
-    install_error_handlers(app)
-    app.include_router(routes.router)
-    app.include_router(suggest_routes.router)
-    app.include_router(vector_routes.router)
     return app

@@ -9,16 +9,14 @@ import orjson
 from fastapi import APIRouter, Depends, Path, Query, Request
 from fastapi.responses import Response
 
-from aisle import __version__
 from aisle.core.auth.dependencies import Principal
 from aisle.core.auth.scopes import RECS_READ, SEARCH_READ
 from aisle.core.errors import BadRequest, Unavailable
 from aisle.search import browse
 from aisle.search.model import FilterSpec, SearchResult, SortOrder
-from aisle.services.common.auth import require, scoped
+from aisle.services.common.auth import require_scope, scoped
 from aisle.services.common.errors import error_responses
 from aisle.services.common.params import TenantQuery
-from aisle.services.common.schemas import Health
 from aisle.services.search.schemas import (
     CategoriesRequest,
     CategoriesResponse,
@@ -35,7 +33,7 @@ from aisle.services.search.state import Engine, State
 
 router = APIRouter()
 read = scoped(SEARCH_READ)
-require_read = require(SEARCH_READ)
+require_read = require_scope(SEARCH_READ)
 
 
 def _json(model: Any) -> Response:
@@ -204,8 +202,3 @@ async def recommendations(state: State, request: Request, tenant: TenantQuery) -
             code="recommendations_unavailable",
         ) from exc
     return Response(resp.content, status_code=resp.status_code, media_type="application/json")
-
-
-@router.get("/health", response_model=Health)
-def health() -> Health:
-    return Health(service="search", version=__version__)

@@ -13,15 +13,13 @@ from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
 
-from aisle import __version__
 from aisle.core.auth.dependencies import Authorizer
 from aisle.core.config import Settings, load_settings
 from aisle.core.storage.resolver import open_blob_store_from_settings
 from aisle.core.tenancy import Tenants
 from aisle.search.filter_rows import FilterRows
 from aisle.search.indexes import IndexRegistry
-from aisle.services.common.errors import install_error_handlers
-from aisle.services.common.timing import ServerTimingMiddleware
+from aisle.services.common.app import service_app
 from aisle.services.vectors import routes
 from aisle.services.vectors.state import VectorState
 from aisle.vectors.neighbours import LocalNeighbours
@@ -65,18 +63,16 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                 log.warning("text encoder not loaded: %s", exc)
         yield
 
-    app = FastAPI(
+    app = service_app(
+        "vectors",
         title="Aisle vector search service",
-        version=__version__,
         description="Index, delete and search product embeddings per tenant, by text (MiniLM) or by "
         "vector, with the search filters. Errors use one envelope: "
         '`{"error": {"code", "message", "details"}}`; a tenant without vectors answers 503 '
         "`vector_index_missing`.",
+        routers=[routes.router],
         lifespan=lifespan,
     )
     app.state.vectors = state
     app.state.authorizer = Authorizer(settings, blob)
-    app.add_middleware(ServerTimingMiddleware)
-    install_error_handlers(app)
-    app.include_router(routes.router)
     return app

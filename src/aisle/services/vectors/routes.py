@@ -5,13 +5,11 @@ from __future__ import annotations
 import numpy as np
 from fastapi import APIRouter
 
-from aisle import __version__
 from aisle.core.auth.scopes import CATALOG_WRITE, SEARCH_READ
 from aisle.core.errors import BadRequest
 from aisle.services.common.auth import scoped
 from aisle.services.common.errors import error_responses
 from aisle.services.common.params import TenantQuery
-from aisle.services.common.schemas import Health
 from aisle.services.vectors.schemas import (
     DeleteBody,
     IndexBody,
@@ -124,8 +122,3 @@ def info(state: State, tenant: TenantQuery) -> TenantVectorsInfo:
             )
         )
     return TenantVectorsInfo(tenant=tenant, tables=tables)
-
-
-@router.get("/health", response_model=Health)
-def health() -> Health:
-    return Health(service="vectors", version=__version__)

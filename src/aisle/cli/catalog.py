@@ -1,4 +1,4 @@
-"""``aisle tenant ...``, ``aisle catalog import`` and ``aisle demo``."""
+"""``aisle tenant list|validate`` and ``aisle catalog import``."""
 
 from __future__ import annotations
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 import tantivy
 
 from aisle.catalog.schema import PATH_SEP
-from aisle.core.errors import BadRequest, NotFound
+from aisle.core.errors import BadRequest, ErrorCode, NotFound
 from aisle.core.tenant_config import Attribute, AttributeRole, AttributeType
 from aisle.search.index.reader import TenantIndex, hit_count
 from aisle.search.index.schema import MAX_CATEGORY_LEVELS, level_field
@@ -19,7 +19,7 @@ MAX_CATEGORIES = 1000
 
 
 class ProductNotFound(NotFound):
-    code = "product_not_found"
+    code = ErrorCode.PRODUCT_NOT_FOUND
 
 
 def combined_filter(index: TenantIndex, filters: list[FilterSpec]) -> tantivy.Query | None:
@@ -58,7 +58,7 @@ def category_attribute(index: TenantIndex, name: str | None) -> Attribute:
         raise BadRequest(
             f"tenant '{index.tenant}' has no facetable category attribute"
             + (f" named '{name}'" if name else ""),
-            code="categories_unavailable",
+            code=ErrorCode.CATEGORIES_UNAVAILABLE,
         )
     return attr
 
@@ -78,7 +78,7 @@ def category_children(
     if parent:
         spellings = index.keyword_values.get(attr.name, {}).get(parent.lower())
         if not spellings:
-            raise NotFound(f"category '{parent}' not found", code="category_not_found")
+            raise NotFound(f"category '{parent}' not found", code=ErrorCode.CATEGORY_NOT_FOUND)
         canonical = spellings[0]
         level = canonical.count(PATH_SEP) + 1
         if level >= MAX_CATEGORY_LEVELS:

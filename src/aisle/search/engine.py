@@ -18,7 +18,7 @@ from typing import Any, Unpack
 import tantivy
 
 from aisle.core.config import Settings
-from aisle.core.errors import AisleError, BadRequest
+from aisle.core.errors import AisleError, BadRequest, ErrorCode
 from aisle.core.storage import BlobStore
 from aisle.core.tenancy import Tenants
 from aisle.search import browse
@@ -170,7 +170,7 @@ class SearchEngine:
             Unavailable (503): ``vector_index_missing``, ``vector_service_unavailable``.
         """
         if not query.strip():
-            raise BadRequest("vector search needs a non-empty query", code="query_required")
+            raise BadRequest("vector search needs a non-empty query", code=ErrorCode.QUERY_REQUIRED)
         index = self.indexes.get(tenant)
         config = self.tenants.config(tenant)
         size, offset = options.get("size", 20), options.get("offset", 0)

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from aisle.core.errors import Unavailable
+from aisle.core.errors import ErrorCode, Unavailable
 
 SIZE = 224
 DIMENSION = 1280
@@ -29,7 +29,7 @@ ONNX_NAME = "efficientnet-lite0-features-v2.onnx"
 class ImageEncoderUnavailable(Unavailable):
     """Image search needs the ``image`` extra (torch, for the one-time export) or an exported model."""
 
-    code = "image_search_unavailable"
+    code = ErrorCode.IMAGE_SEARCH_UNAVAILABLE
 
 
 def onnx_path(data_dir: Path) -> Path:

@@ -21,7 +21,7 @@ from __future__ import annotations
 import io
 import warnings
 
-from aisle.core.errors import AisleError, BadRequest
+from aisle.core.errors import AisleError, BadRequest, ErrorCode
 
 MAX_IMAGE_BYTES = 8 * 1024 * 1024
 MAX_IMAGE_PIXELS = 40_000_000
@@ -29,7 +29,7 @@ FORMATS = ("JPEG", "PNG")
 
 
 class ImageRejected(AisleError):
-    code = "image_invalid"
+    code = ErrorCode.IMAGE_INVALID
     status = 400
 
 
@@ -38,7 +38,7 @@ def check_size(n_bytes: int) -> None:
     if n_bytes > MAX_IMAGE_BYTES:
         raise ImageRejected(
             f"the image is {n_bytes} bytes; the limit is {MAX_IMAGE_BYTES} bytes (8 MiB)",
-            code="image_too_large",
+            code=ErrorCode.IMAGE_TOO_LARGE,
             status=413,
         )
 
@@ -48,7 +48,7 @@ def decode_image(data: bytes) -> object:
     from PIL import Image, UnidentifiedImageError
 
     if not data:
-        raise BadRequest("the uploaded file is empty", code="image_empty")
+        raise BadRequest("the uploaded file is empty", code=ErrorCode.IMAGE_EMPTY)
     check_size(len(data))
     try:
         with warnings.catch_warnings():
@@ -58,18 +58,18 @@ def decode_image(data: bytes) -> object:
             if image.format not in FORMATS:
                 raise ImageRejected(
                     f"the image is {image.format}; only JPEG and PNG are accepted",
-                    code="image_format",
+                    code=ErrorCode.IMAGE_FORMAT,
                     status=415,
                 )
             if width * height > MAX_IMAGE_PIXELS:
                 raise ImageRejected(
                     f"the image is {width} x {height} pixels; the limit is {MAX_IMAGE_PIXELS} pixels",
-                    code="image_too_many_pixels",
+                    code=ErrorCode.IMAGE_TOO_MANY_PIXELS,
                     status=413,
                 )
             image.load()
     except (Image.DecompressionBombError, Image.DecompressionBombWarning) as exc:
-        raise ImageRejected(str(exc), code="image_too_many_pixels", status=413) from exc
+        raise ImageRejected(str(exc), code=ErrorCode.IMAGE_TOO_MANY_PIXELS, status=413) from exc
     except UnidentifiedImageError as exc:
         raise ImageRejected("the uploaded file is not an image (JPEG or PNG expected)") from exc
     except (OSError, SyntaxError, ValueError) as exc:

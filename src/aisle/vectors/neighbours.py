@@ -20,7 +20,7 @@ import httpx
 import numpy as np
 import orjson
 
-from aisle.core.errors import AisleError, Unavailable
+from aisle.core.errors import AisleError, ErrorCode, Unavailable
 from aisle.vectors.search import Neighbour, RowSelection, VectorSearch
 
 Filters = Sequence[Mapping[str, Any]]
@@ -121,14 +121,14 @@ class RemoteNeighbours:
         except httpx.HTTPError as exc:
             raise Unavailable(
                 f"the vector search service is unreachable: {exc.__class__.__name__}",
-                code="vector_service_unavailable",
+                code=ErrorCode.VECTOR_SERVICE_UNAVAILABLE,
             ) from exc
         payload = orjson.loads(resp.content) if resp.content else {}
         if resp.status_code != 200:
             err = payload.get("error") or {}
             raise AisleError(
                 err.get("message", f"vector service answered {resp.status_code}"),
-                code=err.get("code", "vector_service_error"),
+                code=err.get("code", ErrorCode.VECTOR_SERVICE_ERROR),
                 status=resp.status_code if 400 <= resp.status_code < 600 else 502,
                 details=err.get("details"),
             )

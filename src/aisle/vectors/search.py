@@ -16,7 +16,7 @@ from typing import Protocol
 
 import numpy as np
 
-from aisle.core.errors import BadRequest
+from aisle.core.errors import BadRequest, ErrorCode
 from aisle.vectors.image_build import load_probe
 from aisle.vectors.image_probe import ImageProbe
 from aisle.vectors.store import VectorStore
@@ -137,12 +137,12 @@ class VectorSearch:
             VectorIndexMissing (503): no table of ``kind`` for the tenant.
         """
         if (text is None) == (vector is None):
-            raise BadRequest("give exactly one of 'text' and 'vector'", code="vector_query_invalid")
+            raise BadRequest("give exactly one of 'text' and 'vector'", code=ErrorCode.VECTOR_QUERY_INVALID)
         if not 1 <= k <= MAX_K:
-            raise BadRequest(f"k must be 1..{MAX_K}", code="vector_query_invalid")
+            raise BadRequest(f"k must be 1..{MAX_K}", code=ErrorCode.VECTOR_QUERY_INVALID)
         self.store.table(tenant, kind)  # 503 before paying for the embedding
         if text is not None and kind != "text":
-            raise BadRequest("text queries search the text vectors only", code="vector_query_invalid")
+            raise BadRequest("text queries search the text vectors only", code=ErrorCode.VECTOR_QUERY_INVALID)
 
     def neighbours(
         self,

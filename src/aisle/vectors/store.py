@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from aisle.core.errors import BadRequest, Unavailable
+from aisle.core.errors import BadRequest, ErrorCode, Unavailable
 from aisle.core.tenancy import check_tenant_name
 from aisle.vectors.ann import Neighbours
 from aisle.vectors.table import VectorTable, latest_table
@@ -22,7 +22,7 @@ from aisle.vectors.table import VectorTable, latest_table
 class VectorIndexMissing(Unavailable):
     """No vector table has been built for the tenant (HTTP 503: an operator must build it)."""
 
-    code = "vector_index_missing"
+    code = ErrorCode.VECTOR_INDEX_MISSING
 
     def __init__(self, tenant: str, kind: str) -> None:
         command = "aisle vectors build" if kind == "text" else "aisle vectors build-images"
@@ -87,7 +87,7 @@ class VectorStore:
         if query.shape[0] != table.dimension:
             raise BadRequest(
                 f"the {kind} vectors of '{tenant}' have {table.dimension} dimensions, not {query.shape[0]}",
-                code="vector_dimension_mismatch",
+                code=ErrorCode.VECTOR_DIMENSION_MISMATCH,
             )
         found: Neighbours = table.ann.search(query, k, allowed)
         ids = [table.ids[int(key)] for key in found.keys]
@@ -108,16 +108,16 @@ class VectorStore:
         """Index (insert or replace) ``vectors`` under ``ids`` and persist. Returns how many."""
         table = self.table(tenant, kind)
         if len(set(ids)) != len(ids):
-            raise BadRequest("ids must be distinct", code="vector_ids_repeated")
+            raise BadRequest("ids must be distinct", code=ErrorCode.VECTOR_IDS_REPEATED)
         vectors = np.asarray(vectors, dtype=np.float32)
         if vectors.ndim != 2 or vectors.shape[1] != table.dimension:
             raise BadRequest(
                 f"vectors of '{tenant}' ({kind}) must have {table.dimension} dimensions",
-                code="vector_dimension_mismatch",
+                code=ErrorCode.VECTOR_DIMENSION_MISMATCH,
             )
         norms = np.linalg.norm(vectors, axis=1, keepdims=True)
         if (norms < 1e-12).any():
-            raise BadRequest("a zero vector cannot be indexed", code="vector_invalid")
+            raise BadRequest("a zero vector cannot be indexed", code=ErrorCode.VECTOR_INVALID)
         count = table.upsert(ids, vectors / norms)
         table.save()
         return count

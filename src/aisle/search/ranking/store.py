@@ -22,7 +22,7 @@ import numpy as np
 import orjson
 from pydantic import BaseModel, Field
 
-from aisle.core.errors import NotFound
+from aisle.core.errors import ErrorCode, NotFound
 from aisle.core.storage import BlobNotFound, BlobStore
 from aisle.core.tenancy import tenant_scope
 
@@ -34,7 +34,7 @@ POINTER = f"{RANKER_DIR}/current.json"
 
 
 class RankerNotFound(NotFound):
-    code = "ranker_not_found"
+    code = ErrorCode.RANKER_NOT_FOUND
 
 
 class RankerRecord(BaseModel):

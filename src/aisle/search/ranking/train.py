@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from aisle.core.errors import BadRequest
+from aisle.core.errors import BadRequest, ErrorCode
 from aisle.core.tenancy import TenantConfig, Tenants
 from aisle.search.evaluation import Qrels, ndcg_at_k
 from aisle.search.index.reader import TenantIndex
@@ -238,7 +238,7 @@ def train_ranker(
     if not known:
         raise BadRequest(
             f"no judged query has a relevant (relevance > 1) product of tenant '{tenant}''s catalog",
-            code="judgments_unusable",
+            code=ErrorCode.JUDGMENTS_UNUSABLE,
         )
     vectors = VectorSearch(VectorStore(data_dir))
     pipeline = SearchPipeline(default_stages(rules=RuleBooks(tenants.store), vectors=vectors))

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from aisle.core.errors import BadRequest
+from aisle.core.errors import BadRequest, ErrorCode
 from aisle.core.tenant_config import AttributeRole, AttributeType
 from aisle.search.context import SearchContext
 from aisle.search.index.schema import MAX_CATEGORY_LEVELS, level_field, numeric_field
@@ -40,12 +40,14 @@ def facet_aggregations(ctx: SearchContext) -> dict[str, dict[str, Any]]:
         if attr is None:
             raise BadRequest(
                 f"facet '{name}' is not an attribute of this tenant",
-                code="facet_unknown",
+                code=ErrorCode.FACET_UNKNOWN,
                 details={"facet": name},
             )
         if not attr.facetable:
             raise BadRequest(
-                f"attribute '{name}' is not facetable", code="facet_not_allowed", details={"facet": name}
+                f"attribute '{name}' is not facetable",
+                code=ErrorCode.FACET_NOT_ALLOWED,
+                details={"facet": name},
             )
         if attr.type is AttributeType.category_path:
             level = min(ctx.category_level.get(name, 0), MAX_CATEGORY_LEVELS - 1)
@@ -69,7 +71,7 @@ def facet_aggregations(ctx: SearchContext) -> dict[str, dict[str, Any]]:
         elif attr.type is AttributeType.boolean:
             aggs[name] = {"terms": {"field": f"b_{name}", "size": 2}}
         else:
-            raise BadRequest(f"attribute '{name}' is not facetable", code="facet_not_allowed")
+            raise BadRequest(f"attribute '{name}' is not facetable", code=ErrorCode.FACET_NOT_ALLOWED)
     return aggs
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import tantivy
 
 from aisle.catalog.schema import PATH_SEP
-from aisle.core.errors import BadRequest
+from aisle.core.errors import BadRequest, ErrorCode
 from aisle.core.tenant_config import Attribute, AttributeType
 from aisle.search.context import SearchContext
 from aisle.search.index.reader import TenantIndex
@@ -22,7 +22,7 @@ _RANGE_KEYS = {"gt", "gte", "lt", "lte"}
 def _range_query(index: TenantIndex, attr: Attribute, rng: dict[str, float]) -> tantivy.Query:
     field = numeric_field(attr)
     if field is None:
-        raise BadRequest(f"field '{attr.name}' is not filterable by range", code="filter_not_allowed")
+        raise BadRequest(f"field '{attr.name}' is not filterable by range", code=ErrorCode.FILTER_NOT_ALLOWED)
     ftype = tantivy.FieldType.Float if attr.type is AttributeType.number else tantivy.FieldType.Integer
     cast = float if attr.type is AttributeType.number else int
     lo_key = "gte" if "gte" in rng else ("gt" if "gt" in rng else None)
@@ -44,13 +44,13 @@ def filter_clause(index: TenantIndex, spec: FilterSpec) -> tuple[tantivy.Query, 
     if attr is None:
         raise BadRequest(
             f"filter field '{spec.field}' is not an attribute of this tenant",
-            code="filter_unknown",
+            code=ErrorCode.FILTER_UNKNOWN,
             details={"field": spec.field},
         )
     if not attr.filterable:
         raise BadRequest(
             f"field '{spec.field}' is not filterable",
-            code="filter_not_allowed",
+            code=ErrorCode.FILTER_NOT_ALLOWED,
             details={"field": spec.field},
         )
     schema = index.schema
@@ -59,7 +59,9 @@ def filter_clause(index: TenantIndex, spec: FilterSpec) -> tuple[tantivy.Query, 
             return _range_query(index, attr, spec.value), AppliedFilter(field=attr.name, range=spec.value)
         values = _values(spec)
         if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
-            raise BadRequest(f"filter '{spec.field}' takes numbers or a range", code="filter_value_invalid")
+            raise BadRequest(
+                f"filter '{spec.field}' takes numbers or a range", code=ErrorCode.FILTER_VALUE_INVALID
+            )
         subs = [_range_query(index, attr, {"gte": float(v), "lte": float(v)}) for v in values]
         query = (
             subs[0]
@@ -68,11 +70,13 @@ def filter_clause(index: TenantIndex, spec: FilterSpec) -> tuple[tantivy.Query, 
         )
         return query, AppliedFilter(field=attr.name, values=values)
     if isinstance(spec.value, dict):
-        raise BadRequest(f"filter '{spec.field}' does not take a range", code="filter_value_invalid")
+        raise BadRequest(f"filter '{spec.field}' does not take a range", code=ErrorCode.FILTER_VALUE_INVALID)
     if attr.type is AttributeType.boolean:
         values = _values(spec)
         if not all(isinstance(v, bool) for v in values):
-            raise BadRequest(f"filter '{spec.field}' takes true or false", code="filter_value_invalid")
+            raise BadRequest(
+                f"filter '{spec.field}' takes true or false", code=ErrorCode.FILTER_VALUE_INVALID
+            )
         subs = [tantivy.Query.term_query(schema, f"b_{attr.name}", v) for v in values]
         query = (
             subs[0]
@@ -81,7 +85,7 @@ def filter_clause(index: TenantIndex, spec: FilterSpec) -> tuple[tantivy.Query, 
         )
         return query, AppliedFilter(field=attr.name, values=values)
     if keyword_field(attr) is None:
-        raise BadRequest(f"field '{spec.field}' is not filterable", code="filter_not_allowed")
+        raise BadRequest(f"field '{spec.field}' is not filterable", code=ErrorCode.FILTER_NOT_ALLOWED)
     lookup = index.keyword_values.get(attr.name, {})
     canonical = list(dict.fromkeys(c for v in _values(spec) for c in lookup.get(str(v).lower(), [str(v)])))
     subs = []

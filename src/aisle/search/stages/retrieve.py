@@ -18,7 +18,7 @@ import math
 import numpy as np
 import tantivy
 
-from aisle.core.errors import BadRequest
+from aisle.core.errors import BadRequest, ErrorCode
 from aisle.core.tenant_config import TypoConfig
 from aisle.search.context import Candidates, Hit, SearchContext
 from aisle.search.index.reader import TenantIndex, hit_count
@@ -189,7 +189,9 @@ class Retrieve:
         if ctx.sort != "relevance":
             order_field = index.price_field
             if order_field is None:
-                raise BadRequest("this tenant's catalog has no price to sort by", code="sort_unavailable")
+                raise BadRequest(
+                    "this tenant's catalog has no price to sort by", code=ErrorCode.SORT_UNAVAILABLE
+                )
         order = tantivy.Order.Asc if ctx.sort == "price_asc" else tantivy.Order.Desc
         offset, size = ctx.window()
         best: tuple[str, tantivy.Query, tantivy.SearchResult] | None = None

@@ -23,7 +23,7 @@ from pathlib import Path
 import orjson
 import polars as pl
 
-from aisle.core.errors import BadRequest, TenantNotFound
+from aisle.core.errors import BadRequest, ErrorCode, TenantNotFound
 from aisle.core.storage import BlobNotFound, BlobStore
 from aisle.core.tenancy import Tenants
 from aisle.search.stages.understand import normalize
@@ -56,7 +56,7 @@ def parse_query_log(path: Path) -> tuple[Counter[str], Counter[tuple[str, str]],
     try:
         text = path.read_text(encoding="utf-8-sig")
     except (OSError, UnicodeDecodeError) as exc:
-        raise BadRequest(f"cannot read query log {path}: {exc}", code="query_log_invalid") from exc
+        raise BadRequest(f"cannot read query log {path}: {exc}", code=ErrorCode.QUERY_LOG_INVALID) from exc
     rows: list[tuple[str, int]] = []
     skipped = 0
     if path.suffix.lower() == ".csv":

@@ -11,7 +11,7 @@ from fastapi.responses import Response
 
 from aisle.core.auth.dependencies import Principal
 from aisle.core.auth.scopes import RECS_READ, SEARCH_READ
-from aisle.core.errors import BadRequest, Unavailable
+from aisle.core.errors import BadRequest, ErrorCode, Unavailable
 from aisle.search import browse
 from aisle.search.model import FilterSpec, SearchResult, SortOrder
 from aisle.services.common.auth import require_scope, scoped
@@ -46,7 +46,7 @@ def _parse_filters(raw: list[str]) -> list[FilterSpec]:
     for item in raw:
         field, sep, value = item.partition(":")
         if not sep or not field or not value:
-            raise BadRequest(f"filter '{item}' must look like field:value", code="filter_invalid")
+            raise BadRequest(f"filter '{item}' must look like field:value", code=ErrorCode.FILTER_INVALID)
         grouped.setdefault(field, []).append(value)
     specs = []
     for field, values in grouped.items():
@@ -56,7 +56,7 @@ def _parse_filters(raw: list[str]) -> list[FilterSpec]:
                 rng = {**({"gte": float(lo)} if lo else {}), **({"lte": float(hi)} if hi else {})}
             except ValueError as exc:
                 raise BadRequest(
-                    f"range '{values[0]}' must be numbers, e.g. 10..50", code="filter_invalid"
+                    f"range '{values[0]}' must be numbers, e.g. 10..50", code=ErrorCode.FILTER_INVALID
                 ) from exc
             specs.append(FilterSpec(field=field, value=rng))
         else:
@@ -199,6 +199,6 @@ async def recommendations(state: State, request: Request, tenant: TenantQuery) -
     except httpx.HTTPError as exc:
         raise Unavailable(
             f"the recommendation service is unreachable: {exc.__class__.__name__}",
-            code="recommendations_unavailable",
+            code=ErrorCode.RECOMMENDATIONS_UNAVAILABLE,
         ) from exc
     return Response(resp.content, status_code=resp.status_code, media_type="application/json")

@@ -6,7 +6,7 @@ import numpy as np
 from fastapi import APIRouter
 
 from aisle.core.auth.scopes import CATALOG_WRITE, SEARCH_READ
-from aisle.core.errors import BadRequest
+from aisle.core.errors import BadRequest, ErrorCode
 from aisle.services.common.auth import scoped
 from aisle.services.common.errors import error_responses
 from aisle.services.common.params import TenantQuery
@@ -66,7 +66,7 @@ def index_vectors(state: State, tenant: TenantQuery, body: IndexBody) -> WriteRe
     table = state.store.table(tenant, body.kind)
     texts = [item.text for item in body.items if item.text is not None]
     if texts and body.kind != "text":
-        raise BadRequest("only text vectors can be computed from a text", code="vector_query_invalid")
+        raise BadRequest("only text vectors can be computed from a text", code=ErrorCode.VECTOR_QUERY_INVALID)
     embedded = iter(state.search.encoder.encode(texts)) if texts else iter(())
     rows = []
     for item in body.items:
@@ -74,7 +74,7 @@ def index_vectors(state: State, tenant: TenantQuery, body: IndexBody) -> WriteRe
             if len(item.vector) != table.dimension:
                 raise BadRequest(
                     f"item '{item.id}': {len(item.vector)} values, the table has {table.dimension}",
-                    code="vector_dimension_mismatch",
+                    code=ErrorCode.VECTOR_DIMENSION_MISMATCH,
                 )
             rows.append(np.asarray(item.vector, dtype=np.float32))
         else:

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import polars as pl
 import pytest
+from tests.support.recs import CooccurrenceRecommender, register_and_deploy, write_tenant
 
 from aisle.core.errors import BadRequest
 from aisle.core.events import Event, open_event_store_url
@@ -16,7 +17,6 @@ from aisle.recs.models.base import ModelType
 from aisle.recs.serving import PredictEngine, PredictParams, PredictQuery
 from aisle.recs.serving_models import RegistryModelSource
 from aisle.recs.serving_rank import PredictAction
-from aisle.recs.testing import CooccurrenceRecommender, register_and_deploy, write_tenant
 
 T = "shop"
 PRODUCTS = pl.DataFrame(

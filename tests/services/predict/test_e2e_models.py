@@ -16,11 +16,11 @@ from typing import Any
 import polars as pl
 import pytest
 from fastapi.testclient import TestClient
+from tests.support.recs import rees46_catalog, write_tenant
 
 from aisle.core.config import Settings
 from aisle.core.storage import open_blob_store
 from aisle.core.tenancy import tenant_scope
-from aisle.recs.testing import rees46_catalog, write_tenant
 from aisle.services.edit.app import create_app as create_edit
 from aisle.services.predict.app import create_app as create_predict
 

@@ -153,8 +153,9 @@ def test_auth_is_wired(settings: Settings, shop: str) -> None:
 def test_deployed_models_are_loaded_before_the_first_request(settings: Settings, shop: str) -> None:
     import time
 
+    from tests.support.recs import CooccurrenceRecommender
+
     from aisle.recs.serving_models import RegistryModelSource
-    from aisle.recs.testing import CooccurrenceRecommender
 
     loads: list[str] = []
 

@@ -18,8 +18,8 @@ app.add_typer(eval_app, name="eval")
 
 def _register() -> None:
     from aisle.catalog.cli import register as register_catalog
+    from aisle.cli.recs import register as register_recs
     from aisle.demo import register as register_demo
-    from aisle.recs.cli import register as register_recs
     from aisle.search.cli import register as register_search
     from aisle.search.ranking.cli import register as register_ranker
     from aisle.search.suggest.cli import register as register_suggest

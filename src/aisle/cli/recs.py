@@ -1,4 +1,4 @@
-"""``aisle train TYPE --tenant T`` and ``aisle eval recs``."""
+"""``aisle train TYPE --tenant T`` and ``aisle eval recs``: the recommendation commands (engines in aisle.recs)."""
 
 from __future__ import annotations
 

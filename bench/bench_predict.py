@@ -84,7 +84,7 @@ def bench_app() -> Any:
 
     from aisle.core.config import load_settings
     from aisle.recs.models.also_view import train_session_knn
-    from aisle.recs.serving_models import RegistryModelSource
+    from aisle.recs.serving import RegistryModelSource
     from aisle.services.predict.app import create_app
 
     ev = _events(pathlib.Path(os.environ["AISLE_BENCH_DATA"]))

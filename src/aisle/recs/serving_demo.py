@@ -27,10 +27,16 @@ from aisle.core.config import Settings
 from aisle.core.storage import BlobStore
 from aisle.core.tenancy import tenant_scope
 from aisle.recs.containers import ContainerBody, ContainerNotFound, ContainerStore
-from aisle.recs.deployments import Deployment, Deployments, warm_up
+from aisle.recs.deployments import (
+    Deployment,
+    Deployments,
+    Loader,
+    catalog_warm_seeds,
+    default_loader,
+    warm_up,
+)
 from aisle.recs.models.base import ModelType, Recommender
 from aisle.recs.registry import ModelRecord
-from aisle.recs.serving_models import Loader, catalog_or_none, default_loader
 
 log = logging.getLogger("aisle.recs.demo")
 
@@ -65,9 +71,7 @@ def deploy_model(store: BlobStore, record: ModelRecord, loader: Loader) -> Recom
         return None
     started = time.perf_counter()
     recommender = loader(scope, record)
-    catalog = catalog_or_none(scope)
-    seeds = [] if catalog is None else [str(x) for x in catalog.products.get_column("id").head(3).to_list()]
-    warm_up(recommender, seeds)
+    warm_up(recommender, catalog_warm_seeds(scope))
     deployments.write(
         Deployment(
             modelId=record.model_id,
@@ -104,7 +108,7 @@ def deploy_demo(
         skipped with a warning.
     """
     del settings
-    load = loader or default_loader(catalog_or_none)
+    load = loader or default_loader()
     out: list[DemoContainer] = []
     for tenant, wanted in DEMO_CONTAINERS.items():
         records = records_by_tenant.get(tenant, [])

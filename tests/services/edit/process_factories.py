@@ -11,7 +11,7 @@ from fastapi import FastAPI
 from tests.support.recs import CooccurrenceRecommender
 
 from aisle.core.config import load_settings
-from aisle.recs.serving_models import RegistryModelSource
+from aisle.recs.serving import RegistryModelSource
 from aisle.services.predict.app import create_app
 
 SESSIONS = [["p0", "p1"], ["p0", "p1"], ["p0", "p2"], ["p0", "p3"]]

@@ -155,7 +155,7 @@ def test_deployed_models_are_loaded_before_the_first_request(settings: Settings,
 
     from tests.support.recs import CooccurrenceRecommender
 
-    from aisle.recs.serving_models import RegistryModelSource
+    from aisle.recs.serving import RegistryModelSource
 
     loads: list[str] = []
 

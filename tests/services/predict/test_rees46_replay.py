@@ -22,7 +22,7 @@ from aisle.core.storage import open_blob_store
 from aisle.core.tenancy import Tenants
 from aisle.recs.containers import ContainerBody, ContainerStore
 from aisle.recs.models.base import ModelType
-from aisle.recs.serving_models import RegistryModelSource
+from aisle.recs.serving import RegistryModelSource
 from aisle.services.edit.app import create_app as create_edit
 from aisle.services.predict.app import create_app as create_predict
 

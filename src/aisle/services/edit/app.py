@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from fastapi import FastAPI
 
 from aisle import __version__
-from aisle.catalog.store import CatalogNotFound, CatalogStore
 from aisle.core.auth.dependencies import Authorizer
 from aisle.core.config import Settings, load_settings
 from aisle.core.events import EventStore, open_event_store
@@ -23,10 +22,7 @@ from aisle.core.storage.resolver import open_blob_store_from_settings
 from aisle.core.tenancy import Tenants
 from aisle.recs.deployments import Loader, deploy_handler, undeploy_handler
 from aisle.recs.jobs import JobRunner
-from aisle.recs.serving_models import catalog_or_none, default_loader
 from aisle.services.common.errors import install_error_handlers
-
-WARM_SEEDS = 3
 
 
 @dataclass
@@ -39,16 +35,6 @@ class EditState:
     events: EventStore
     jobs: JobRunner
     authorizer: Authorizer
-
-
-def warm_seeds(scope: BlobStore) -> list[str]:
-    """A few product ids of the tenant's catalog to warm a model with (none without a catalog)."""
-    try:
-        return [
-            str(x) for x in CatalogStore(scope).load().products.get_column("id").head(WARM_SEEDS).to_list()
-        ]
-    except CatalogNotFound:
-        return []
 
 
 def create_app(
@@ -69,7 +55,6 @@ def create_app(
     settings = settings or load_settings()
     store = open_blob_store_from_settings(settings)
     tenants = Tenants(store)
-    load = loader or default_loader(catalog_or_none)
     state = EditState(
         settings=settings,
         store=store,
@@ -78,7 +63,7 @@ def create_app(
         jobs=JobRunner(
             store,
             tenants.names,
-            {"deploy": deploy_handler(load, warm_seeds), "undeploy": undeploy_handler()},
+            {"deploy": deploy_handler(loader), "undeploy": undeploy_handler()},
             poll_s=job_poll_s,
         ),
         authorizer=Authorizer(settings, store),

@@ -13,9 +13,9 @@ from aisle.core.events import Event
 from aisle.core.storage import PrefixBlobStore
 from aisle.recs.containers import Container, ContainerBody, ContainerStore
 from aisle.recs.deployments import Deployments, refuse_if_attached
+from aisle.recs.ingest import record_events
 from aisle.recs.jobs import Job, JobStore
 from aisle.recs.registry import ModelRegistry
-from aisle.recs.serving import record_events
 from aisle.services.common.errors import error_responses
 from aisle.services.common.schemas import Health
 from aisle.services.edit.schemas import (

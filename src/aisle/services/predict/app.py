@@ -20,9 +20,7 @@ from aisle.core.config import Settings, load_settings
 from aisle.core.events import EventStore, open_event_store
 from aisle.core.storage.resolver import open_blob_store_from_settings
 from aisle.core.tenancy import Tenants
-from aisle.recs.serving import PredictEngine
-from aisle.recs.serving_containers import ContainerCache
-from aisle.recs.serving_models import ModelSource, RegistryModelSource, catalog_or_none, default_loader
+from aisle.recs.serving import ContainerCache, ModelSource, PredictEngine, RegistryModelSource
 from aisle.services.common.errors import install_error_handlers
 
 log = logging.getLogger("aisle.predict")
@@ -60,7 +58,7 @@ def create_app(
     store = open_blob_store_from_settings(settings)
     tenants = Tenants(store)
     events = events or open_event_store(settings)
-    models = models or RegistryModelSource(default_loader(catalog_or_none))
+    models = models or RegistryModelSource()
     state = PredictState(
         settings=settings,
         tenants=tenants,

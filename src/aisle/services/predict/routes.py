@@ -11,7 +11,6 @@ from fastapi.responses import Response
 
 from aisle import __version__
 from aisle.core.auth.scopes import RECS_READ
-from aisle.recs import serving_bundles
 from aisle.recs.serving import ItemOut, NotWarm, PredictParams, PredictQuery
 from aisle.services.common.schemas import Health
 from aisle.services.predict.schemas import (
@@ -143,7 +142,7 @@ def build_router(state: PredictState) -> APIRouter:
         ] = None,
     ) -> Response:
         """Bundle plans for a product: name, description, categories; no products attached."""
-        return ok(serving_bundles.plans(engine, tenant, productId, containerId))
+        return ok(engine.bundles.plans(tenant, productId, containerId))
 
     @router.post(
         "/bundles/recommendations",
@@ -160,8 +159,7 @@ def build_router(state: PredictState) -> APIRouter:
     def bundle_recommendations(body: BundleRecommendationRequest, tenant: TenantQuery) -> Response:
         """The plans (given, or the model's) with each category filled with candidates by ``strategy``."""
         given = None if body.bundles is None else [b.model_dump() for b in body.bundles]
-        filled = serving_bundles.recommendations(
-            engine,
+        filled = engine.bundles.recommendations(
             tenant,
             body.productId,
             body.containerId,

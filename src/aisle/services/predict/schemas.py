@@ -11,7 +11,7 @@ from typing import Annotated, Any, Literal
 from fastapi import Query
 from pydantic import BaseModel, ConfigDict, Field
 
-from aisle.recs.serving_rank import PredictAction
+from aisle.recs.serving import PredictAction
 from aisle.services.common.schemas import ErrorObject
 
 Id = Annotated[str, Field(min_length=1, max_length=256)]

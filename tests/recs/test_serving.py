@@ -151,7 +151,7 @@ def test_evaluation_names_one_model(engine: PredictEngine) -> None:
 
 def test_deploy_demo_creates_the_demo_containers_idempotently(blob_store: BlobStore, tmp_path: Path) -> None:
     from aisle.core.config import Settings
-    from aisle.recs.serving_demo import DEMO_CONTAINERS, deploy_demo
+    from aisle.demo.containers import DEMO_CONTAINERS, deploy_demo
 
     products = pl.DataFrame({"id": [str(i) for i in range(30)], "title": [f"t{i}" for i in range(30)],
                              "category": ["c"] * 30})  # fmt: skip

@@ -1,4 +1,4 @@
-"""Deploy the demo models and create the demo containers (``make run`` / ``aisle demo``).
+"""Deploy the demo recommendation models and create the demo containers (``make run`` / ``aisle demo``).
 
 Containers, one slot of 20 items each, with ids scripts can rely on:
 
@@ -99,7 +99,7 @@ def deploy_demo(
         store: the root object store.
         settings: process settings (unused today; kept so callers need not change when deployment
             grows, e.g. to warm a remote predict service).
-        records_by_tenant: tenant -> its trained records (from ``aisle.recs.demo.train_demo_models``).
+        records_by_tenant: tenant -> its trained records (from :func:`aisle.demo.recs.train_demo_models`).
         loader: how to load a model (default: ``aisle.recs.loading.load_recommender``).
         progress: receives one line per deployed model and container (``aisle demo`` prints them).
 

@@ -55,7 +55,8 @@ def test_actions_filter_boost_bury(client: TestClient) -> None:
     [
         ({"containerId": "c1", "productIds": ["p0"]}, None, 422, "validation_error"),
         ({"containerId": "c1", "productIds": ["p0"]}, "nope", 404, "tenant_not_found"),
-        ({"containerId": "c1", "productIds": ["p0"]}, "../etc", 404, "tenant_not_found"),
+        # a malformed name fails the shared TenantQuery pattern (was 404 tenant_not_found before issue 15)
+        ({"containerId": "c1", "productIds": ["p0"]}, "../etc", 422, "validation_error"),
         ({"containerId": "zz", "productIds": ["p0"]}, "shop", 404, "container_not_found"),
         ({"containerId": "c1", "productIds": []}, "shop", 422, "validation_error"),
         ({"containerId": "c1", "productIds": ["p0"], "modelIds": ["x"]}, "shop", 400, "model_ids_unknown"),

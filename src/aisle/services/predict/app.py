@@ -10,7 +10,6 @@ import logging
 import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
 
 from fastapi import FastAPI
 
@@ -22,19 +21,10 @@ from aisle.core.storage.resolver import open_blob_store_from_settings
 from aisle.core.tenancy import Tenants
 from aisle.recs.serving import ContainerCache, ModelSource, PredictEngine, RegistryModelSource
 from aisle.services.common.errors import install_error_handlers
+from aisle.services.predict.routes import router
+from aisle.services.predict.state import PredictState
 
 log = logging.getLogger("aisle.predict")
-
-
-@dataclass
-class PredictState:
-    """Resources of one predict process (``app.state.predict``)."""
-
-    settings: Settings
-    tenants: Tenants
-    events: EventStore
-    engine: PredictEngine
-    authorizer: Authorizer
 
 
 def create_app(
@@ -101,7 +91,5 @@ def create_app(
     )
     app.state.predict = state
     install_error_handlers(app, envelope="predict")
-    from aisle.services.predict.routes import build_router
-
-    app.include_router(build_router(state))
+    app.include_router(router)
     return app

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
 
 from fastapi import FastAPI
 
@@ -17,24 +16,13 @@ from aisle import __version__
 from aisle.core.auth.dependencies import Authorizer
 from aisle.core.config import Settings, load_settings
 from aisle.core.events import EventStore, open_event_store
-from aisle.core.storage import BlobStore
 from aisle.core.storage.resolver import open_blob_store_from_settings
 from aisle.core.tenancy import Tenants
 from aisle.recs.deployments import Loader, deploy_handler, undeploy_handler
 from aisle.recs.jobs import JobRunner
 from aisle.services.common.errors import install_error_handlers
-
-
-@dataclass
-class EditState:
-    """Resources of one edit process (``app.state.edit``)."""
-
-    settings: Settings
-    store: BlobStore
-    tenants: Tenants
-    events: EventStore
-    jobs: JobRunner
-    authorizer: Authorizer
+from aisle.services.edit.routes import router
+from aisle.services.edit.state import EditState
 
 
 def create_app(
@@ -48,7 +36,8 @@ def create_app(
 
     Args:
         settings: process settings (default: from the environment).
-        loader: how deploy jobs load a model (default: ``aisle.recs.loading.load_recommender``).
+        loader: how deploy jobs load a model (default: :func:`aisle.recs.deployments.default_loader`,
+            the artifact through ``aisle.recs.loading.load_recommender``).
         events: the event store (default: :func:`aisle.core.events.open_event_store`).
         job_poll_s: seconds between scans for jobs submitted through other replicas.
     """
@@ -86,7 +75,5 @@ def create_app(
     )
     app.state.edit = state
     install_error_handlers(app)
-    from aisle.services.edit.routes import build_router
-
-    app.include_router(build_router(state))
+    app.include_router(router)
     return app

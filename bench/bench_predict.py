@@ -58,12 +58,12 @@ def _events(data_dir: pathlib.Path) -> Any:
 def build_tenant(root: pathlib.Path, data_dir: pathlib.Path) -> list[str]:
     """Write the tenant, model record, deployment and container under ``root``. Returns seed ids."""
     import polars as pl
+    from tests.support.recs import rees46_catalog, register_and_deploy, write_tenant
 
     from aisle.core.storage import open_blob_store
     from aisle.core.tenancy import Tenants
     from aisle.recs.containers import ContainerBody, ContainerStore
     from aisle.recs.models.base import ModelType
-    from aisle.recs.testing import rees46_catalog, register_and_deploy, write_tenant
 
     ev = _events(data_dir)
     catalog = rees46_catalog(ev)
@@ -84,7 +84,7 @@ def bench_app() -> Any:
 
     from aisle.core.config import load_settings
     from aisle.recs.models.also_view import train_session_knn
-    from aisle.recs.serving_models import RegistryModelSource
+    from aisle.recs.serving import RegistryModelSource
     from aisle.services.predict.app import create_app
 
     ev = _events(pathlib.Path(os.environ["AISLE_BENCH_DATA"]))

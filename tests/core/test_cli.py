@@ -50,8 +50,7 @@ def test_plain_message_errors_use_the_same_prefix(env, tmp_path):
 def test_a_catalog_a_model_cannot_train_on_is_a_clear_error_and_registers_nothing(env):
     """GOOD_BETTER_BEST needs prices: the CLI says so (exit 2) instead of printing a traceback."""
     import polars as pl
-
-    from aisle.recs.testing import write_tenant
+    from tests.support.recs import write_tenant
 
     store = open_blob_store(env["AISLE_STORAGE_URL"])
     products = pl.DataFrame({"id": ["1", "2"], "title": ["red shirt", "blue shirt"], "category": ["a", "a"]})

@@ -80,4 +80,5 @@ def test_next_item_hit_rate_beats_popularity_on_held_out_sessions(
 
     base = session_next_item(by_popularity, model.index, held_out.select("session_id", "item_id", "ts"))
     assert res["hr@20"] > base["hr@20"] + 0.2
-    assert res["p99_ms"] < 20
+    # the next item also ranks higher, not just inside the top 20 (latency is measured in bench_recs)
+    assert res["events"] == base["events"] > 0 and res["mrr@20"] > base["mrr@20"] + 0.2

@@ -7,8 +7,8 @@ import pytest
 from pydantic import TypeAdapter, ValidationError
 
 from aisle.core.errors import BadRequest
-from aisle.recs.conditions import Condition, compile_condition
-from aisle.recs.serving_products import ProductTable
+from aisle.recs.serving.conditions import Condition, compile_condition
+from aisle.recs.serving.products import ProductTable
 
 PRODUCTS = pl.DataFrame(
     {

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import numpy as np
@@ -14,7 +13,7 @@ from aisle.catalog.datasets import fashion, yoochoose
 from aisle.catalog.store import CatalogStore
 from aisle.core.storage import BlobStore, open_blob_store
 from aisle.core.tenancy import Tenants, tenant_scope
-from aisle.recs.demo import train_demo_models
+from aisle.demo.recs import train_demo_models
 from aisle.recs.loading import load_recommender
 from aisle.recs.models.base import ModelType, RecContext
 from aisle.recs.offline import read_fashion
@@ -33,9 +32,10 @@ def test_demo_models_are_trained_once_then_reused(blob_store: BlobStore, shared_
     assert [r.model_type for r in first["yoochoose"]] == [ModelType.CUSTOMERS_ALSO_VIEW]
     assert "default" not in first and any("'default' does not exist" in m for m in messages)
 
-    start = time.perf_counter()
+    before = len(messages)
     second = train_demo_models(blob_store, shared_data, progress=messages.append)
-    assert second == first and time.perf_counter() - start < 5
+    # nothing is trained again: the same records come back (bench/, not this test, says how fast)
+    assert second == first and not any("training" in m for m in messages[before:])
     assert sum("up to date" in m for m in messages) == 3
 
     scope = tenant_scope(blob_store, "fashion")

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import polars as pl
 import pytest
+from tests.support.recs import CooccurrenceRecommender, register_and_deploy, write_tenant
 
 from aisle.core.errors import BadRequest
 from aisle.core.events import Event, open_event_store_url
@@ -13,10 +14,7 @@ from aisle.core.storage import BlobStore
 from aisle.core.tenancy import Tenants
 from aisle.recs.containers import ContainerBody, ContainerStore
 from aisle.recs.models.base import ModelType
-from aisle.recs.serving import PredictEngine, PredictParams, PredictQuery
-from aisle.recs.serving_models import RegistryModelSource
-from aisle.recs.serving_rank import PredictAction
-from aisle.recs.testing import CooccurrenceRecommender, register_and_deploy, write_tenant
+from aisle.recs.serving import PredictAction, PredictEngine, PredictParams, PredictQuery, RegistryModelSource
 
 T = "shop"
 PRODUCTS = pl.DataFrame(
@@ -153,7 +151,7 @@ def test_evaluation_names_one_model(engine: PredictEngine) -> None:
 
 def test_deploy_demo_creates_the_demo_containers_idempotently(blob_store: BlobStore, tmp_path: Path) -> None:
     from aisle.core.config import Settings
-    from aisle.recs.serving_demo import DEMO_CONTAINERS, deploy_demo
+    from aisle.demo.containers import DEMO_CONTAINERS, deploy_demo
 
     products = pl.DataFrame({"id": [str(i) for i in range(30)], "title": [f"t{i}" for i in range(30)],
                              "category": ["c"] * 30})  # fmt: skip
@@ -191,7 +189,7 @@ def test_deploy_demo_creates_the_demo_containers_idempotently(blob_store: BlobSt
 
 
 def test_brand_affinity_falls_back_to_the_users_history(engine: PredictEngine) -> None:
-    from aisle.recs.serving import record_events
+    from aisle.recs.ingest import record_events
 
     record_events(engine.events, T, [Event("v7", "view", "p10", 1.0, user_id="u7")])  # p10 is adidas
     assert ids(engine.predict(T, query(user_id="u7"))) == ["p1", "p2", "p4", "p3"]
@@ -199,7 +197,7 @@ def test_brand_affinity_falls_back_to_the_users_history(engine: PredictEngine) -
 
 
 def test_category_backfill_widens_to_parent_levels() -> None:
-    from aisle.recs.serving_products import ProductTable
+    from aisle.recs.serving.products import ProductTable
 
     frame = pl.DataFrame(
         {

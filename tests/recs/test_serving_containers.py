@@ -8,16 +8,14 @@ from pathlib import Path
 
 import polars as pl
 import pytest
+from tests.support.recs import CooccurrenceRecommender, register_and_deploy, write_tenant
 
 from aisle.core.events import open_event_store_url
 from aisle.core.storage import BlobStore
 from aisle.core.tenancy import Tenants
 from aisle.recs.containers import ContainerBody, ContainerNotFound, ContainerStore
 from aisle.recs.models.base import ModelType
-from aisle.recs.serving import NotWarm, PredictEngine, PredictQuery
-from aisle.recs.serving_containers import ContainerCache
-from aisle.recs.serving_models import RegistryModelSource
-from aisle.recs.testing import CooccurrenceRecommender, register_and_deploy, write_tenant
+from aisle.recs.serving import ContainerCache, NotWarm, PredictEngine, PredictQuery, RegistryModelSource
 
 T = "shop"
 PRODUCTS = pl.DataFrame({"id": [f"p{i}" for i in range(6)], "title": [f"Product {i}" for i in range(6)]})

@@ -21,11 +21,11 @@ def _register() -> None:
     from aisle.cli.catalog import register as register_catalog
     from aisle.cli.demo import register as register_demo
     from aisle.cli.ranker import register as register_ranker
+    from aisle.cli.recs import register as register_recs
     from aisle.cli.search import register as register_search
     from aisle.cli.serve import register as register_services
     from aisle.cli.suggest import register as register_suggest
     from aisle.cli.vectors import register as register_vectors
-    from aisle.recs.cli import register as register_recs
 
     register_catalog(app)
     register_demo(app)

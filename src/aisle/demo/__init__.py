@@ -89,8 +89,8 @@ def import_demo_query_log(
 
 
 def _recs(settings, store, data: Path | None) -> None:  # type: ignore[no-untyped-def]
-    from aisle.recs.demo import train_demo_models
-    from aisle.recs.serving_demo import deploy_demo
+    from aisle.demo.containers import deploy_demo
+    from aisle.demo.recs import train_demo_models
 
     records = train_demo_models(store, data, vectors_dir=settings.data_dir, progress=typer.echo)
     for container in deploy_demo(store, settings, records, progress=typer.echo):

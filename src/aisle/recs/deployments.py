@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from aisle.catalog.store import Catalog, CatalogNotFound, CatalogStore
 from aisle.core.errors import Conflict
 from aisle.core.storage import BlobNotFound, BlobStore, PrefixBlobStore
 from aisle.recs.containers import ContainerStore
@@ -23,6 +24,8 @@ from aisle.recs.registry import ModelRecord, ModelRegistry
 
 DEPLOY_DIR = "models/deployments"
 STATE_TTL_S = 1.0
+WARM_SEEDS = 3
+"""Products a model is warmed with before it is marked deployed."""
 
 
 class ModelNotDeployed(Conflict):
@@ -109,18 +112,62 @@ def refuse_if_attached(scope: BlobStore, model_id: str) -> None:
 
 
 Loader = Callable[[BlobStore, ModelRecord], Recommender]
+"""Builds the recommender of a registry record in a tenant scope (deploy jobs, the predict service)."""
+
+
+def catalog_or_none(scope: BlobStore) -> Catalog | None:
+    """The tenant's current catalog, or None when it has none (models that need it say so)."""
+    try:
+        return CatalogStore(scope).load()
+    except CatalogNotFound:
+        return None
+
+
+def default_loader(catalog_of: Callable[[BlobStore], Any] = catalog_or_none) -> Loader:
+    """``aisle.recs.loading.load_recommender`` with the tenant's current catalog (None if it has none).
+
+    The model modules are imported on the first load, not when a service starts.
+    """
+
+    def load(scope: BlobStore, record: ModelRecord) -> Recommender:
+        from aisle.recs.loading import load_recommender
+
+        return load_recommender(scope, record, catalog=catalog_of(scope))  # type: ignore[arg-type]
+
+    return load
+
+
+def catalog_warm_seeds(scope: BlobStore) -> list[str]:
+    """The first :data:`WARM_SEEDS` product ids of the tenant's catalog (none without a catalog)."""
+    catalog = catalog_or_none(scope)
+    if catalog is None:
+        return []
+    return [str(x) for x in catalog.products.get_column("id").head(WARM_SEEDS).to_list()]
 
 
 def warm_up(recommender: Recommender, seeds: list[str]) -> int:
-    """Run a few requests so lazy structures are built before traffic arrives. Returns items served."""
+    """Run a few requests (20 items per seed) so lazy structures are built before traffic arrives.
+
+    Returns the items served, summed over ``seeds``: the deploy job's ``warmupItems``.
+    """
     served = 0
     for seed in seeds:
         served += len(recommender.recommend(RecContext(seeds=[seed], k=20)))
     return served
 
 
-def deploy_handler(load: Loader, warm_seeds: Callable[[BlobStore], list[str]]) -> JobHandler:
-    """The ``deploy`` job: load the model's artifact, warm it, then mark it deployed (idempotent)."""
+def deploy_handler(
+    load: Loader | None = None, warm_seeds: Callable[[BlobStore], list[str]] = catalog_warm_seeds
+) -> JobHandler:
+    """The ``deploy`` job: load the model's artifact, warm it, then mark it deployed (idempotent).
+
+    Args:
+        load: how to load a record (default: :func:`default_loader`).
+        warm_seeds: the products to warm the model with (default: :func:`catalog_warm_seeds`).
+
+    The job's result: ``{modelVersion, loadSeconds, warmupItems}`` (:func:`warm_up`).
+    """
+    load = load if load is not None else default_loader()
 
     def run(scope: PrefixBlobStore, job: Job, progress: Progress) -> dict[str, Any]:
         model_id = str(job.modelId)

@@ -8,12 +8,12 @@ from pathlib import Path
 import polars as pl
 import pytest
 from fastapi.testclient import TestClient
+from tests.support.recs import CooccurrenceRecommender, register_and_deploy, write_tenant
 
 from aisle.core.config import Settings
 from aisle.core.storage import BlobStore, open_blob_store
 from aisle.recs.models.base import ModelType, Recommender
 from aisle.recs.registry import ModelRecord
-from aisle.recs.testing import CooccurrenceRecommender, register_and_deploy, write_tenant
 from aisle.services.edit.app import create_app
 
 PRODUCTS = pl.DataFrame(

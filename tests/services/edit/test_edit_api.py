@@ -41,7 +41,8 @@ def test_deploy_job_runs_to_completed_and_model_becomes_deployed(client: TestCli
     assert r.status_code == 202 and r.json()["status"] == "accepted"
     job = wait_job(client, r.json()["jobId"])
     assert (job["status"], job["percent"], job["message"]) == ("completed", 100, "completed")
-    assert job["result"]["warmupItems"] >= 0 and loader.calls == ["fresh"]
+    # warmed with the catalog's first three products: p0 -> p1 p2, p1 -> p0 p3, p2 -> p0 (SESSIONS)
+    assert job["result"]["warmupItems"] == 5 and loader.calls == ["fresh"]
     assert client.get("/models/fresh", params=T).json()["deployment"]["status"] == "deployed"
 
 

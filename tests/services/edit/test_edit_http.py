@@ -12,11 +12,11 @@ from typing import Any
 
 import httpx
 from tests.support.auth import serve
+from tests.support.recs import CooccurrenceRecommender
 
 from aisle.core.config import Settings
 from aisle.core.storage import BlobStore
-from aisle.recs.serving_models import RegistryModelSource
-from aisle.recs.testing import CooccurrenceRecommender
+from aisle.recs.serving import RegistryModelSource
 from aisle.services.edit.app import create_app as create_edit
 from aisle.services.predict.app import create_app as create_predict
 

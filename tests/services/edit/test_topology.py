@@ -20,6 +20,7 @@ from aisle.core.events import open_event_store_url
 from aisle.core.storage import BlobStore
 
 HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[2]  # the repository: process_factories imports tests.support
 
 
 def free_port() -> int:
@@ -49,6 +50,7 @@ def processes(env: dict[str, str]) -> Iterator[tuple[str, str]]:
     procs: list[subprocess.Popen[bytes]] = []
     urls = []
     env_all = {k: v for k, v in os.environ.items() if k != "AISLE_REDIS_URL"} | env
+    env_all["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p)
     for factory, app_dir in (("aisle.services.edit.app:create_app", None),
                              ("process_factories:predict_app", str(HERE))):  # fmt: skip
         port = free_port()

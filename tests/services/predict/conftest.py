@@ -8,14 +8,14 @@ from pathlib import Path
 import polars as pl
 import pytest
 from fastapi.testclient import TestClient
+from tests.support.recs import CooccurrenceRecommender, register_and_deploy, write_tenant
 
 from aisle.core.config import Settings
 from aisle.core.storage import open_blob_store
 from aisle.core.tenancy import Tenants
 from aisle.recs.containers import ContainerBody, ContainerStore
 from aisle.recs.models.base import ModelType
-from aisle.recs.serving_models import RegistryModelSource
-from aisle.recs.testing import CooccurrenceRecommender, register_and_deploy, write_tenant
+from aisle.recs.serving import RegistryModelSource
 from aisle.services.predict.app import create_app
 
 PRODUCTS = pl.DataFrame(

@@ -8,14 +8,14 @@ from typing import Any, ClassVar
 
 import pytest
 from fastapi.testclient import TestClient
+from tests.support.recs import register_and_deploy
 
 from aisle.core.config import Settings
 from aisle.core.storage import open_blob_store
 from aisle.core.tenancy import Tenants
 from aisle.recs.containers import ContainerBody, ContainerStore
 from aisle.recs.models.base import ModelType, RecContext, Scored
-from aisle.recs.serving_models import RegistryModelSource
-from aisle.recs.testing import register_and_deploy
+from aisle.recs.serving import RegistryModelSource
 from aisle.services.predict.app import create_app
 
 T = {"tenant": "shop"}

@@ -5,13 +5,13 @@ from __future__ import annotations
 import pydantic
 import pytest
 from fastapi.testclient import TestClient
+from tests.support.recs import CooccurrenceRecommender
 
 from aisle.core.config import Settings, load_settings
 from aisle.core.storage import open_blob_store
 from aisle.core.tenancy import Tenants
 from aisle.recs.containers import ContainerBody, ContainerStore
-from aisle.recs.serving_models import RegistryModelSource
-from aisle.recs.testing import CooccurrenceRecommender
+from aisle.recs.serving import RegistryModelSource
 from aisle.services.predict.app import create_app
 
 ASK = {"containerId": "c1", "productIds": ["p0"]}

@@ -55,7 +55,8 @@ def test_actions_filter_boost_bury(client: TestClient) -> None:
     [
         ({"containerId": "c1", "productIds": ["p0"]}, None, 422, "validation_error"),
         ({"containerId": "c1", "productIds": ["p0"]}, "nope", 404, "tenant_not_found"),
-        ({"containerId": "c1", "productIds": ["p0"]}, "../etc", 404, "tenant_not_found"),
+        # a malformed name fails the shared TenantQuery pattern (was 404 tenant_not_found before issue 15)
+        ({"containerId": "c1", "productIds": ["p0"]}, "../etc", 422, "validation_error"),
         ({"containerId": "zz", "productIds": ["p0"]}, "shop", 404, "container_not_found"),
         ({"containerId": "c1", "productIds": []}, "shop", 422, "validation_error"),
         ({"containerId": "c1", "productIds": ["p0"], "modelIds": ["x"]}, "shop", 400, "model_ids_unknown"),
@@ -153,8 +154,9 @@ def test_auth_is_wired(settings: Settings, shop: str) -> None:
 def test_deployed_models_are_loaded_before_the_first_request(settings: Settings, shop: str) -> None:
     import time
 
-    from aisle.recs.serving_models import RegistryModelSource
-    from aisle.recs.testing import CooccurrenceRecommender
+    from tests.support.recs import CooccurrenceRecommender
+
+    from aisle.recs.serving import RegistryModelSource
 
     loads: list[str] = []
 

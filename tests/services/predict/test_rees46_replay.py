@@ -14,6 +14,7 @@ from typing import Any
 import polars as pl
 import pytest
 from fastapi.testclient import TestClient
+from tests.support.recs import rees46_catalog, register_and_deploy, write_tenant
 
 from aisle.core.config import Settings
 from aisle.core.events import open_event_store_url
@@ -21,8 +22,7 @@ from aisle.core.storage import open_blob_store
 from aisle.core.tenancy import Tenants
 from aisle.recs.containers import ContainerBody, ContainerStore
 from aisle.recs.models.base import ModelType
-from aisle.recs.serving_models import RegistryModelSource
-from aisle.recs.testing import rees46_catalog, register_and_deploy, write_tenant
+from aisle.recs.serving import RegistryModelSource
 from aisle.services.edit.app import create_app as create_edit
 from aisle.services.predict.app import create_app as create_predict
 

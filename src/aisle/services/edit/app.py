@@ -9,46 +9,20 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
 
 from fastapi import FastAPI
 
 from aisle import __version__
-from aisle.catalog.store import CatalogNotFound, CatalogStore
 from aisle.core.auth.dependencies import Authorizer
 from aisle.core.config import Settings, load_settings
 from aisle.core.events import EventStore, open_event_store
-from aisle.core.storage import BlobStore
 from aisle.core.storage.resolver import open_blob_store_from_settings
 from aisle.core.tenancy import Tenants
 from aisle.recs.deployments import Loader, deploy_handler, undeploy_handler
 from aisle.recs.jobs import JobRunner
-from aisle.recs.serving_models import catalog_or_none, default_loader
 from aisle.services.common.errors import install_error_handlers
-
-WARM_SEEDS = 3
-
-
-@dataclass
-class EditState:
-    """Resources of one edit process (``app.state.edit``)."""
-
-    settings: Settings
-    store: BlobStore
-    tenants: Tenants
-    events: EventStore
-    jobs: JobRunner
-    authorizer: Authorizer
-
-
-def warm_seeds(scope: BlobStore) -> list[str]:
-    """A few product ids of the tenant's catalog to warm a model with (none without a catalog)."""
-    try:
-        return [
-            str(x) for x in CatalogStore(scope).load().products.get_column("id").head(WARM_SEEDS).to_list()
-        ]
-    except CatalogNotFound:
-        return []
+from aisle.services.edit.routes import router
+from aisle.services.edit.state import EditState
 
 
 def create_app(
@@ -62,14 +36,14 @@ def create_app(
 
     Args:
         settings: process settings (default: from the environment).
-        loader: how deploy jobs load a model (default: ``aisle.recs.loading.load_recommender``).
+        loader: how deploy jobs load a model (default: :func:`aisle.recs.deployments.default_loader`,
+            the artifact through ``aisle.recs.loading.load_recommender``).
         events: the event store (default: :func:`aisle.core.events.open_event_store`).
         job_poll_s: seconds between scans for jobs submitted through other replicas.
     """
     settings = settings or load_settings()
     store = open_blob_store_from_settings(settings)
     tenants = Tenants(store)
-    load = loader or default_loader(catalog_or_none)
     state = EditState(
         settings=settings,
         store=store,
@@ -78,7 +52,7 @@ def create_app(
         jobs=JobRunner(
             store,
             tenants.names,
-            {"deploy": deploy_handler(load, warm_seeds), "undeploy": undeploy_handler()},
+            {"deploy": deploy_handler(loader), "undeploy": undeploy_handler()},
             poll_s=job_poll_s,
         ),
         authorizer=Authorizer(settings, store),
@@ -101,7 +75,5 @@ def create_app(
     )
     app.state.edit = state
     install_error_handlers(app)
-    from aisle.services.edit.routes import build_router
-
-    app.include_router(build_router(state))
+    app.include_router(router)
     return app

@@ -8,7 +8,6 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Annotated, Any
 
-from fastapi import Query
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from aisle.recs.containers import ID_PATTERN, ContainerBody
@@ -16,11 +15,6 @@ from aisle.recs.deployments import Deployment
 from aisle.recs.registry import ModelRecord
 
 Id = Annotated[str, Field(min_length=1, max_length=256)]
-
-TenantQuery = Annotated[
-    str,
-    Query(min_length=1, max_length=64, description="Tenant the request is scoped to.", examples=["fashion"]),
-]
 
 
 class ModelView(ModelRecord):

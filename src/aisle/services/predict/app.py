@@ -10,7 +10,6 @@ import logging
 import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
 
 from fastapi import FastAPI
 
@@ -20,23 +19,12 @@ from aisle.core.config import Settings, load_settings
 from aisle.core.events import EventStore, open_event_store
 from aisle.core.storage.resolver import open_blob_store_from_settings
 from aisle.core.tenancy import Tenants
-from aisle.recs.serving import PredictEngine
-from aisle.recs.serving_containers import ContainerCache
-from aisle.recs.serving_models import ModelSource, RegistryModelSource, catalog_or_none, default_loader
+from aisle.recs.serving import ContainerCache, ModelSource, PredictEngine, RegistryModelSource
 from aisle.services.common.errors import install_error_handlers
+from aisle.services.predict.routes import router
+from aisle.services.predict.state import PredictState
 
 log = logging.getLogger("aisle.predict")
-
-
-@dataclass
-class PredictState:
-    """Resources of one predict process (``app.state.predict``)."""
-
-    settings: Settings
-    tenants: Tenants
-    events: EventStore
-    engine: PredictEngine
-    authorizer: Authorizer
 
 
 def create_app(
@@ -60,7 +48,7 @@ def create_app(
     store = open_blob_store_from_settings(settings)
     tenants = Tenants(store)
     events = events or open_event_store(settings)
-    models = models or RegistryModelSource(default_loader(catalog_or_none))
+    models = models or RegistryModelSource()
     state = PredictState(
         settings=settings,
         tenants=tenants,
@@ -103,7 +91,5 @@ def create_app(
     )
     app.state.predict = state
     install_error_handlers(app, envelope="predict")
-    from aisle.services.predict.routes import build_router
-
-    app.include_router(build_router(state))
+    app.include_router(router)
     return app

@@ -1,8 +1,11 @@
-"""Routes of the predict service: parse, call the predict engine, render the spec's envelope."""
+"""Routes of the predict service: parse, call the predict engine, render the spec's envelope.
+
+Module-level handlers on :data:`router`; the engine and the token check come from :mod:`.deps`.
+"""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 
 import orjson
 from fastapi import APIRouter, Depends, Query
@@ -11,9 +14,10 @@ from fastapi.responses import Response
 
 from aisle import __version__
 from aisle.core.auth.scopes import RECS_READ
-from aisle.recs import serving_bundles
 from aisle.recs.serving import ItemOut, NotWarm, PredictParams, PredictQuery
+from aisle.services.common.params import TenantQuery
 from aisle.services.common.schemas import Health
+from aisle.services.predict.deps import Engine, requires
 from aisle.services.predict.schemas import (
     BundleRecommendationRequest,
     BundlesResponse,
@@ -22,11 +26,10 @@ from aisle.services.predict.schemas import (
     PredictErrorEnvelope,
     PredictRequest,
     PredictResponse,
-    TenantQuery,
 )
 
-if TYPE_CHECKING:
-    from aisle.services.predict.app import PredictState
+router = APIRouter()
+READ = Depends(requires(RECS_READ))
 
 
 def _errors(*layers: dict[str, str]) -> dict[int | str, dict[str, Any]]:
@@ -74,108 +77,107 @@ def to_query(body: PredictRequest, container_id: str) -> PredictQuery:
     )
 
 
-def build_router(state: PredictState) -> APIRouter:
-    router = APIRouter()
-    read = Depends(state.authorizer.require(RECS_READ))
-    engine = state.engine
+@router.post(
+    "/predict",
+    response_model=PredictResponse,
+    dependencies=[READ],
+    responses=_errors(
+        COMMON,
+        {
+            "400": "`modelIds` not in the container (model_ids_unknown), an action's unknown slot "
+            "(action_slot_unknown) or condition field (condition_field_unknown)",
+            "404": "unknown tenant (tenant_not_found) or container (container_not_found)",
+            "409": "a slot's model is not deployed (model_not_deployed)",
+            "422": "invalid body, e.g. empty `productIds` (validation_error), or missing `tenant`",
+        },
+    ),
+)
+async def predict(body: PredictRequest, tenant: TenantQuery, engine: Engine) -> Response:
+    """Recommendations of the container ``containerId`` for the seed products.
 
-    @router.post(
-        "/predict",
-        response_model=PredictResponse,
-        dependencies=[read],
-        responses=_errors(
-            COMMON,
-            {
-                "400": "`modelIds` not in the container (model_ids_unknown), an action's unknown slot "
-                "(action_slot_unknown) or condition field (condition_field_unknown)",
-                "404": "unknown tenant (tenant_not_found) or container (container_not_found)",
-                "409": "a slot's model is not deployed (model_not_deployed)",
-                "422": "invalid body, e.g. empty `productIds` (validation_error), or missing `tenant`",
-            },
-        ),
+    Runs the container's slots (only ``modelIds`` when given) in placement order, applies the
+    actions, personalises with ``visitorId`` / ``userId`` and merges the slots' items.
+    """
+    # A warm request is about 1 ms of pure-Python CPU served from the engine's caches: answered
+    # inline, since a thread adds ~0.4 ms of hand-off and no parallelism under the GIL. Anything
+    # needing I/O (model or catalog load, config or container refresh, visitor events) runs in a
+    # thread; with the container cache on, that holds for S3 as for a local folder.
+    query = to_query(body, body.containerId)
+    try:
+        items = engine.predict(tenant, query, warm_only=True)
+    except NotWarm:
+        items = await run_in_threadpool(engine.predict, tenant, query)
+    return ok([item_json(i) for i in items])
+
+
+@router.post(
+    "/evaluation",
+    response_model=EvaluationResponse,
+    dependencies=[READ],
+    responses=_errors(
+        COMMON,
+        {
+            "400": "`modelType` is not the model's type (model_type_mismatch), or a bad action",
+            "404": "unknown tenant or model (model_not_found)",
+        },
+    ),
+)
+def evaluation(body: EvaluationRequest, tenant: TenantQuery, engine: Engine) -> Response:
+    """One named model's items (deployed or not) and its offline metrics, for quality checks."""
+    out = engine.evaluate(tenant, to_query(body, ""), body.modelType, body.modelName, k=body.k)
+    out["items"] = [item_json(i) for i in out["items"]]
+    return ok(out)
+
+
+@router.get(
+    "/bundles",
+    response_model=BundlesResponse,
+    dependencies=[READ],
+    responses=_errors(COMMON, {"404": "unknown tenant or container, or no deployed bundle model"}),
+)
+def bundles(
+    engine: Engine,
+    tenant: TenantQuery,
+    productId: Annotated[str, Query(min_length=1, max_length=256, description="Seed product.")],
+    containerId: Annotated[
+        str | None, Query(max_length=256, description="Container whose bundle slot serves (optional).")
+    ] = None,
+) -> Response:
+    """Bundle plans for a product: name, description, categories; no products attached."""
+    return ok(engine.bundles.plans(tenant, productId, containerId))
+
+
+@router.post(
+    "/bundles/recommendations",
+    response_model=BundlesResponse,
+    dependencies=[READ],
+    responses=_errors(
+        COMMON,
+        {
+            "400": "an action's unknown condition field",
+            "404": "unknown tenant, container or bundle model",
+        },
+    ),
+)
+def bundle_recommendations(
+    body: BundleRecommendationRequest, tenant: TenantQuery, engine: Engine
+) -> Response:
+    """The plans (given, or the model's) with each category filled with candidates by ``strategy``."""
+    given = None if body.bundles is None else [b.model_dump() for b in body.bundles]
+    filled = engine.bundles.recommendations(
+        tenant,
+        body.productId,
+        body.containerId,
+        given,
+        body.strategy,
+        body.perCategory,
+        body.actions,
+        visitor_id=body.visitorId,
+        user_id=body.userId,
     )
-    async def predict(body: PredictRequest, tenant: TenantQuery) -> Response:
-        """Recommendations of the container ``containerId`` for the seed products.
+    return ok(filled)
 
-        Runs the container's slots (only ``modelIds`` when given) in placement order, applies the
-        actions, personalises with ``visitorId`` / ``userId`` and merges the slots' items.
-        """
-        # A warm request is about 1 ms of pure-Python CPU served from the engine's caches: answered
-        # inline, since a thread adds ~0.4 ms of hand-off and no parallelism under the GIL. Anything
-        # needing I/O (model or catalog load, config or container refresh, visitor events) runs in a
-        # thread; with the container cache on, that holds for S3 as for a local folder.
-        query = to_query(body, body.containerId)
-        try:
-            items = engine.predict(tenant, query, warm_only=True)
-        except NotWarm:
-            items = await run_in_threadpool(engine.predict, tenant, query)
-        return ok([item_json(i) for i in items])
 
-    @router.post(
-        "/evaluation",
-        response_model=EvaluationResponse,
-        dependencies=[read],
-        responses=_errors(
-            COMMON,
-            {
-                "400": "`modelType` is not the model's type (model_type_mismatch), or a bad action",
-                "404": "unknown tenant or model (model_not_found)",
-            },
-        ),
-    )
-    def evaluation(body: EvaluationRequest, tenant: TenantQuery) -> Response:
-        """One named model's items (deployed or not) and its offline metrics, for quality checks."""
-        out = engine.evaluate(tenant, to_query(body, ""), body.modelType, body.modelName, k=body.k)
-        out["items"] = [item_json(i) for i in out["items"]]
-        return ok(out)
-
-    @router.get(
-        "/bundles",
-        response_model=BundlesResponse,
-        dependencies=[read],
-        responses=_errors(COMMON, {"404": "unknown tenant or container, or no deployed bundle model"}),
-    )
-    def bundles(
-        tenant: TenantQuery,
-        productId: Annotated[str, Query(min_length=1, max_length=256, description="Seed product.")],
-        containerId: Annotated[
-            str | None, Query(max_length=256, description="Container whose bundle slot serves (optional).")
-        ] = None,
-    ) -> Response:
-        """Bundle plans for a product: name, description, categories; no products attached."""
-        return ok(serving_bundles.plans(engine, tenant, productId, containerId))
-
-    @router.post(
-        "/bundles/recommendations",
-        response_model=BundlesResponse,
-        dependencies=[read],
-        responses=_errors(
-            COMMON,
-            {
-                "400": "an action's unknown condition field",
-                "404": "unknown tenant, container or bundle model",
-            },
-        ),
-    )
-    def bundle_recommendations(body: BundleRecommendationRequest, tenant: TenantQuery) -> Response:
-        """The plans (given, or the model's) with each category filled with candidates by ``strategy``."""
-        given = None if body.bundles is None else [b.model_dump() for b in body.bundles]
-        filled = serving_bundles.recommendations(
-            engine,
-            tenant,
-            body.productId,
-            body.containerId,
-            given,
-            body.strategy,
-            body.perCategory,
-            body.actions,
-            visitor_id=body.visitorId,
-            user_id=body.userId,
-        )
-        return ok(filled)
-
-    @router.get("/health", response_model=Health)
-    def health() -> Health:
-        return Health(service="predict", version=__version__)
-
-    return router
+@router.get("/health", response_model=Health)
+def health() -> Health:
+    return Health(service="predict", version=__version__)

@@ -8,23 +8,12 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from fastapi import Query
 from pydantic import BaseModel, ConfigDict, Field
 
-from aisle.recs.serving_rank import PredictAction
+from aisle.recs.serving import PredictAction
 from aisle.services.common.schemas import ErrorObject
 
 Id = Annotated[str, Field(min_length=1, max_length=256)]
-
-TenantQuery = Annotated[
-    str,
-    Query(
-        min_length=1,
-        max_length=64,
-        description="Tenant whose configuration, containers and models serve the request.",
-        examples=["fashion"],
-    ),
-]
 
 
 class PredictParams(BaseModel):

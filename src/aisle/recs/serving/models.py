@@ -7,13 +7,11 @@ a redeploy (for example of a retrained model) loads the registry's current recor
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Protocol
 
-from aisle.catalog.store import Catalog, CatalogNotFound, CatalogStore
 from aisle.core.storage import BlobStore
-from aisle.recs.deployments import STATE_TTL_S, Deployments, ModelNotDeployed
+from aisle.recs.deployments import STATE_TTL_S, Deployments, Loader, ModelNotDeployed, default_loader
 from aisle.recs.models.base import ModelType, Recommender
 from aisle.recs.registry import ModelRecord, ModelRegistry
 
@@ -47,38 +45,17 @@ class ModelSource(Protocol):
         ...
 
 
-Loader = Callable[[BlobStore, ModelRecord], Recommender]
-
-
-def catalog_or_none(scope: BlobStore) -> Catalog | None:
-    """The tenant's current catalog, or None when it has none (models that need it say so)."""
-    try:
-        return CatalogStore(scope).load()
-    except CatalogNotFound:
-        return None
-
-
-def default_loader(catalog_of: Callable[[BlobStore], Any]) -> Loader:
-    """``aisle.recs.loading.load_recommender`` with the tenant's current catalog (None if it has none)."""
-
-    def load(scope: BlobStore, record: ModelRecord) -> Recommender:
-        from aisle.recs.loading import load_recommender
-
-        return load_recommender(scope, record, catalog=catalog_of(scope))  # type: ignore[arg-type]
-
-    return load
-
-
 class RegistryModelSource:
     """Models from the tenant's registry, loaded with ``loader`` and cached.
 
     Args:
-        loader: builds a recommender from a record (default: :func:`default_loader`).
+        loader: builds a recommender from a record (default:
+            :func:`aisle.recs.deployments.default_loader`, the artifact with the tenant's catalog).
         state_ttl_s: how stale a cached deployment state may be (seconds).
     """
 
-    def __init__(self, loader: Loader, *, state_ttl_s: float = STATE_TTL_S) -> None:
-        self.loader = loader
+    def __init__(self, loader: Loader | None = None, *, state_ttl_s: float = STATE_TTL_S) -> None:
+        self.loader = loader if loader is not None else default_loader()
         self.state_ttl_s = state_ttl_s
         self._models: dict[tuple[str, str, str | None], ServedModel] = {}
         self._deployments: dict[str, Deployments] = {}

@@ -22,7 +22,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from aisle.core.errors import BadRequest
-from aisle.recs.serving_products import ProductTable
+from aisle.recs.serving.products import ProductTable
 
 Scalar = str | int | float | bool
 

@@ -1,4 +1,4 @@
-"""Building blocks for tests and benchmarks of the serving path (like haystack's ``testing`` package).
+"""Building blocks for tests and benchmarks of recommendations (``from tests.support.recs import ...``).
 
 :class:`CooccurrenceRecommender` is a tiny but real item-to-item model (counts of items seen together
 in sessions); :func:`write_tenant` creates a tenant with its five configuration files and a catalog;

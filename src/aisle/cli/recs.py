@@ -1,4 +1,4 @@
-"""``aisle train TYPE --tenant T`` and ``aisle eval recs``."""
+"""The recommendation commands: ``aisle train TYPE --tenant T`` and ``aisle eval recs``."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Train the demo tenants' models (used by ``aisle demo`` / ``make run``), reusing up-to-date ones.
+"""Train the demo recommendation models (used by ``aisle demo`` / ``make run``), reusing up-to-date ones.
 
 Only the training part of each evaluation protocol is used, so ``aisle eval recs`` stays honest:
 

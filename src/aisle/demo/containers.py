@@ -1,4 +1,4 @@
-"""Deploy the demo models and create the demo containers (``make run`` / ``aisle demo``).
+"""Deploy the demo recommendation models and create the demo containers (``make run`` / ``aisle demo``).
 
 Containers, one slot of 20 items each, with ids scripts can rely on:
 
@@ -27,10 +27,16 @@ from aisle.core.config import Settings
 from aisle.core.storage import BlobStore
 from aisle.core.tenancy import tenant_scope
 from aisle.recs.containers import ContainerBody, ContainerNotFound, ContainerStore
-from aisle.recs.deployments import Deployment, Deployments, warm_up
+from aisle.recs.deployments import (
+    Deployment,
+    Deployments,
+    Loader,
+    catalog_warm_seeds,
+    default_loader,
+    warm_up,
+)
 from aisle.recs.models.base import ModelType, Recommender
 from aisle.recs.registry import ModelRecord
-from aisle.recs.serving_models import Loader, catalog_or_none, default_loader
 
 log = logging.getLogger("aisle.recs.demo")
 
@@ -65,9 +71,7 @@ def deploy_model(store: BlobStore, record: ModelRecord, loader: Loader) -> Recom
         return None
     started = time.perf_counter()
     recommender = loader(scope, record)
-    catalog = catalog_or_none(scope)
-    seeds = [] if catalog is None else [str(x) for x in catalog.products.get_column("id").head(3).to_list()]
-    warm_up(recommender, seeds)
+    warm_up(recommender, catalog_warm_seeds(scope))
     deployments.write(
         Deployment(
             modelId=record.model_id,
@@ -95,7 +99,7 @@ def deploy_demo(
         store: the root object store.
         settings: process settings (unused today; kept so callers need not change when deployment
             grows, e.g. to warm a remote predict service).
-        records_by_tenant: tenant -> its trained records (from ``aisle.recs.demo.train_demo_models``).
+        records_by_tenant: tenant -> its trained records (from :func:`aisle.demo.recs.train_demo_models`).
         loader: how to load a model (default: ``aisle.recs.loading.load_recommender``).
         progress: receives one line per deployed model and container (``aisle demo`` prints them).
 
@@ -104,7 +108,7 @@ def deploy_demo(
         skipped with a warning.
     """
     del settings
-    load = loader or default_loader(catalog_or_none)
+    load = loader or default_loader()
     out: list[DemoContainer] = []
     for tenant, wanted in DEMO_CONTAINERS.items():
         records = records_by_tenant.get(tenant, [])

@@ -10,18 +10,19 @@ an item across the whole model range, 0.1 nudges it); brand affinity adds
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from aisle.core.errors import BadRequest
-from aisle.recs.conditions import Condition, RowPredicate, compile_condition
 from aisle.recs.containers import SlotConfig
 from aisle.recs.diversity import DiversityLevel, mmr
 from aisle.recs.models.base import RecContext
-from aisle.recs.serving_models import ServedModel
-from aisle.recs.serving_products import ProductTable
+from aisle.recs.serving.conditions import Condition, RowPredicate, compile_condition
+from aisle.recs.serving.models import ServedModel
+from aisle.recs.serving.personal import Personal
+from aisle.recs.serving.products import ProductTable
 
 
 class PredictAction(BaseModel):
@@ -88,17 +89,6 @@ def compile_actions(
 
 def _always(_: int) -> bool:
     return True
-
-
-@dataclass(frozen=True)
-class Personal:
-    """What the request knows about the visitor: recent product ids (oldest first), purchased ids,
-    and brand affinities in [-1, 1]."""
-
-    session: tuple[str, ...] = ()
-    purchased: frozenset[str] = frozenset()
-    brand_affinity: dict[str, float] = field(default_factory=dict)
-    affinity_weight: float = 0.0
 
 
 @dataclass

@@ -1,0 +1,49 @@
+"""Event ingestion for the edit service (``POST /events``): visitor events into the tenant's event store.
+
+An event carrying a ``userId`` is stored twice, in one batch: under its visitor, and under the visitor id
+``user:<userId>`` (:func:`user_history`), the user's history across visitors and devices. The predict
+engine reads that history for brand affinity when the user has no ``brand_affinity`` feature
+(:mod:`aisle.recs.serving.personal`). The events that models train on are read by
+:mod:`aisle.recs.events` instead.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+
+from aisle.core.errors import ValidationFailed
+from aisle.core.events import Event, EventStore
+
+USER_HISTORY_PREFIX = "user:"
+"""Events carrying a ``userId`` are also kept under visitor ``user:<userId>`` (the user's history)."""
+
+
+def user_history(user_id: str) -> str:
+    """The visitor id under which the events of ``user_id`` are kept: ``user:<userId>``."""
+    return USER_HISTORY_PREFIX + user_id
+
+
+def require_known_types(events: Sequence[Event], allowed: Sequence[str]) -> None:
+    """Refuse a batch naming an event type the tenant does not accept (its ``event_types``).
+
+    Raises:
+        ValidationFailed: ``event_type_unknown`` (422), details ``{unknown, allowed}``; nothing is stored.
+    """
+    unknown = sorted({e.event_type for e in events} - set(allowed))
+    if unknown:
+        raise ValidationFailed(
+            f"unknown eventType {', '.join(unknown)}; this tenant accepts: {', '.join(allowed)}",
+            code="event_type_unknown",
+            details={"unknown": unknown, "allowed": list(allowed)},
+        )
+
+
+def record_events(store: EventStore, tenant: str, events: Sequence[Event]) -> int:
+    """Store visitor events; those with a ``userId`` are also kept as that user's history (one batch).
+
+    Returns the number of events accepted (not counting the history copies).
+    """
+    history = [dataclasses.replace(e, visitor_id=user_history(e.user_id)) for e in events if e.user_id]
+    store.append(tenant, [*events, *history])
+    return len(events)

@@ -1,0 +1,45 @@
+"""Recommendation serving (``POST /predict``, ``/evaluation``, bundles) behind one :class:`PredictEngine`.
+
+The predict service imports this front door only. One job per module:
+
+* ``engine``: :class:`PredictEngine`, routes a request by container and runs its slots;
+* ``query`` / ``items``: what a request asks (:class:`PredictQuery`) and gets back (:class:`ItemOut`);
+* ``tenants``: configuration and product table of each tenant, cached (:class:`TenantCache`);
+* ``containers``: containers read at most once per TTL (:class:`ContainerCache`);
+* ``models``: loaded, deployed models (:class:`RegistryModelSource`); ``warmup`` loads them early;
+* ``products``, ``conditions``, ``rank``: the catalog by product id, FILTER / BOOST / BURY conditions,
+  and the ranking of one slot (backfill, MMR diversity);
+* ``personal``: the visitor's session and purchases, the user's brand affinity (:class:`Personaliser`);
+* ``bundles``: bundle plans and candidates (:class:`Bundles`, the engine's ``bundles``);
+* ``evaluation``: one named model through the same ranking (:class:`ModelEvaluation`).
+"""
+
+from aisle.recs.serving.bundles import BundleModelNotFound, Bundles
+from aisle.recs.serving.containers import ContainerCache
+from aisle.recs.serving.engine import PredictEngine
+from aisle.recs.serving.evaluation import ModelEvaluation
+from aisle.recs.serving.items import ItemOut
+from aisle.recs.serving.models import ModelSource, RegistryModelSource, ServedModel
+from aisle.recs.serving.personal import Personal, Personaliser
+from aisle.recs.serving.query import NotWarm, PredictParams, PredictQuery
+from aisle.recs.serving.rank import PredictAction
+from aisle.recs.serving.tenants import TenantCache
+
+__all__ = [
+    "BundleModelNotFound",
+    "Bundles",
+    "ContainerCache",
+    "ItemOut",
+    "ModelEvaluation",
+    "ModelSource",
+    "NotWarm",
+    "Personal",
+    "Personaliser",
+    "PredictAction",
+    "PredictEngine",
+    "PredictParams",
+    "PredictQuery",
+    "RegistryModelSource",
+    "ServedModel",
+    "TenantCache",
+]

@@ -1,0 +1,155 @@
+"""The predict engine: routes a request by container, runs its slots and shapes the items.
+
+No HTTP here (services -> engines -> core): the predict service parses the request into a
+:class:`~aisle.recs.serving.query.PredictQuery`, calls :meth:`PredictEngine.predict` and renders the
+:class:`~aisle.recs.serving.items.ItemOut` values. Per request the engine reads the container (cached
+<= ``AISLE_CONTAINER_CACHE_SECONDS``, default 2 s: see :mod:`aisle.recs.serving.containers`), the
+deployment state (cached <= 1 s), the tenant's configuration (<= 2 s) and catalog pointer (<= 1 s; see
+:mod:`aisle.recs.serving.tenants`) and the visitor's events.
+
+The engine owns its collaborators and shares their caches with them: :attr:`PredictEngine.bundles`
+(GET /bundles, POST /bundles/recommendations) and :attr:`PredictEngine.evaluation` (POST /evaluation).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from aisle.core.errors import BadRequest
+from aisle.core.events import EventStore
+from aisle.core.tenancy import Tenants
+from aisle.recs.containers import Container, SlotConfig
+from aisle.recs.serving.bundles import Bundles
+from aisle.recs.serving.containers import ContainerCache
+from aisle.recs.serving.evaluation import ModelEvaluation
+from aisle.recs.serving.items import ItemOut, item_out
+from aisle.recs.serving.models import ModelSource, ServedModel
+from aisle.recs.serving.personal import Personaliser
+from aisle.recs.serving.query import NotWarm, PredictQuery
+from aisle.recs.serving.rank import Ranked, RankOptions, compile_actions, rank_slot
+from aisle.recs.serving.tenants import ServedTenant, TenantCache
+from aisle.recs.serving.warmup import warm_deployed
+
+
+class PredictEngine:
+    """Serves every tenant of one object store. Thread-safe; one per predict process.
+
+    Args:
+        tenants: tenant lookup (raises TenantNotFound).
+        events: visitor events and user features.
+        models: where loaded models come from.
+        containers: the containers read recently (default: a :class:`ContainerCache` of 2 s); a
+            container edit is seen by this engine at most its ``ttl_s`` seconds after it is written.
+    """
+
+    def __init__(
+        self,
+        tenants: Tenants,
+        events: EventStore,
+        models: ModelSource,
+        *,
+        containers: ContainerCache | None = None,
+    ) -> None:
+        self.tenants = tenants
+        self.events = events
+        self.models = models
+        self.containers = containers if containers is not None else ContainerCache()
+        self.tenant_cache = TenantCache(tenants)
+        self.personaliser = Personaliser(events)
+        self.bundles = Bundles(self.tenant_cache, self.containers, models, self.personaliser)
+        self.evaluation = ModelEvaluation(self.tenant_cache, models, self.personaliser)
+
+    def warm_deployed(self) -> int:
+        """Load every deployed model of every tenant (and its catalog) ahead of traffic.
+
+        Run by the predict service at start-up and then periodically. Returns the number of models
+        ready (see :func:`aisle.recs.serving.warmup.warm_deployed`).
+        """
+        return warm_deployed(self.tenant_cache, self.models)
+
+    def predict(self, tenant: str, q: PredictQuery, *, warm_only: bool = False) -> list[ItemOut]:
+        """Recommendations of container ``q.container_id``.
+
+        With ``warm_only`` the call does only CPU work and local file reads (about 1 ms) or raises
+        :class:`NotWarm`, so an async route can answer inline and send cold requests to a thread.
+        The container comes from :attr:`containers`, so an edit is served at most ``ttl_s`` seconds late.
+
+        Raises:
+            TenantNotFound, ContainerNotFound (404); BadRequest ``model_ids_unknown``,
+            ``action_slot_unknown``, ``condition_field_unknown`` (400); ModelNotDeployed (409).
+        """
+        if warm_only and (q.visitor_id or q.user_id):
+            raise NotWarm("personalisation")
+        config, state = self.tenant_cache.get(tenant, warm_only=warm_only)
+        container = self._container(tenant, state, q.container_id, warm_only=warm_only)
+        slots = _select_slots(container, q.model_ids)
+        table = self.tenant_cache.table(config, state, warm_only=warm_only)
+        actions = compile_actions(q.actions, table, {s.slotConfigId for s in container.slotConfigurations})
+        personal = self.personaliser.personal(tenant, config, table, q.visitor_id, q.user_id)
+        options = RankOptions(strict=q.params.strict_filtering, diversity=q.params.diversity_level)
+        taken: set[str] = set()
+        ranked: list[Ranked] = []
+        for slot in sorted(slots, key=lambda s: s.placement):
+            model = (
+                self.models.cached(tenant, slot.modelId)
+                if warm_only
+                else self.models.served(tenant, state.scope, slot.modelId)
+            )
+            if model is None:
+                raise NotWarm(slot.modelId)
+            ranked += rank_slot(slot, model, q.seeds, table, actions, personal, taken, options)
+        return [item_out(r, table, q.params, personal) for r in ranked]
+
+    def evaluate(
+        self, tenant: str, q: PredictQuery, model_type: str, model_name: str, k: int = 20
+    ) -> dict[str, Any]:
+        """Items of one named model (deployed or not) through the same ranking, plus its offline metrics.
+
+        See :meth:`aisle.recs.serving.evaluation.ModelEvaluation.evaluate`. Raises ModelNotFound (404),
+        BadRequest ``model_type_mismatch`` (400).
+        """
+        return self.evaluation.evaluate(tenant, q, model_type, model_name, k)
+
+    def served_model(self, tenant: str, model_id: str) -> ServedModel:
+        """The loaded, deployed model. Raises TenantNotFound, ModelNotFound (404), ModelNotDeployed (409)."""
+        _, state = self.tenant_cache.get(tenant)
+        return self.models.served(tenant, state.scope, model_id)
+
+    def container(self, tenant: str, container_id: str) -> Container:
+        """The container as predict serves it (up to ``containers.ttl_s`` stale).
+
+        Raises TenantNotFound, ContainerNotFound (404).
+        """
+        _, state = self.tenant_cache.get(tenant)
+        return self._container(tenant, state, container_id)
+
+    def _container(
+        self, tenant: str, state: ServedTenant, container_id: str, *, warm_only: bool = False
+    ) -> Container:
+        if warm_only and self.containers.ttl_s > 0:
+            # a stale entry is re-read in a thread
+            container = self.containers.cached(tenant, container_id)
+            if container is None:
+                raise NotWarm(f"container {container_id}")
+            return container
+        if warm_only and not self.tenant_cache.storage_is_local():
+            # with the cache off a local store is still read inline (two plain file calls); S3 is not
+            raise NotWarm(f"container {container_id} on remote storage")
+        return self.containers.get(tenant, state.containers, container_id)
+
+
+def _select_slots(container: Container, model_ids: Sequence[str] | None) -> list[SlotConfig]:
+    if model_ids is None:
+        return list(container.slotConfigurations)
+    known = set(container.model_ids())
+    unknown = [m for m in model_ids if m not in known]
+    if unknown or not model_ids:
+        raise BadRequest(
+            f"modelIds not in container '{container.containerId}': {', '.join(unknown) or '(empty list)'}"
+            f" (its models: {', '.join(sorted(known))})",
+            code="model_ids_unknown",
+            details={"unknown": unknown, "containerModels": sorted(known)},
+        )
+    wanted = set(model_ids)
+    return [s for s in container.slotConfigurations if s.modelId in wanted]

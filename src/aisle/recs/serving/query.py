@@ -1,0 +1,42 @@
+"""What a predict request asks: :class:`PredictQuery` and its :class:`PredictParams` (spec "PredictRequest").
+
+The predict service parses the HTTP body into these; the engine never sees FastAPI or pydantic request
+models. :class:`NotWarm` is how the engine says a request needs I/O (see :meth:`PredictEngine.predict`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from aisle.recs.diversity import DiversityLevel
+from aisle.recs.serving.rank import PredictAction
+
+
+@dataclass(frozen=True)
+class PredictParams:
+    """``predictParams`` of the spec, parsed."""
+
+    return_product: bool = False
+    return_score: bool = True
+    strict_filtering: bool = False
+    diversity_level: DiversityLevel | None = None
+    debug: bool = False
+
+
+@dataclass(frozen=True)
+class PredictQuery:
+    """One request: the container, its seed products and who asks (``visitorId``, ``userId``)."""
+
+    container_id: str
+    seeds: Sequence[str]
+    model_ids: Sequence[str] | None = None
+    visitor_id: str | None = None
+    user_id: str | None = None
+    actions: Sequence[PredictAction] = ()
+    params: PredictParams = field(default_factory=PredictParams)
+
+
+class NotWarm(Exception):
+    """Raised by ``predict(..., warm_only=True)`` when answering needs I/O beyond local file reads
+    (a model or catalog to load, configuration to refresh, events to read): rerun it in a thread."""

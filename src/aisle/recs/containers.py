@@ -20,7 +20,7 @@ from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from aisle.core.errors import Conflict, NotFound
+from aisle.core.errors import Conflict, ErrorCode, NotFound
 from aisle.core.storage import BlobStore
 from aisle.core.storage.documents import VersionedDocuments
 from aisle.core.storage.revisions import RevisionLog
@@ -31,7 +31,7 @@ ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$"
 
 
 class ContainerNotFound(NotFound):
-    code = "container_not_found"
+    code = ErrorCode.CONTAINER_NOT_FOUND
 
     @classmethod
     def of(cls, container_id: str) -> ContainerNotFound:
@@ -40,11 +40,11 @@ class ContainerNotFound(NotFound):
 
 
 class ContainerExists(Conflict):
-    code = "container_exists"
+    code = ErrorCode.CONTAINER_EXISTS
 
 
 class ContainerVersionConflict(Conflict):
-    code = "container_version_conflict"
+    code = ErrorCode.CONTAINER_VERSION_CONFLICT
 
 
 class SlotOptions(BaseModel):

@@ -15,7 +15,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from aisle.catalog.store import Catalog, CatalogNotFound, CatalogStore
-from aisle.core.errors import Conflict
+from aisle.core.errors import Conflict, ErrorCode
 from aisle.core.storage import BlobNotFound, BlobStore, PrefixBlobStore
 from aisle.recs.containers import ContainerStore
 from aisle.recs.jobs import Job, JobHandler, Progress
@@ -29,11 +29,11 @@ WARM_SEEDS = 3
 
 
 class ModelNotDeployed(Conflict):
-    code = "model_not_deployed"
+    code = ErrorCode.MODEL_NOT_DEPLOYED
 
 
 class ModelInUse(Conflict):
-    code = "model_in_use"
+    code = ErrorCode.MODEL_IN_USE
 
 
 class Deployment(BaseModel):

@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 
-from aisle.core.errors import ValidationFailed
+from aisle.core.errors import ErrorCode, ValidationFailed
 from aisle.core.events import Event, EventStore
 
 USER_HISTORY_PREFIX = "user:"
@@ -34,7 +34,7 @@ def require_known_types(events: Sequence[Event], allowed: Sequence[str]) -> None
     if unknown:
         raise ValidationFailed(
             f"unknown eventType {', '.join(unknown)}; this tenant accepts: {', '.join(allowed)}",
-            code="event_type_unknown",
+            code=ErrorCode.EVENT_TYPE_UNKNOWN,
             details={"unknown": unknown, "allowed": list(allowed)},
         )
 

@@ -28,7 +28,7 @@ from typing import Any
 import orjson
 from pydantic import BaseModel, Field
 
-from aisle.core.errors import AisleError, NotFound
+from aisle.core.errors import AisleError, ErrorCode, NotFound
 from aisle.core.storage import BlobNotFound, BlobStore, PrefixBlobStore
 
 log = logging.getLogger("aisle.jobs")
@@ -36,7 +36,7 @@ MAX_ATTEMPTS = 3
 
 
 class JobNotFound(NotFound):
-    code = "job_not_found"
+    code = ErrorCode.JOB_NOT_FOUND
 
 
 class JobStatus(StrEnum):
@@ -234,7 +234,7 @@ class JobRunner:
         handler = self.handlers.get(job.kind)
         try:
             if handler is None:
-                raise AisleError(f"no handler for job kind '{job.kind}'", code="job_kind_unknown")
+                raise AisleError(f"no handler for job kind '{job.kind}'", code=ErrorCode.JOB_KIND_UNKNOWN)
             result = handler(scope, job, progress)
         except Exception as exc:
             self._finish(jobs, job, None, exc)
@@ -251,7 +251,9 @@ class JobRunner:
             if not isinstance(exc, AisleError):
                 log.exception("job %s failed", job.jobId, exc_info=exc)
             err = (
-                exc.to_dict() if isinstance(exc, AisleError) else {"code": "job_failed", "message": str(exc)}
+                exc.to_dict()
+                if isinstance(exc, AisleError)
+                else {"code": ErrorCode.JOB_FAILED, "message": str(exc)}
             )
             job.status, job.message, job.error = JobStatus.failed, err["message"], err
         jobs.save(job)

@@ -20,7 +20,7 @@ import numpy as np
 import orjson
 from pydantic import BaseModel, Field
 
-from aisle.core.errors import Conflict, NotFound
+from aisle.core.errors import Conflict, ErrorCode, NotFound
 from aisle.core.storage import BlobNotFound, BlobStore
 from aisle.recs.models.base import ModelType
 
@@ -38,7 +38,7 @@ DEFAULT_PAGE_TYPES: dict[ModelType, list[str]] = {
 
 
 class ModelNotFound(NotFound):
-    code = "model_not_found"
+    code = ErrorCode.MODEL_NOT_FOUND
 
 
 class ModelRecord(BaseModel):
@@ -95,7 +95,7 @@ class ModelRegistry:
         if not any(True for _ in self.scope.list(record.artifact_uri.rstrip("/") + "/")):
             raise Conflict(
                 f"artifact '{record.artifact_uri}' of model '{record.model_id}' is missing: write it first",
-                code="model_artifact_missing",
+                code=ErrorCode.MODEL_ARTIFACT_MISSING,
             )
         self.scope.put(f"{REGISTRY_DIR}/{record.model_id}.json", record.model_dump_json(indent=2).encode())
 
@@ -115,7 +115,9 @@ class ArtifactWriter:
 
     def put_bytes(self, name: str, data: bytes) -> None:
         if not self.scope.put_if_absent(f"{self.uri}/{name}", data):
-            raise Conflict(f"artifact file {self.uri}/{name} already exists", code="model_artifact_exists")
+            raise Conflict(
+                f"artifact file {self.uri}/{name} already exists", code=ErrorCode.MODEL_ARTIFACT_EXISTS
+            )
 
     def put_arrays(self, name: str, arrays: dict[str, np.ndarray]) -> None:
         """Store numpy arrays as one ``.npz`` file (no pickles: object arrays are refused)."""

@@ -13,7 +13,7 @@ import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
-from aisle.core.errors import AisleError, NotFound
+from aisle.core.errors import AisleError, ErrorCode, NotFound
 from aisle.recs.models.base import ModelType
 from aisle.recs.serving.containers import ContainerCache
 from aisle.recs.serving.models import ModelSource, ServedModel
@@ -23,7 +23,7 @@ from aisle.recs.serving.tenants import TenantCache
 
 
 class BundleModelNotFound(NotFound):
-    code = "bundle_model_not_found"
+    code = ErrorCode.BUNDLE_MODEL_NOT_FOUND
 
 
 class Bundles:

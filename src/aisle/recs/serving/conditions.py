@@ -21,7 +21,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from aisle.core.errors import BadRequest
+from aisle.core.errors import BadRequest, ErrorCode
 from aisle.recs.serving.products import ProductTable
 
 Scalar = str | int | float | bool
@@ -163,7 +163,7 @@ def compile_condition(cond: Condition, table: ProductTable, _depth: int = 0) -> 
             (``id`` is always available); ``condition_too_deep`` past 32 levels.
     """
     if _depth > MAX_DEPTH:
-        raise BadRequest(f"condition nests deeper than {MAX_DEPTH} levels", code="condition_too_deep")
+        raise BadRequest(f"condition nests deeper than {MAX_DEPTH} levels", code=ErrorCode.CONDITION_TOO_DEEP)
     if isinstance(cond, AndCondition | OrCondition):
         parts = [compile_condition(c, table, _depth + 1) for c in cond.conditions]
         if isinstance(cond, AndCondition):
@@ -211,7 +211,7 @@ def _column(name: str, table: ProductTable) -> list[Any]:
         known = ", ".join(sorted(["id", *table.columns]))
         raise BadRequest(
             f"condition field '{name}' is not a catalog field (known: {known})",
-            code="condition_field_unknown",
+            code=ErrorCode.CONDITION_FIELD_UNKNOWN,
             details={"field": name},
         )
     return column

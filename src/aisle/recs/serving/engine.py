@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from aisle.core.errors import BadRequest
+from aisle.core.errors import BadRequest, ErrorCode
 from aisle.core.events import EventStore
 from aisle.core.tenancy import Tenants
 from aisle.recs.containers import Container, SlotConfig
@@ -148,7 +148,7 @@ def _select_slots(container: Container, model_ids: Sequence[str] | None) -> list
         raise BadRequest(
             f"modelIds not in container '{container.containerId}': {', '.join(unknown) or '(empty list)'}"
             f" (its models: {', '.join(sorted(known))})",
-            code="model_ids_unknown",
+            code=ErrorCode.MODEL_IDS_UNKNOWN,
             details={"unknown": unknown, "containerModels": sorted(known)},
         )
     wanted = set(model_ids)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from aisle.core.errors import BadRequest
+from aisle.core.errors import BadRequest, ErrorCode
 from aisle.recs.containers import SlotConfig
 from aisle.recs.serving.items import item_out
 from aisle.recs.serving.models import ModelSource
@@ -42,7 +42,7 @@ class ModelEvaluation:
         if model.model_type.value != model_type:
             raise BadRequest(
                 f"model '{model_name}' is a {model.model_type.value} model, not {model_type}",
-                code="model_type_mismatch",
+                code=ErrorCode.MODEL_TYPE_MISMATCH,
                 details={"modelName": model_name, "modelType": model.model_type.value},
             )
         table = self.tenants.table(config, state)

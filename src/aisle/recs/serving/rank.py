@@ -15,7 +15,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from aisle.core.errors import BadRequest
+from aisle.core.errors import BadRequest, ErrorCode
 from aisle.recs.containers import SlotConfig
 from aisle.recs.diversity import DiversityLevel, mmr
 from aisle.recs.models.base import RecContext
@@ -80,7 +80,7 @@ def compile_actions(
             raise BadRequest(
                 f"actions[{i}].slotConfigId '{action.slotConfigId}' is not a slot of the container "
                 f"(slots: {', '.join(sorted(slot_ids))})",
-                code="action_slot_unknown",
+                code=ErrorCode.ACTION_SLOT_UNKNOWN,
             )
         matches = compile_condition(action.condition, table) if action.condition is not None else _always
         out.append(CompiledAction(i, action.type, action.weight, matches, action.slotConfigId))

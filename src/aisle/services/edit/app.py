@@ -12,7 +12,6 @@ from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
 
-from aisle import __version__
 from aisle.core.auth.dependencies import Authorizer
 from aisle.core.config import Settings, load_settings
 from aisle.core.events import EventStore, open_event_store
@@ -20,7 +19,7 @@ from aisle.core.storage.resolver import open_blob_store_from_settings
 from aisle.core.tenancy import Tenants
 from aisle.recs.deployments import Loader, deploy_handler, undeploy_handler
 from aisle.recs.jobs import JobRunner
-from aisle.services.common.errors import install_error_handlers
+from aisle.services.common.app import service_app
 from aisle.services.edit.routes import router
 from aisle.services.edit.state import EditState
 
@@ -65,15 +64,16 @@ def create_app(
         state.jobs.stop()
         state.events.close()
 
-    app = FastAPI(
+    app = service_app(
+        "edit",
         title="Aisle recommendation edit service",
-        version=__version__,
         description="Models and their deployment (asynchronous jobs), containers (versioned, optimistic "
         "concurrency), visitor events and user feature vectors. Every endpoint but /health takes the "
         '`tenant` query parameter. Errors: `{"error": {"code", "message", "details"}}`.',
+        routers=[router],
         lifespan=lifespan,
+        server_timing=False,
     )
     app.state.edit = state
-    install_error_handlers(app)
-    app.include_router(router)
+    app.state.authorizer = state.authorizer
     return app

@@ -6,13 +6,10 @@ would be handed to a thread); :func:`tenant_scope` reads storage, so it is a pla
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from typing import Annotated
 
 from fastapi import Depends, Request
 
-from aisle.core.auth.dependencies import Principal
-from aisle.core.auth.scopes import SCOPES
 from aisle.core.events import EventStore
 from aisle.core.storage import PrefixBlobStore
 from aisle.core.tenancy import Tenants
@@ -54,21 +51,3 @@ Jobs = Annotated[JobRunner, Depends(edit_jobs)]
 """This replica's job runner (woken after a local submit)."""
 Scope = Annotated[PrefixBlobStore, Depends(tenant_scope)]
 """The storage scope of the request's ``tenant``, which must exist (404 otherwise)."""
-
-
-def requires(scope: str) -> Callable[[Request], Awaitable[Principal | None]]:
-    """A dependency checking the request's bearer token for ``scope`` and its tenants with the app's
-    :class:`~aisle.core.auth.dependencies.Authorizer` (rules, errors and return value: its ``require``).
-
-    The function carries ``scope`` as an attribute, as ``Authorizer.require``'s do (route introspection).
-    Raises ValueError here, at import, for a scope not in :data:`SCOPES`.
-    """
-    if scope not in SCOPES:
-        raise ValueError(f"unknown scope '{scope}'; known: {', '.join(SCOPES)}")
-
-    async def authorize(request: Request) -> Principal | None:
-        return await edit_state(request).authorizer.require(scope)(request)
-
-    authorize.__name__ = f"require_{scope.replace(':', '_')}"
-    authorize.scope = scope  # type: ignore[attr-defined]
-    return authorize

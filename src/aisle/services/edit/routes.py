@@ -9,7 +9,6 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Depends, Path, Query, Response
 
-from aisle import __version__
 from aisle.core.auth.scopes import RECS_READ, RECS_WRITE
 from aisle.core.events import Event
 from aisle.core.storage import PrefixBlobStore
@@ -18,10 +17,10 @@ from aisle.recs.deployments import Deployments, refuse_if_attached
 from aisle.recs.ingest import record_events, require_known_types
 from aisle.recs.jobs import Job, JobRunner, JobStore
 from aisle.recs.registry import ModelRegistry
+from aisle.services.common.auth import require_scope
 from aisle.services.common.errors import error_responses
 from aisle.services.common.params import TenantQuery
-from aisle.services.common.schemas import Health
-from aisle.services.edit.deps import AllTenants, Events, Jobs, Scope, requires
+from aisle.services.edit.deps import AllTenants, Events, Jobs, Scope
 from aisle.services.edit.schemas import (
     ContainerCreate,
     ContainerReplace,
@@ -40,8 +39,8 @@ from aisle.services.edit.schemas import (
 PathId = Annotated[str, Path(min_length=1, max_length=256)]
 
 router = APIRouter()
-READ = Depends(requires(RECS_READ))
-WRITE = Depends(requires(RECS_WRITE))
+READ = Depends(require_scope(RECS_READ))
+WRITE = Depends(require_scope(RECS_WRITE))
 
 
 def view(scope: PrefixBlobStore, record: Any) -> ModelView:
@@ -246,8 +245,3 @@ def user_features(
     """Replace a user's feature vector."""
     store.put_user_features(tenant, body.userId, body.features)
     return UserFeaturesStored(userId=body.userId)
-
-
-@router.get("/health", response_model=Health)
-def health() -> Health:
-    return Health(service="edit", version=__version__)

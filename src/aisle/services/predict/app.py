@@ -13,14 +13,13 @@ from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
 
-from aisle import __version__
 from aisle.core.auth.dependencies import Authorizer
 from aisle.core.config import Settings, load_settings
 from aisle.core.events import EventStore, open_event_store
 from aisle.core.storage.resolver import open_blob_store_from_settings
 from aisle.core.tenancy import Tenants
 from aisle.recs.serving import ContainerCache, ModelSource, PredictEngine, RegistryModelSource
-from aisle.services.common.errors import install_error_handlers
+from aisle.services.common.app import service_app
 from aisle.services.predict.routes import router
 from aisle.services.predict.state import PredictState
 
@@ -80,16 +79,18 @@ def create_app(
             warmer.join(timeout=30)
         state.events.close()
 
-    app = FastAPI(
+    app = service_app(
+        "predict",
         title="Aisle recommendation predict service",
-        version=__version__,
         description="Real-time recommendations from the models of a container, with FILTER / BOOST / BURY "
         "actions, session and brand-affinity personalisation and diversity; product bundles. Every answer, "
         'errors included, is the envelope `{"success", "response_data", "error"}`; `error` is '
         '`{"code", "message", "details"}` with a stable code.',
+        routers=[router],
         lifespan=lifespan,
+        server_timing=False,
+        envelope="predict",
     )
     app.state.predict = state
-    install_error_handlers(app, envelope="predict")
-    app.include_router(router)
+    app.state.authorizer = state.authorizer
     return app

@@ -7,13 +7,10 @@ without one).
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from typing import Annotated
 
 from fastapi import Depends, Request
 
-from aisle.core.auth.dependencies import Principal
-from aisle.core.auth.scopes import SCOPES
 from aisle.recs.serving import PredictEngine
 from aisle.services.predict.state import PredictState
 
@@ -30,21 +27,3 @@ async def predict_engine(request: Request) -> PredictEngine:
 
 Engine = Annotated[PredictEngine, Depends(predict_engine)]
 """The process's :class:`PredictEngine`, as a route parameter."""
-
-
-def requires(scope: str) -> Callable[[Request], Awaitable[Principal | None]]:
-    """A dependency checking the request's bearer token for ``scope`` and its tenants with the app's
-    :class:`~aisle.core.auth.dependencies.Authorizer` (rules, errors and return value: its ``require``).
-
-    The function carries ``scope`` as an attribute, as ``Authorizer.require``'s do (route introspection).
-    Raises ValueError here, at import, for a scope not in :data:`SCOPES`.
-    """
-    if scope not in SCOPES:
-        raise ValueError(f"unknown scope '{scope}'; known: {', '.join(SCOPES)}")
-
-    async def authorize(request: Request) -> Principal | None:
-        return await predict_state(request).authorizer.require(scope)(request)
-
-    authorize.__name__ = f"require_{scope.replace(':', '_')}"
-    authorize.scope = scope  # type: ignore[attr-defined]
-    return authorize

@@ -12,12 +12,11 @@ from fastapi import APIRouter, Depends, Query
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import Response
 
-from aisle import __version__
 from aisle.core.auth.scopes import RECS_READ
 from aisle.recs.serving import ItemOut, NotWarm, PredictParams, PredictQuery
+from aisle.services.common.auth import require_scope
 from aisle.services.common.params import TenantQuery
-from aisle.services.common.schemas import Health
-from aisle.services.predict.deps import Engine, requires
+from aisle.services.predict.deps import Engine
 from aisle.services.predict.schemas import (
     BundleRecommendationRequest,
     BundlesResponse,
@@ -29,7 +28,7 @@ from aisle.services.predict.schemas import (
 )
 
 router = APIRouter()
-READ = Depends(requires(RECS_READ))
+READ = Depends(require_scope(RECS_READ))
 
 
 def _errors(*layers: dict[str, str]) -> dict[int | str, dict[str, Any]]:
@@ -176,8 +175,3 @@ def bundle_recommendations(
         user_id=body.userId,
     )
     return ok(filled)
-
-
-@router.get("/health", response_model=Health)
-def health() -> Health:
-    return Health(service="predict", version=__version__)

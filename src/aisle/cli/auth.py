@@ -21,7 +21,7 @@ from typing import Any
 import typer
 from pydantic import ValidationError
 
-from aisle.core.cli import fail
+from aisle.cli.common import fail
 from aisle.core.errors import AisleError
 
 auth_app = typer.Typer(help="Clients, keys and tokens of the token service.", no_args_is_help=True)

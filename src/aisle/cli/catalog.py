@@ -7,8 +7,9 @@ from pathlib import Path
 
 import typer
 
-from aisle.core.cli import ProgressLine, fail, settings_and_tenants
+from aisle.cli.common import fail, settings_and_tenants
 from aisle.core.errors import AisleError
+from aisle.core.progress import ProgressLine
 
 tenant_app = typer.Typer(help="Tenants in object storage.", no_args_is_help=True)
 catalog_app = typer.Typer(help="Product catalogs.", no_args_is_help=True)

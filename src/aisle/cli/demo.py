@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from aisle.core.cli import fail
+from aisle.cli.common import fail
 from aisle.core.errors import AisleError
 
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from aisle.core.cli import fail, settings_and_tenants
+from aisle.cli.common import fail, settings_and_tenants
 from aisle.core.errors import AisleError
 
 ranker_app = typer.Typer(

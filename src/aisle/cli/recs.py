@@ -7,7 +7,7 @@ from typing import Any
 
 import typer
 
-from aisle.core.cli import fail
+from aisle.cli.common import fail
 from aisle.recs.models.base import ModelType
 
 DATA_DIR = typer.Option(Path("../shared/data"), "--data-dir", help="Folder of the shared data sets.")

@@ -6,8 +6,9 @@ from pathlib import Path
 
 import typer
 
-from aisle.core.cli import ProgressLine, fail, settings_and_tenants
+from aisle.cli.common import fail, settings_and_tenants
 from aisle.core.errors import AisleError
+from aisle.core.progress import ProgressLine
 
 vectors_app = typer.Typer(
     help="Product embeddings for vector, image and hybrid search.", no_args_is_help=True

@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from aisle.core.cli import ProgressLine
 from aisle.core.errors import AisleError
+from aisle.core.progress import ProgressLine
 from aisle.core.tenancy import Tenants
 
 if TYPE_CHECKING:

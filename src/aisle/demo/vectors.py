@@ -35,7 +35,7 @@ def build_demo_vectors(
     extra skips the photos with a message. Nothing raises for a missing optional part.
 
     ``progress_for(tenant)`` gives the progress callback of one tenant's build (``(stage, done, total)``,
-    e.g. :class:`aisle.core.cli.ProgressLine`); without it the builds report only when done.
+    e.g. :class:`aisle.core.progress.ProgressLine`); without it the builds report only when done.
     """
     from aisle.vectors.build import build_text_vectors
     from aisle.vectors.image_build import build_image_vectors

@@ -1,9 +1,10 @@
-"""What every ``aisle`` sub-command shares: the error printer, a progress line and the tenant lookup."""
+"""What every ``aisle`` sub-command shares: the error printer and the tenant lookup.
+
+The progress line lives in :mod:`aisle.core.progress` (the demo builds print it too).
+"""
 
 from __future__ import annotations
 
-import sys
-import time
 from typing import TYPE_CHECKING, NoReturn
 
 import typer
@@ -31,20 +32,3 @@ def settings_and_tenants() -> tuple[Settings, Tenants]:
 
     settings = load_settings()
     return settings, Tenants(open_blob_store_from_settings(settings), ttl=0)
-
-
-class ProgressLine:
-    """A one-line progress display on stderr: ``index  30000/44441  67%``."""
-
-    def __init__(self, label: str) -> None:
-        self.label = label
-        self.start = time.perf_counter()
-
-    def __call__(self, stage: str, done: int, total: int) -> None:
-        pct = f"{100 * done // total:3d}%" if total else ""
-        end = "\n" if done >= total else ""
-        sys.stderr.write(
-            f"\r{self.label}: {stage:<6} {done:>8}/{total:<8} {pct} "
-            f"{time.perf_counter() - self.start:6.1f}s{end}"
-        )
-        sys.stderr.flush()

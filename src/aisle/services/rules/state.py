@@ -29,7 +29,7 @@ class RulesState:
     books: RuleBooks
 
 
-def rules_state(request: Request) -> RulesState:
+async def rules_state(request: Request) -> RulesState:
     return request.app.state.rules  # type: ignore[no-any-return]
 
 

@@ -1,4 +1,8 @@
-"""What the search service's routes reach through dependencies: the engine and the predict client."""
+"""What the search service's routes reach through dependencies: the engine and the predict client.
+
+The dependencies are ``async`` on purpose: they only read ``request.app.state``, and an async dependency
+runs inline where a plain ``def`` one is handed to the thread pool (one more hop per request).
+"""
 
 from __future__ import annotations
 
@@ -21,11 +25,11 @@ class SearchState:
     predict_client: httpx.AsyncClient
 
 
-def _state(request: Request) -> SearchState:
+async def _state(request: Request) -> SearchState:
     return request.app.state.search
 
 
-def _engine(request: Request) -> SearchEngine:
+async def _engine(request: Request) -> SearchEngine:
     return request.app.state.search.engine
 
 

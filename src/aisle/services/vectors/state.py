@@ -27,7 +27,7 @@ class VectorState:
     neighbours: LocalNeighbours
 
 
-def _state(request: Request) -> VectorState:
+async def _state(request: Request) -> VectorState:
     return request.app.state.vectors
 
 

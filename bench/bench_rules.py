@@ -53,6 +53,7 @@ def twenty_rules() -> list[dict[str, Any]]:
             "name": name,
             "conditions": {"query": query, **kw.pop("conditions", {})},
             "actions": actions,
+            "appliesToAllQueries": match == "any",  # sitewide rules are saved deliberately
             **kw,
         }
 
@@ -193,13 +194,23 @@ def concurrent_edits(url: str, storage_url: str) -> None:
     log = RevisionLog(tenant_scope(open_blob_store(storage_url), "fashion"), "rules")
 
     def body(name: str, version: int) -> dict[str, Any]:
-        return {"name": name, "version": version, "actions": [{"type": "redirect", "url": f"/{name}"}]}
+        return {
+            "name": name,
+            "version": version,
+            "conditions": {"query": {"match": "exact", "value": name}},
+            "actions": [{"type": "redirect", "url": f"/{name}"}],
+        }
 
     with httpx.Client(base_url=url, timeout=30, limits=httpx.Limits(max_connections=WRITERS)) as http:
         r = http.post(
             "/rules",
             params=T,
-            json={"id": "hot", "name": "start", "actions": [{"type": "hide", "productIds": ["1"]}]},
+            json={
+                "id": "hot",
+                "name": "start",
+                "conditions": {"query": {"match": "exact", "value": "start"}},
+                "actions": [{"type": "hide", "productIds": ["1"]}],
+            },
         )
         r.raise_for_status()
         barrier = threading.Barrier(WRITERS)

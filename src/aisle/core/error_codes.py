@@ -42,6 +42,7 @@ class ErrorCode(StrEnum):
     # Generic: one per HTTP status, also what framework HTTP errors (unknown path, wrong method) answer with.
     AISLE_ERROR = "aisle_error", 400, "An error without a more specific code."
     BAD_REQUEST = "bad_request", 400, "The request cannot be served as it is."
+    UNKNOWN_PARAMETER = "unknown_parameter", 400, "A query parameter the operation does not declare."
     UNAUTHORIZED = "unauthorized", 401, "No bearer token (RFC 6750 section 3.1)."
     FORBIDDEN = "forbidden", 403, "The request is not allowed."
     NOT_FOUND = "not_found", 404, "No such resource (or path)."
@@ -77,7 +78,6 @@ class ErrorCode(StrEnum):
 
     # Token endpoint (RFC 6749 section 5.2 ``error``, in that RFC's envelope).
     INVALID_REQUEST = "invalid_request", 400, "Token request: a parameter is missing, repeated or malformed."
-    INVALID_CLIENT = "invalid_client", 401, "Token request: the client is unknown or disabled."
     INVALID_GRANT = "invalid_grant", 400, "Token request: the assertion is invalid (RFC 7523 section 3.1)."
     UNSUPPORTED_GRANT_TYPE = "unsupported_grant_type", 400, "Token request: a grant other than JWT bearer."
     INVALID_SCOPE = "invalid_scope", 400, "Token request: a scope not granted to the client."
@@ -114,6 +114,11 @@ class ErrorCode(StrEnum):
     RULE_EXISTS = "rule_exists", 409, "A rule of that id exists already."
     RULE_VERSION_CONFLICT = "rule_version_conflict", 409, "The rule is no longer at the version given."
     RULE_INVALID = "rule_invalid", 422, "The rule does not validate against the tenant's configuration."
+    RULE_MATCHES_EVERY_QUERY = (
+        "rule_matches_every_query",
+        422,
+        "A rule that fires on every query, saved without appliesToAllQueries: true.",
+    )
     RULE_ID_MISMATCH = "rule_id_mismatch", 400, "The body's rule id is not the path's."
     VERSION_MISMATCH = "version_mismatch", 400, "The body's version and If-Match disagree."
     IF_MATCH_INVALID = "if_match_invalid", 400, 'If-Match is not a version such as "3".'
@@ -136,6 +141,7 @@ class ErrorCode(StrEnum):
     # Recommendations: containers, models, jobs, events.
     CONTAINER_NOT_FOUND = "container_not_found", 404, "No container of that id."
     CONTAINER_EXISTS = "container_exists", 409, "A container of that id exists already."
+    CONTAINER_ID_MISMATCH = "container_id_mismatch", 400, "A PUT body's containerId is not the path's id."
     CONTAINER_VERSION_CONFLICT = "container_version_conflict", 409, "The container changed since it was read."
     CONDITION_FIELD_UNKNOWN = "condition_field_unknown", 400, "A condition on a field the catalog lacks."
     CONDITION_TOO_DEEP = "condition_too_deep", 400, "A condition nested too deep."

@@ -35,6 +35,7 @@ from aisle.recs.deployments import (
     default_loader,
     warm_up,
 )
+from aisle.recs.jobs import Job, JobStatus, JobStore
 from aisle.recs.models.base import ModelType, Recommender
 from aisle.recs.registry import ModelRecord
 
@@ -72,13 +73,21 @@ def deploy_model(store: BlobStore, record: ModelRecord, loader: Loader) -> Recom
     started = time.perf_counter()
     recommender = loader(scope, record)
     warm_up(recommender, catalog_warm_seeds(scope))
+    # A completed job record, so the deployment's jobId answers GET /jobs/{jobId} like any deploy.
+    job = Job(
+        jobId=f"demo-{record.model_id}-v{record.version}"[:128],
+        tenant=record.tenant,
+        kind="deploy",
+        modelId=record.model_id,
+        status=JobStatus.completed,
+        percent=100,
+        message=f"deployed by the demo build (model version {record.version})",
+        attempt=1,
+        result={"modelVersion": record.version},
+    )
+    JobStore(scope, record.tenant).save(job)
     deployments.write(
-        Deployment(
-            modelId=record.model_id,
-            status="deployed",
-            modelVersion=record.version,
-            jobId=f"demo-v{record.version}",
-        )
+        Deployment(modelId=record.model_id, status="deployed", modelVersion=record.version, jobId=job.jobId)
     )
     log.info("deployed %s/%s v%d in %.1f s", record.tenant, record.model_id, record.version,
              time.perf_counter() - started)  # fmt: skip

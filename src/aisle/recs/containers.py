@@ -24,10 +24,10 @@ from aisle.core.errors import Conflict, ErrorCode, NotFound
 from aisle.core.storage import BlobStore
 from aisle.core.storage.documents import VersionedDocuments
 from aisle.core.storage.revisions import RevisionLog
+from aisle.core.validation import ID_PATTERN, ResourceId
 from aisle.recs.diversity import DiversityLevel
 
 ROOT = "containers"
-ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$"
 
 
 class ContainerNotFound(NotFound):
@@ -62,9 +62,7 @@ class SlotConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     slotConfigId: Annotated[str, Field(pattern=ID_PATTERN, description="Unique within the container.")]
-    modelId: Annotated[
-        str, Field(min_length=1, max_length=200, description="A deployed model of the tenant.")
-    ]
+    modelId: Annotated[ResourceId, Field(description="A deployed model of the tenant.")]
     placement: Annotated[
         int, Field(ge=0, le=1000, description="Order in which slots fill the response, lowest first.")
     ] = 0

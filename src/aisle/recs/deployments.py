@@ -17,6 +17,7 @@ from pydantic import BaseModel, Field
 from aisle.catalog.store import Catalog, CatalogNotFound, CatalogStore
 from aisle.core.errors import Conflict, ErrorCode
 from aisle.core.storage import BlobNotFound, BlobStore, PrefixBlobStore
+from aisle.core.validation import is_resource_id
 from aisle.recs.containers import ContainerStore
 from aisle.recs.jobs import Job, JobHandler, Progress
 from aisle.recs.models.base import RecContext, Recommender
@@ -59,11 +60,15 @@ class Deployments:
         hit = self._cache.get(model_id)
         if hit is not None and now - hit[0] <= max_age_s:
             return hit[1]
+        if not is_resource_id(model_id):
+            return None  # no model has such an id; not cached, so hostile ids cannot grow the cache
         try:
             raw = self.scope.get(f"{DEPLOY_DIR}/{model_id}.json")
             dep: Deployment | None = Deployment.model_validate_json(raw)
         except BlobNotFound:
             dep = None
+        if len(self._cache) >= 4096:  # bounded: model ids come from requests
+            self._cache.clear()
         self._cache[model_id] = (now, dep)
         return dep
 

@@ -30,6 +30,7 @@ from pydantic import BaseModel, Field
 
 from aisle.core.errors import AisleError, ErrorCode, NotFound
 from aisle.core.storage import BlobNotFound, BlobStore, PrefixBlobStore
+from aisle.core.validation import is_resource_id
 
 log = logging.getLogger("aisle.jobs")
 MAX_ATTEMPTS = 3
@@ -91,8 +92,10 @@ class JobStore:
         return job
 
     def get(self, job_id: str) -> Job:
-        """Raises :class:`JobNotFound`."""
+        """Raises :class:`JobNotFound` (also for an id no job can have)."""
         try:
+            if not is_resource_id(job_id):
+                raise BlobNotFound(job_id)
             return Job.model_validate_json(self.scope.get(f"jobs/{job_id}.json"))
         except BlobNotFound as exc:
             raise JobNotFound(f"job '{job_id}' does not exist", details={"jobId": job_id}) from exc

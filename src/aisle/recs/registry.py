@@ -22,6 +22,7 @@ from pydantic import BaseModel, Field
 
 from aisle.core.errors import Conflict, ErrorCode, NotFound
 from aisle.core.storage import BlobNotFound, BlobStore
+from aisle.core.validation import ResourceId, is_resource_id
 from aisle.recs.models.base import ModelType
 
 REGISTRY_DIR = "models/registry"
@@ -44,7 +45,7 @@ class ModelNotFound(NotFound):
 class ModelRecord(BaseModel):
     """One trained model of a tenant. ``artifact_uri`` is the artifact folder in the tenant scope."""
 
-    model_id: str
+    model_id: ResourceId
     tenant: str
     model_type: ModelType
     page_types: list[str] = Field(default_factory=list)
@@ -79,8 +80,10 @@ class ModelRegistry:
         return sorted(records, key=lambda r: (r.created_at, r.model_id))
 
     def get(self, model_id: str) -> ModelRecord:
-        """The record of ``model_id``. Raises :class:`ModelNotFound`."""
+        """The record of ``model_id``. Raises :class:`ModelNotFound` (also for an id no model can have)."""
         try:
+            if not is_resource_id(model_id):
+                raise BlobNotFound(model_id)
             raw = self.scope.get(f"{REGISTRY_DIR}/{model_id}.json")
         except BlobNotFound as exc:
             raise ModelNotFound(f"model '{model_id}' does not exist", details={"model_id": model_id}) from exc

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from aisle.core.validation import NumbersChecked
 
 SortOrder = Literal["relevance", "price_asc", "price_desc"]
 StageName = Literal["strict", "relaxed", "typo", "browse", "none"]
@@ -21,7 +23,12 @@ class FilterSpec(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     field: str = Field(min_length=1, max_length=64, examples=["brand"])
-    value: str | float | bool | list[str | float | bool] | dict[str, float] = Field(examples=["Nike"])
+    value: Annotated[str | float | bool | list[str | float | bool] | dict[str, float], NumbersChecked] = (
+        Field(
+            examples=["Nike"],
+            description="A value, a list of values (OR) or a range; numbers finite and within +-2^53.",
+        )
+    )
 
     @model_validator(mode="after")
     def _check(self) -> FilterSpec:

@@ -101,7 +101,7 @@ def test_a_catastrophic_pattern_answers(make_rule: Callable[..., Rule]) -> None:
             "one product",
         ),
         ({"actions": [{"type": "redirect", "url": "/a"}, {"type": "redirect", "url": "/b"}]}, "at most one"),
-        ({"actions": [{"type": "redirect", "url": "javascript:alert(1)"}]}, "pattern"),
+        ({"actions": [{"type": "redirect", "url": "javascript:alert(1)"}]}, "http\\(s\\) URL"),
         ({"actions": [{"type": "boost", "condition": [], "weight": 5}]}, "at least 1"),
         (
             {"actions": [{"type": "boost", "condition": [{"field": "brand", "value": "x"}], "weight": -5}]},

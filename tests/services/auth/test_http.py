@@ -113,7 +113,7 @@ def test_cli_add_client_token_list_rotate(
     assert len(kit.keys.published()) == 2
 
     wrong = runner.invoke(auth_app, ["token", "--client-id", "other", "--key-file", str(key_file)], env=env)
-    assert wrong.exit_code == 2 and "invalid_client" in wrong.output
+    assert wrong.exit_code == 2 and "invalid_grant: assertion refused" in wrong.output
     assert runner.invoke(auth_app, ["remove-client", "shop"], env=env).exit_code == 0
     assert runner.invoke(auth_app, ["list-clients"], env=env).stdout == ""
 

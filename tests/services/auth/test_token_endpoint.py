@@ -153,9 +153,19 @@ def test_attack_missing_jti(kit: AuthKit, token_client: TestClient) -> None:
     oauth_error(grant(token_client, kit.assertion("shop", key, claims={"jti": None})), "invalid_grant")
 
 
-def test_attack_unknown_client(kit: AuthKit, token_client: TestClient) -> None:
-    key = generate_client_key("ES256")
-    oauth_error(grant(token_client, kit.assertion("nobody", key)), "invalid_client", status=401)
+def test_unknown_client_wrong_key_and_wrong_alg_get_one_answer(
+    kit: AuthKit, token_client: TestClient
+) -> None:
+    """A caller without the key learns neither which client ids exist nor what they sign with."""
+    kit.add_client("shop", ["fashion"], alg="ES256")
+    answers = [
+        grant(token_client, kit.assertion("nobody", generate_client_key("ES256"))),
+        grant(token_client, kit.assertion("shop", generate_client_key("ES256"))),
+        grant(token_client, kit.assertion("shop", generate_client_key("RS256"))),
+    ]
+    for answer in answers:
+        oauth_error(answer, "invalid_grant")
+    assert len({(a.status_code, a.text) for a in answers}) == 1
 
 
 def test_attack_disabled_client(kit: AuthKit, token_client: TestClient) -> None:
@@ -163,7 +173,10 @@ def test_attack_disabled_client(kit: AuthKit, token_client: TestClient) -> None:
     record = kit.clients.get("shop")
     assert record is not None
     kit.clients.put(record.model_copy(update={"disabled": True}))
-    oauth_error(grant(token_client, kit.assertion("shop", key)), "invalid_client", status=401)
+    refused = grant(token_client, kit.assertion("shop", key))
+    oauth_error(refused, "invalid_grant")
+    unknown = grant(token_client, kit.assertion("nobody", generate_client_key("ES256")))
+    assert refused.text == unknown.text
 
 
 def test_attack_alg_none(kit: AuthKit, token_client: TestClient) -> None:

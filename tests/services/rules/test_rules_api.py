@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from fastapi.testclient import TestClient
 
 T = {"tenant": "fashion"}
@@ -62,7 +63,8 @@ def test_validation_errors_name_the_field(client: TestClient) -> None:
     assert r.json()["error"]["message"].startswith(
         "actions.0.condition.0.field: 'colour' is not an attribute"
     )
-    r = client.post("/rules", params=T, json=rule(conditions={"userGroup": "gold"}))
+    query = {"match": "contains", "value": "running shoes"}
+    r = client.post("/rules", params=T, json=rule(conditions={"query": query, "userGroup": "gold"}))
     assert (
         r.status_code == 422
         and "conditions.userGroup: unknown user group 'gold'" in r.json()["error"]["message"]
@@ -142,6 +144,7 @@ def test_preview_of_a_stored_rule_at_a_chosen_time(client: TestClient) -> None:
             id="black-friday",
             conditions={"start": "2026-11-27T00:00:00Z"},
             actions=[{"type": "redirect", "url": "/bf"}],
+            appliesToAllQueries=True,  # every search redirects from Black Friday on: confirmed
         ),
     )
     search = {"query": "shoes", "size": 3}
@@ -193,3 +196,52 @@ def test_auth_is_wired(settings: Any) -> None:
         assert c.post("/rules", params=T, json=rule(), headers=other).status_code == 403
         assert c.post("/rules", params=T, json=rule(), headers=writer).status_code == 201
         assert c.get("/health").status_code == 200
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://\u0096",
+        "//evil.example",
+        "/\\evil.example",
+        "javascript:alert(1)",
+        "https://u:p@shop.example",
+    ],
+)
+def test_redirects_go_to_a_site_path_or_an_http_url_with_a_host(client: TestClient, url: str) -> None:
+    r = client.post("/rules", params=T, json=rule(actions=[{"type": "redirect", "url": url}]))
+    assert r.status_code == 422, r.text
+    assert r.json()["error"]["message"].startswith("body.actions.0.redirect.url")
+    for good in ("/sale/shoes", "https://shop.example/sale?x=1"):
+        saved = client.post("/rules", params=T, json=rule(actions=[{"type": "redirect", "url": good}]))
+        assert saved.status_code == 201, saved.text
+        client.delete(f"/rules/{saved.json()['rule']['id']}", params=T)
+
+
+@pytest.mark.parametrize("query", ["   ", "a\u0000b", "x" * 257])
+def test_rewrites_are_bounded_visible_text(client: TestClient, query: str) -> None:
+    r = client.post("/rules", params=T, json=rule(actions=[{"type": "rewrite", "query": query}]))
+    assert r.status_code == 422
+
+
+def test_a_rule_on_every_query_needs_confirming(client: TestClient) -> None:
+    takeover = {"name": "everything", "actions": [{"type": "redirect", "url": "/sale"}]}
+    r = client.post("/rules", params=T, json=takeover)
+    assert r.status_code == 422 and r.json()["error"]["code"] == "rule_matches_every_query"
+    assert client.get("/rules", params=T).json()["total"] == 0
+    preview = client.post("/rules/preview", params=T, json={"search": {"query": "shoes"}, "rule": takeover})
+    assert preview.status_code == 200 and preview.json()["changes"]["redirectAfter"] == "/sale"
+    confirmed = client.post("/rules", params=T, json={**takeover, "appliesToAllQueries": True})
+    assert confirmed.status_code == 201
+    stored = confirmed.json()["rule"]
+    assert stored["appliesToAllQueries"] is True
+    assert client.put(f"/rules/{stored['id']}", params=T, json=stored).status_code == 200
+
+
+@pytest.mark.parametrize("value", [1e20, 9223372036854775807, {"lt": 1e300}])
+def test_rule_and_preview_numbers_beyond_2_53_are_422(client: TestClient, value: object) -> None:
+    action = {"type": "filter", "filters": [{"field": "year", "value": value}]}
+    r = client.post("/rules", params=T, json=rule(actions=[action]))
+    assert r.status_code == 422 and "2^53" in r.json()["error"]["message"]
+    preview = {"search": {"query": "shoes", "filters": [{"field": "year", "value": value}]}, "rule": rule()}
+    assert client.post("/rules/preview", params=T, json=preview).status_code == 422

@@ -21,7 +21,11 @@ WRITERS = 20
 
 
 def body(name: str, version: int | None = None) -> dict[str, Any]:
-    doc: dict[str, Any] = {"name": name, "actions": [{"type": "redirect", "url": f"/{name}"}]}
+    doc: dict[str, Any] = {
+        "name": name,
+        "conditions": {"query": {"match": "exact", "value": name}},
+        "actions": [{"type": "redirect", "url": f"/{name}"}],
+    }
     if version is not None:
         doc["version"] = version
     return doc

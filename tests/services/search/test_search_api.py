@@ -47,16 +47,27 @@ def test_post_search_returns_the_spec_shape(client: TestClient) -> None:
     assert graph["stage"] in {"strict", "relaxed", "typo"}
 
 
-def test_get_search_is_hidden_from_the_docs(client: TestClient) -> None:
-    resp = client.get(
-        "/search",
-        params={"q": "watch", "tenant": "fashion", "size": 2, "facets": "gender", "filter": ["gender:Women"]},
-    )
+def test_get_search_takes_q_or_query_and_refuses_unknown_parameters(client: TestClient) -> None:
+    params = {"q": "watch", "tenant": "fashion", "size": 2, "facets": "gender", "filter": ["gender:Women"]}
+    resp = client.get("/search", params=params)
     assert resp.status_code == 200
     assert len(resp.json()["products"]) == 2
     assert all(v["value"] == "Women" for v in resp.json()["facets"]["gender"])
+    by_q = [p["id"] for p in resp.json()["products"]]
+    aliased = client.get(
+        "/search", params={**{k: v for k, v in params.items() if k != "q"}, "query": "watch"}
+    )
+    assert [p["id"] for p in aliased.json()["products"]] == by_q
+    everything = client.get("/items", params={"tenant": "fashion"}).json()["total"]
+    assert aliased.json()["total"] == resp.json()["total"] < everything
+
+    typo = client.get("/search", params={"qury": "watch", "tenant": "fashion"})
+    assert typo.status_code == 400 and typo.json()["error"]["code"] == "unknown_parameter"
+    assert "qury" in typo.json()["error"]["message"]
+    both = client.get("/search", params={"q": "watch", "query": "shoes", "tenant": "fashion"})
+    assert both.status_code == 400
     paths = client.get("/openapi.json").json()["paths"]
-    assert "get" not in paths["/search"] and "post" in paths["/search"]
+    assert {"get", "post"} <= set(paths["/search"])
 
 
 @pytest.mark.parametrize(
@@ -138,3 +149,28 @@ def test_recommendations_proxy_reports_an_unreachable_predict_service(client: Te
     )
     assert resp.status_code == 503
     assert resp.json()["error"]["code"] == "recommendations_unavailable"
+
+
+@pytest.mark.parametrize(
+    "value",
+    [1e20, 9223372036854775807, -(2**63), {"gte": 1e300}, [1, 1e19]],
+)
+def test_numbers_beyond_2_53_are_a_422_not_a_500(client: TestClient, value: object) -> None:
+    body = {"query": "watch", "tenant": "fashion", "filters": [{"field": "year", "value": value}]}
+    r = client.post("/search", json=body)
+    assert r.status_code == 422, r.text
+    assert "between -2^53 and 2^53" in r.json()["error"]["message"]
+
+
+@pytest.mark.parametrize("raw", ["year:100000000000000000000000000000", "year:1e20..", "price:nan..inf"])
+def test_filter_parameters_beyond_range_are_a_400(client: TestClient, raw: str) -> None:
+    for path in ("/items", "/search"):
+        r = client.get(path, params={"tenant": "fashion", "filter": raw})
+        assert r.status_code == 400, (path, r.text)
+        assert r.json()["error"]["code"] == "filter_invalid"
+
+
+def test_nan_in_a_range_filter_is_refused(client: TestClient) -> None:
+    raw = b'{"query": "", "tenant": "fashion", "filters": [{"field": "price", "value": {"gte": NaN}}]}'
+    r = client.post("/search", content=raw, headers={"content-type": "application/json"})
+    assert r.status_code == 422 and "finite" in r.json()["error"]["message"]

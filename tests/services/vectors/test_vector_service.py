@@ -95,6 +95,14 @@ def test_index_and_delete_are_persisted(client: TestClient, mini: MiniTenant) ->
         ("fashion", {"text": "x", "k": 0}, 422, "validation_error"),
         ("fashion", {"text": "x", "filters": [{"field": "nope", "value": 1}]}, 400, "filter_unknown"),
         ("Bad!", {"text": "x"}, 422, "validation_error"),
+        ("fashion", {"text": "x", "filters": [{"field": "year", "value": 1e20}]}, 422, "validation_error"),
+        (
+            "fashion",
+            {"text": "x", "filters": [{"field": "year", "value": 2**63 - 1}]},
+            422,
+            "validation_error",
+        ),
+        ("fashion", {"vector": [1e300] * 384}, 422, "validation_error"),
     ],
 )
 def test_errors_use_the_envelope(client: TestClient, tenant: str, body: dict, status: int, code: str) -> None:

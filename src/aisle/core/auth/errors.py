@@ -79,10 +79,10 @@ class OAuthError(Exception):
     """An RFC 6749 section 5.2 error response from the token endpoint.
 
     Args:
-        error: ``invalid_request``, ``invalid_client``, ``invalid_grant``, ``unsupported_grant_type``,
+        error: ``invalid_request``, ``invalid_grant``, ``unsupported_grant_type``,
             ``invalid_scope`` or ``temporarily_unavailable`` (catalogued in :class:`ErrorCode`).
         description: human-readable ``error_description`` (ASCII, section 5.2).
-        status: the catalogue's for ``error`` (400, 401 for ``invalid_client``) unless given.
+        status: the catalogue's for ``error`` (400) unless given.
     """
 
     def __init__(self, error: ErrorCode | str, description: str, status: int | None = None) -> None:
@@ -103,7 +103,3 @@ def invalid_request(description: str) -> OAuthError:
 def invalid_grant(description: str) -> OAuthError:
     """RFC 7523 section 3.1: any invalid assertion is answered with ``invalid_grant``."""
     return OAuthError(ErrorCode.INVALID_GRANT, description)
-
-
-def invalid_client(description: str) -> OAuthError:
-    return OAuthError(ErrorCode.INVALID_CLIENT, description)

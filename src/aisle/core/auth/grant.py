@@ -4,9 +4,11 @@
 
 1. ``grant_type`` is ``urn:ietf:params:oauth:grant-type:jwt-bearer`` (else ``unsupported_grant_type``;
    missing: ``invalid_request``) and ``assertion`` is present (``invalid_request``) and at most 8 KiB.
-2. The unverified ``iss`` names a registered, enabled client (else ``invalid_client``, 401).
-3. The header's ``alg`` is the one the client's key type allows (RS256 / ES256 / EdDSA), so ``none`` and
-   HMAC signed with the public key never pass; the signature verifies (joserfc).
+2. The unverified ``iss`` names a registered, enabled client, the header's ``alg`` is the one the
+   client's key type allows (RS256 / ES256 / EdDSA), so ``none`` and HMAC signed with the public key
+   never pass, and the signature verifies (joserfc). These three fail with one and the same
+   ``invalid_grant`` answer, so a caller without the key learns neither which client ids exist nor
+   what they sign with.
 4. ``sub`` = ``iss`` (section 3 items 1-2); ``aud`` holds the token URL or the issuer URL (item 3);
    ``exp`` present, not past and at most one hour ahead (item 4); ``nbf`` and ``iat`` not in the future
    beyond :data:`CLOCK_SKEW` (items 5-6); ``jti`` present and never seen before (item 7).
@@ -29,7 +31,7 @@ from joserfc.errors import JoseError
 
 from aisle.core.auth.assertion import JWT_BEARER
 from aisle.core.auth.clients import ClientRecord, ClientRegistry, PublicKey
-from aisle.core.auth.errors import OAuthError, invalid_client, invalid_grant, invalid_request
+from aisle.core.auth.errors import OAuthError, invalid_grant, invalid_request
 from aisle.core.auth.keys import SigningKeys
 from aisle.core.auth.replay import JtiStore, ReplayStoreUnavailable
 from aisle.core.auth.scopes import parse_scope_param
@@ -124,19 +126,19 @@ class JwtBearerGrant:
         iss = payload.get("iss")
         if not isinstance(iss, str):
             raise invalid_grant("assertion has no iss (the client id)")
+        # One answer for an unknown or disabled client, a wrong algorithm and a bad signature, so the
+        # token endpoint never tells a caller without the key which client ids exist or what they sign with.
+        refused = invalid_grant(
+            "assertion refused: iss is not an enabled client, or the assertion is not signed "
+            "with that client's registered key and algorithm"
+        )
         client = self.clients.get(iss)
-        if client is None or client.disabled:
-            raise invalid_client(f"client '{iss[:64]}' is not registered or is disabled")
-        if header.get("alg") != client.alg:
-            raise invalid_grant(
-                f"assertion algorithm '{header.get('alg')}' not allowed; this client signs {client.alg}"
-            )
+        if client is None or client.disabled or header.get("alg") != client.alg:
+            raise refused
         try:
             claims = verified_claims(unverified, self._public_key(client))
         except _DECODE_ERRORS as exc:
-            raise invalid_grant(
-                "assertion signature does not verify with the client's registered key"
-            ) from exc
+            raise refused from exc
         self._check_claims(client, claims)
         return client
 

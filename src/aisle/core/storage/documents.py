@@ -17,6 +17,7 @@ from pydantic import BaseModel
 
 from aisle.core.errors import AisleError
 from aisle.core.storage.revisions import RevisionLog
+from aisle.core.validation import is_resource_id
 
 D = TypeVar("D", bound=BaseModel)  # a pydantic model with an ``int`` field ``version``
 
@@ -62,7 +63,9 @@ class VersionedDocuments(Generic[D]):
         return revision, self._parsed[key]
 
     def find(self, doc_id: str) -> D | None:
-        """The current document, or None when the id was never created or is deleted."""
+        """The current document, or None when the id was never created, is deleted or cannot be an id."""
+        if not is_resource_id(doc_id):
+            return None
         return self._latest(doc_id)[1]
 
     def get(self, doc_id: str) -> D:

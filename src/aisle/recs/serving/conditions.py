@@ -22,6 +22,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from aisle.core.errors import BadRequest, ErrorCode
+from aisle.core.validation import NumbersChecked
 from aisle.recs.serving.products import ProductTable
 
 Scalar = str | int | float | bool
@@ -36,7 +37,7 @@ class EqCondition(_Node):
 
     op: Literal["eq", "ne"]
     field: str
-    value: Scalar
+    value: Annotated[Scalar, NumbersChecked]
 
 
 class InCondition(_Node):
@@ -44,7 +45,7 @@ class InCondition(_Node):
 
     op: Literal["in", "not_in"]
     field: str
-    value: Annotated[list[Scalar], Field(min_length=1, max_length=1000)]
+    value: Annotated[list[Scalar], Field(min_length=1, max_length=1000), NumbersChecked]
 
 
 class RangeCondition(_Node):
@@ -52,7 +53,7 @@ class RangeCondition(_Node):
 
     op: Literal["lt", "lte", "gt", "gte"]
     field: str
-    value: float | str
+    value: Annotated[float | str, NumbersChecked]
 
 
 class ExistsCondition(_Node):

@@ -7,18 +7,29 @@ group configuration run in :mod:`aisle.search.rules.validation`.
 
 from __future__ import annotations
 
+import unicodedata
 from datetime import datetime
 from typing import Annotated, Literal
+from urllib.parse import urlsplit
 
 import pyarrow as pa
 import pyarrow.compute as pc
-from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
+from aisle.core.validation import ID_PATTERN, ExternalId
 from aisle.search.model import FilterSpec
 
-RULE_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$"
+RULE_ID_PATTERN = ID_PATTERN
 MAX_PATTERN_LENGTH = 256
-ProductId = Annotated[str, Field(min_length=1, max_length=256)]
+ProductId = ExternalId
 
 
 class _Strict(BaseModel):
@@ -157,18 +168,54 @@ class FilterAction(_Strict):
     filters: list[FilterSpec] = Field(min_length=1, max_length=10)
 
 
+def check_redirect_url(url: str) -> str:
+    """``url`` when it is an absolute http(s) URL with a host, or a path on the shop's own site.
+
+    A site path starts with one ``/`` (``//host`` is protocol-relative: another site); no part may hold
+    whitespace, control characters or a backslash (browsers read ``/\\host`` as ``//host``, WHATWG URL
+    standard, "special authority ignore slashes state"). Raises ValueError saying which rule failed.
+    """
+    if any(ch.isspace() or unicodedata.category(ch) in ("Cc", "Cf") or ch == "\\" for ch in url):
+        raise ValueError("must not contain whitespace, control characters or a backslash")
+    if url.startswith("/"):
+        if url.startswith("//"):
+            raise ValueError("'//' starts a protocol-relative URL (another site); give https://host/...")
+        return url
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https"):
+        raise ValueError("must be an http(s) URL with a host, or a site path starting with '/'")
+    host = parts.hostname or ""
+    if not host or parts.username is not None or parts.password is not None:
+        raise ValueError("an http(s) URL needs a host and no user:password@")
+    try:
+        host.encode("idna")
+    except UnicodeError as exc:
+        raise ValueError(f"host '{host}' is not a valid domain name") from exc
+    return url
+
+
 class RedirectAction(_Strict):
     """Send the shopper to a page instead (``redirect`` of the search response)."""
 
     type: Literal["redirect"] = "redirect"
-    url: str = Field(pattern=r"^(https?://[^\s]+|/[^\s]*)$", max_length=2048, examples=["/sale/shoes"])
+    url: Annotated[str, AfterValidator(check_redirect_url)] = Field(
+        max_length=2048,
+        description="An http(s) URL with a host, or a site path starting with a single '/'.",
+        examples=["/sale/shoes", "https://shop.example/sale"],
+    )
 
 
 class RewriteAction(_Strict):
     """Search this text instead of the shopper's query (the original stays in queryGraph.original)."""
 
     type: Literal["rewrite"] = "rewrite"
-    query: str = Field(min_length=1, max_length=512)
+    query: str = Field(
+        min_length=1,
+        max_length=256,
+        pattern=r"^[^\x00-\x1f\x7f]*[^\x00-\x1f\x7f\s][^\x00-\x1f\x7f]*$",
+        description="1-256 characters, not blank, no control characters.",
+        examples=["running shoes"],
+    )
 
 
 Action = Annotated[
@@ -186,6 +233,11 @@ class RuleBody(_Strict):
     enabled: bool = True
     conditions: Conditions = Field(default_factory=Conditions)
     actions: list[Action] = Field(min_length=1, max_length=20)
+    appliesToAllQueries: bool = Field(
+        default=False,
+        description="Must be true to save a rule whose query condition is 'any' (the default): confirms "
+        "that it may change every search. POST /rules/preview shows what it does first.",
+    )
 
     @field_validator("actions")
     @classmethod

@@ -95,3 +95,25 @@ def validate_rule(body: RuleBody, config: TenantConfig, index: TenantIndex | Non
     if problems:
         raise RuleInvalid(problems)
     return warnings
+
+
+class RuleMatchesEveryQuery(ValidationFailed):
+    code = ErrorCode.RULE_MATCHES_EVERY_QUERY
+
+
+def require_reach_confirmed(body: RuleBody) -> None:
+    """Refuse to save a rule that fires on every query unless ``appliesToAllQueries`` confirms it.
+
+    A rule with query match ``any`` (the default when ``conditions.query`` is omitted) changes every
+    search the moment it is saved, within its time window and user group; a redirect or rewrite then
+    takes over the whole shop. Previews do not need the flag.
+
+    Raises:
+        RuleMatchesEveryQuery (422 ``rule_matches_every_query``): match ``any`` without the flag.
+    """
+    if body.conditions.query.match == "any" and not body.appliesToAllQueries:
+        raise RuleMatchesEveryQuery(
+            "this rule fires on every search (conditions.query.match is 'any'); give a query condition, "
+            "or set appliesToAllQueries: true to confirm (POST /rules/preview shows its effect)",
+            details=[{"field": "appliesToAllQueries", "message": "required to be true with match 'any'"}],
+        )

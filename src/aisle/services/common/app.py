@@ -10,10 +10,11 @@ from collections.abc import Callable, Sequence
 from contextlib import AbstractAsyncContextManager
 from typing import Any
 
-from fastapi import APIRouter, FastAPI, Request
+from fastapi import APIRouter, Depends, FastAPI, Request
 
 from aisle import __version__
-from aisle.services.common.errors import Envelope, install_error_handlers
+from aisle.services.common.errors import Envelope, error_responses, install_error_handlers
+from aisle.services.common.params import refuse_unknown_query_params
 from aisle.services.common.schemas import Health
 from aisle.services.common.timing import ServerTimingMiddleware
 
@@ -52,6 +53,8 @@ def service_app(
     if server_timing:
         app.add_middleware(ServerTimingMiddleware)
     install_error_handlers(app, envelope)
+    # Every operation refuses query parameters it does not declare (400 unknown_parameter).
+    guard = [Depends(refuse_unknown_query_params)]
     for router in (*routers, health_router):
-        app.include_router(router)
+        app.include_router(router, dependencies=guard, responses=error_responses(400))
     return app

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
-from fastapi import Query
+from fastapi import Path, Query, Request
 
+from aisle.core.errors import BadRequest, ErrorCode
 from aisle.core.tenancy import TENANT_NAME
+from aisle.core.validation import ID_PATTERN
 
 TENANT_PATTERN = TENANT_NAME.pattern
 """A tenant name: 1-64 lowercase letters, digits, ``-`` or ``_``, starting with a letter or digit."""
@@ -20,3 +22,52 @@ TenantQuery = Annotated[
     ),
 ]
 """The ``?tenant=`` query parameter of every service; a name outside the pattern is a 422."""
+
+ResourceIdPath = Annotated[
+    str,
+    Path(
+        pattern=ID_PATTERN,
+        description="1-128 letters, digits, '_', '.' or '-', starting with a letter or digit.",
+    ),
+]
+"""A resource id in a path (rule, container, model, job); anything else is a 422 before any lookup."""
+
+_ALLOWED: dict[int, frozenset[str]] = {}
+
+
+def _declared_query_params(route: Any) -> frozenset[str]:
+    """Names (aliases) of every query parameter ``route`` and its dependencies declare, cached per route."""
+    key = id(route)
+    if key not in _ALLOWED:
+        names = {"tenant"}  # read by the token check on every protected route, body tenant or not
+        pending = [route.dependant]
+        while pending:  # the route's own parameters and those of its dependencies, recursively
+            dependant = pending.pop()
+            names.update(field.alias for field in dependant.query_params)
+            pending.extend(dependant.dependencies)
+        _ALLOWED[key] = frozenset(names)
+    return _ALLOWED[key]
+
+
+async def refuse_unknown_query_params(request: Request) -> None:
+    """Every route's guard: a query parameter the operation does not declare is a 400, never ignored.
+
+    A misspelt parameter (``?query=`` where ``q`` is meant, ``?tennant=``) would otherwise change nothing
+    and return an unfiltered answer that looks right. ``tenant`` is always declared: the token check
+    compares it with the token's tenants on every route, including those that take the tenant in the body.
+
+    Raises:
+        BadRequest: ``unknown_parameter``, naming the unknown parameters and the declared ones.
+    """
+    route = request.scope.get("route")
+    if route is None or not request.query_params:
+        return
+    declared = _declared_query_params(route)
+    unknown = sorted(set(request.query_params) - declared)
+    if unknown:
+        raise BadRequest(
+            f"unknown query parameter(s): {', '.join(unknown)}; this operation takes: "
+            + (", ".join(sorted(declared)) or "none"),
+            code=ErrorCode.UNKNOWN_PARAMETER,
+            details={"unknown": unknown, "allowed": sorted(declared)},
+        )

@@ -7,11 +7,13 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Body, Depends, Path, Query, Response
+from fastapi import APIRouter, Body, Depends, Query, Response
 
 from aisle.core.auth.scopes import RECS_READ, RECS_WRITE
+from aisle.core.errors import BadRequest, ErrorCode
 from aisle.core.events import Event
 from aisle.core.storage import PrefixBlobStore
+from aisle.core.validation import EXTERNAL_ID_PATTERN
 from aisle.recs.containers import Container, ContainerBody, ContainerStore
 from aisle.recs.deployments import Deployments, refuse_if_attached
 from aisle.recs.ingest import record_events, require_known_types
@@ -19,7 +21,7 @@ from aisle.recs.jobs import Job, JobRunner, JobStore
 from aisle.recs.registry import ModelRegistry
 from aisle.services.common.auth import require_scope
 from aisle.services.common.errors import error_responses
-from aisle.services.common.params import TenantQuery
+from aisle.services.common.params import ResourceIdPath, TenantQuery
 from aisle.services.edit.deps import AllTenants, Events, Jobs, Scope
 from aisle.services.edit.schemas import (
     ContainerCreate,
@@ -36,7 +38,7 @@ from aisle.services.edit.schemas import (
     UserFeaturesStored,
 )
 
-PathId = Annotated[str, Path(min_length=1, max_length=256)]
+PathId = ResourceIdPath
 
 router = APIRouter()
 READ = Depends(require_scope(RECS_READ))
@@ -152,10 +154,16 @@ def create_container(scope: Scope, body: ContainerCreate) -> Container:
 )
 def replace_container(scope: Scope, container_id: PathId, body: ContainerReplace) -> Container:
     """Replace the container at ``version``; the result has ``version + 1``. A stale version: 409
-    ``container_version_conflict``, nothing changed."""
+    ``container_version_conflict``, nothing changed. The body may be what ``GET`` returned (its
+    read-only fields are ignored; a ``containerId`` other than the path's is a 400)."""
+    if body.containerId is not None and body.containerId != container_id:
+        raise BadRequest(
+            f"containerId '{body.containerId}' is not the path's '{container_id}'",
+            code=ErrorCode.CONTAINER_ID_MISMATCH,
+        )
     Deployments(scope).require_deployed(list(dict.fromkeys(s.modelId for s in body.slotConfigurations)))
     return ContainerStore(scope).replace(
-        container_id, ContainerBody(**body.model_dump(exclude={"version"})), body.version
+        container_id, ContainerBody(**body.model_dump(exclude=ContainerReplace.READ_ONLY)), body.version
     )
 
 
@@ -208,7 +216,7 @@ def post_events(
 def get_events(
     scope: Scope,
     tenant: TenantQuery,
-    visitorId: Annotated[str, Query(min_length=1, max_length=256)],
+    visitorId: Annotated[str, Query(pattern=EXTERNAL_ID_PATTERN, description="1-256 characters.")],
     store: Events,
     limit: Annotated[int, Query(ge=1, le=1000, description="At most this many (and the store's cap).")] = 50,
 ) -> EventList:

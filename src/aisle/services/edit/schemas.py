@@ -6,15 +6,16 @@ Errors use the standard envelope ``{"error": {"code", "message", "details"}}``.
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Annotated, Any
+from typing import Annotated, Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from aisle.recs.containers import ID_PATTERN, ContainerBody
+from aisle.core.validation import ExternalId, ResourceId, check_event_time, check_json_value
+from aisle.recs.containers import ContainerBody
 from aisle.recs.deployments import Deployment
 from aisle.recs.registry import ModelRecord
 
-Id = Annotated[str, Field(min_length=1, max_length=256)]
+Id = ExternalId
 
 
 class ModelView(ModelRecord):
@@ -30,13 +31,22 @@ class ModelList(BaseModel):
 class ContainerCreate(ContainerBody):
     """Body of ``POST /containers``."""
 
-    containerId: Annotated[str, Field(pattern=ID_PATTERN, description="Unique id of the container.")]
+    containerId: Annotated[ResourceId, Field(description="Unique id of the container.")]
 
 
 class ContainerReplace(ContainerBody):
-    """Body of ``PUT /containers/{id}``: the whole container and the ``version`` it replaces."""
+    """Body of ``PUT /containers/{id}``: the whole container and the ``version`` it replaces.
+
+    What ``GET /containers/{id}`` returns is accepted as it is (read, modify, write): its read-only
+    ``createdAt`` and ``updatedAt`` are ignored, and ``containerId``, when present, must be the path's.
+    """
 
     version: Annotated[int, Field(ge=1, description="The current version; a stale one gets 409.")]
+    containerId: ResourceId | None = Field(default=None, description="Read-only; if given, the path's id.")
+    createdAt: datetime | None = Field(default=None, description="Read-only; ignored.")
+    updatedAt: datetime | None = Field(default=None, description="Read-only; ignored.")
+
+    READ_ONLY: ClassVar[set[str]] = {"version", "containerId", "createdAt", "updatedAt"}
 
 
 class EventIn(BaseModel):
@@ -48,7 +58,8 @@ class EventIn(BaseModel):
     eventType: Annotated[str, Field(min_length=1, max_length=64, description="One of GET /events/types.")]
     productId: Id
     timestamp: datetime | float = Field(
-        description="ISO-8601 (a zone is advised; none means UTC) or Unix epoch seconds.",
+        description="ISO-8601 (a zone is advised; none means UTC) or Unix epoch seconds; from 1970 to one "
+        "day past the server's clock.",
         examples=["2019-10-01T00:00:00Z", 1569888000],
     )
     userId: Id | None = None
@@ -59,15 +70,18 @@ class EventIn(BaseModel):
     @field_validator("timestamp")
     @classmethod
     def _sane_time(cls, value: datetime | float) -> datetime | float:
-        if isinstance(value, int | float) and not 0 <= value < 1e11:
-            raise ValueError("epoch seconds must be between 0 and 1e11")
+        check_event_time(_epoch(value))
         return value
 
     def epoch(self) -> float:
-        if isinstance(self.timestamp, datetime):
-            ts = self.timestamp if self.timestamp.tzinfo else self.timestamp.replace(tzinfo=UTC)
-            return ts.timestamp()
-        return float(self.timestamp)
+        """The timestamp in Unix epoch seconds."""
+        return _epoch(self.timestamp)
+
+
+def _epoch(value: datetime | float) -> float:
+    if isinstance(value, datetime):
+        return (value if value.tzinfo else value.replace(tzinfo=UTC)).timestamp()
+    return float(value)
 
 
 class EventBatch(BaseModel):
@@ -109,7 +123,8 @@ class UserFeaturesIn(BaseModel):
 
     userId: Id
     features: dict[str, Any] = Field(
-        description="Free-form JSON object (max 64 KiB).",
+        description="Free-form JSON object (max 64 KiB, nesting up to 32 levels, numbers finite and "
+        "within +-2^53).",
         examples=[{"brand_affinity": {"Nike": 0.8, "Puma": 0.2}}],
     )
 
@@ -118,6 +133,7 @@ class UserFeaturesIn(BaseModel):
     def _small(cls, value: dict[str, Any]) -> dict[str, Any]:
         import orjson
 
+        check_json_value(value, where="features")
         if len(orjson.dumps(value)) > 65_536:
             raise ValueError("features must serialise to at most 64 KiB")
         affinity = value.get("brand_affinity")

@@ -13,6 +13,7 @@ from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import Response
 
 from aisle.core.auth.scopes import RECS_READ
+from aisle.core.validation import EXTERNAL_ID_PATTERN, ID_PATTERN
 from aisle.recs.serving import ItemOut, NotWarm, PredictParams, PredictQuery
 from aisle.services.common.auth import require_scope
 from aisle.services.common.params import TenantQuery
@@ -137,9 +138,9 @@ def evaluation(body: EvaluationRequest, tenant: TenantQuery, engine: Engine) -> 
 def bundles(
     engine: Engine,
     tenant: TenantQuery,
-    productId: Annotated[str, Query(min_length=1, max_length=256, description="Seed product.")],
+    productId: Annotated[str, Query(pattern=EXTERNAL_ID_PATTERN, description="Seed product.")],
     containerId: Annotated[
-        str | None, Query(max_length=256, description="Container whose bundle slot serves (optional).")
+        str | None, Query(pattern=ID_PATTERN, description="Container whose bundle slot serves (optional).")
     ] = None,
 ) -> Response:
     """Bundle plans for a product: name, description, categories; no products attached."""

@@ -10,10 +10,11 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from aisle.core.validation import ExternalId, ResourceId
 from aisle.recs.serving import PredictAction
 from aisle.services.common.schemas import ErrorObject
 
-Id = Annotated[str, Field(min_length=1, max_length=256)]
+Id = ExternalId
 
 
 class PredictParams(BaseModel):
@@ -39,11 +40,11 @@ class PredictParams(BaseModel):
 class PredictRequest(BaseModel):
     """Body of ``POST /predict``."""
 
-    containerId: Id = Field(description="The container (placement) to serve.")
+    containerId: ResourceId = Field(description="The container (placement) to serve.")
     productIds: Annotated[list[Id], Field(min_length=1, max_length=100)] = Field(
         description="Seed products, at least one."
     )
-    modelIds: Annotated[list[Id], Field(max_length=20)] | None = Field(
+    modelIds: Annotated[list[ResourceId], Field(max_length=20)] | None = Field(
         default=None, description="Run only these models of the container (all when omitted)."
     )
     eventType: str | None = Field(
@@ -82,9 +83,9 @@ class PredictRequest(BaseModel):
 class EvaluationRequest(PredictRequest):
     """Body of ``POST /evaluation``: PredictRequest fields plus the model to evaluate."""
 
-    containerId: Id | None = Field(default=None, description="Ignored: the model is named directly.")  # type: ignore[assignment]
+    containerId: ResourceId | None = Field(default=None, description="Ignored: the model is named directly.")  # type: ignore[assignment]
     modelType: str = Field(description="The model's type, e.g. CUSTOMERS_ALSO_VIEW.")
-    modelName: Id = Field(description="The model's id.")
+    modelName: ResourceId = Field(description="The model's id.")
     k: Annotated[int, Field(ge=1, le=100)] = Field(default=20, description="Items to return.")
 
 
@@ -155,7 +156,7 @@ class BundleRecommendationRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     productId: Id = Field(description="Seed product.")
-    containerId: Id | None = Field(
+    containerId: ResourceId | None = Field(
         default=None,
         description="Container whose BUNDLE_RECOMMENDATIONS slot serves; default: the tenant's "
         "deployed bundle model.",

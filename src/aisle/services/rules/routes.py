@@ -16,7 +16,7 @@ from aisle.search.index.reader import TenantIndex
 from aisle.search.rules.model import RULE_ID_PATTERN, Rule, RuleBody
 from aisle.search.rules.preview import SearchParams, preview_rule
 from aisle.search.rules.store import RuleStore
-from aisle.search.rules.validation import RuleWarning, validate_rule
+from aisle.search.rules.validation import RuleWarning, require_reach_confirmed, validate_rule
 from aisle.services.common.auth import require_scope
 from aisle.services.common.errors import error_responses
 from aisle.services.common.params import TenantQuery
@@ -98,6 +98,7 @@ def create_rule(state: State, tenant: TenantQuery, body: RuleCreate, response: R
     """Validate and store a new rule at version 1 (409 ``rule_exists`` when the id is taken)."""
     config, rules = tenant_parts(state, tenant)
     rule_body = RuleBody.model_validate(body.model_dump(exclude={"id"}))
+    require_reach_confirmed(rule_body)
     warnings = check(state, tenant, config, rule_body)
     rule = rules.create(rule_body, body.id)
     response.headers["ETag"] = f'"{rule.version}"'
@@ -173,6 +174,7 @@ def replace_rule(
         )
     config, rules = tenant_parts(state, tenant)
     rule_body = RuleBody.model_validate(body.model_dump(exclude={"version", "id", "createdAt", "updatedAt"}))
+    require_reach_confirmed(rule_body)
     warnings = check(state, tenant, config, rule_body)
     rule = rules.replace(rule_id, rule_body, version)
     response.headers["ETag"] = f'"{rule.version}"'

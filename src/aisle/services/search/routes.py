@@ -7,7 +7,9 @@ from typing import Annotated, Any
 import httpx
 import orjson
 from fastapi import APIRouter, Depends, Path, Query, Request
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import Response
+from pydantic import ValidationError
 
 from aisle.core.auth.dependencies import Principal
 from aisle.core.auth.scopes import RECS_READ, SEARCH_READ
@@ -58,7 +60,7 @@ def _parse_filters(raw: list[str]) -> list[FilterSpec]:
                 raise BadRequest(
                     f"range '{values[0]}' must be numbers, e.g. 10..50", code=ErrorCode.FILTER_INVALID
                 ) from exc
-            specs.append(FilterSpec(field=field, value=rng))
+            specs.append(_spec(field, rng))
         else:
             parsed: list[str | float] = []
             for v in values:
@@ -66,8 +68,17 @@ def _parse_filters(raw: list[str]) -> list[FilterSpec]:
                     parsed.append(float(v) if v.replace(".", "", 1).isdigit() else v)
                 except ValueError:
                     parsed.append(v)
-            specs.append(FilterSpec(field=field, value=parsed if len(parsed) > 1 else parsed[0]))
+            specs.append(_spec(field, parsed if len(parsed) > 1 else parsed[0]))
     return specs
+
+
+def _spec(field: str, value: Any) -> FilterSpec:
+    """A FilterSpec from a parsed ``filter=`` parameter; a value it refuses is a 400 ``filter_invalid``."""
+    try:
+        return FilterSpec(field=field, value=value)
+    except ValidationError as exc:
+        problem = exc.errors()[0]["msg"] if exc.errors() else "invalid"
+        raise BadRequest(f"filter '{field}': {problem}", code=ErrorCode.FILTER_INVALID) from None
 
 
 def _run_search(engine: Engine, body: SearchRequest) -> Response:
@@ -87,28 +98,43 @@ def search(engine: Engine, body: SearchRequest) -> Response:
     return _run_search(engine, body)
 
 
-@router.get("/search", include_in_schema=False, dependencies=[read])
+@router.get(
+    "/search",
+    response_model=SearchResult,
+    dependencies=[read],
+    responses=error_responses(400, 401, 403, 404, 422),
+    summary="Search with query parameters",
+)
 def search_get(
     engine: Engine,
     tenant: TenantQuery,
-    q: Annotated[str, Query(max_length=512)] = "",
+    q: Annotated[str | None, Query(max_length=512, description="The shopper's query.")] = None,
+    query: Annotated[str | None, Query(max_length=512, description="Same as `q`.")] = None,
     size: Annotated[int, Query(ge=0, le=100)] = 20,
     from_: Annotated[int, Query(alias="from", ge=0, le=10_000)] = 0,
     sort: SortOrder = "relevance",
-    facets: Annotated[str, Query(description="Comma-separated facet names.")] = "",
-    filter: Annotated[list[str], Query(description="field:value, repeatable")] = [],  # noqa: B006
+    facets: Annotated[str, Query(max_length=1024, description="Comma-separated facet names.")] = "",
+    filter: Annotated[list[str], Query(description="field:value (repeat for OR); price:10..50")] = [],  # noqa: B006
 ) -> Response:
-    body = SearchRequest.model_validate(
-        {
-            "query": q,
-            "tenant": tenant,
-            "size": size,
-            "from": from_,
-            "sort": sort,
-            "facets": [f for f in facets.split(",") if f],
-            "filters": _parse_filters(filter),
-        }
-    )
+    """``POST /search`` for links and quick checks: ``q`` (or ``query``), paging, sort, facets, filters.
+
+    Giving both ``q`` and ``query`` with different values is a 400 (``bad_request``).
+    """
+    if q is not None and query is not None and q != query:
+        raise BadRequest("give the query once: 'q' and 'query' differ", code=ErrorCode.BAD_REQUEST)
+    fields = {
+        "query": q if q is not None else (query or ""),
+        "tenant": tenant,
+        "size": size,
+        "from": from_,
+        "sort": sort,
+        "facets": [f for f in facets.split(",") if f],
+        "filters": _parse_filters(filter),
+    }
+    try:
+        body = SearchRequest.model_validate(fields)
+    except ValidationError as exc:  # e.g. too many facets: a 422 naming the parameter, as for POST
+        raise RequestValidationError(exc.errors(include_url=False)) from None
     return _run_search(engine, body)
 
 

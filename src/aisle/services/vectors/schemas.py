@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from aisle.core.validation import ExternalId, NumbersChecked
 from aisle.search.model import FilterSpec
 
 Kind = Literal["text", "image"]
@@ -18,7 +19,7 @@ class VectorSearchBody(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     text: str | None = Field(default=None, max_length=512, examples=["red running shoes"])
-    vector: list[float] | None = Field(default=None, max_length=4096)
+    vector: Annotated[list[float], NumbersChecked] | None = Field(default=None, max_length=4096)
     k: int = Field(default=20, ge=1, le=1000, description="Number of neighbours.")
     kind: Kind = Field(default="text", description="Which vectors: product text or product photo.")
     filters: list[FilterSpec] = Field(default_factory=list, max_length=32)
@@ -47,9 +48,9 @@ class VectorItem(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    id: str = Field(min_length=1, max_length=256)
+    id: ExternalId
     text: str | None = Field(default=None, max_length=4096)
-    vector: list[float] | None = Field(default=None, max_length=4096)
+    vector: Annotated[list[float], NumbersChecked] | None = Field(default=None, max_length=4096)
 
     @model_validator(mode="after")
     def _one_source(self) -> VectorItem:

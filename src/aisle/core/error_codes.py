@@ -51,7 +51,16 @@ class ErrorCode(StrEnum):
     CONFLICT = "conflict", 409, "The request conflicts with the resource's current state."
     PAYLOAD_TOO_LARGE = "payload_too_large", 413, "The request body is too large."
     UNSUPPORTED_MEDIA_TYPE = "unsupported_media_type", 415, "The request body's content type is not taken."
-    VALIDATION_ERROR = "validation_error", 422, "A parameter or body field fails validation; details name it."
+    VALIDATION_ERROR = (
+        "validation_error",
+        422,
+        "A parameter or body field breaks the OpenAPI schema; details name it.",
+    )
+    VALUE_INVALID = (
+        "value_invalid",
+        400,
+        "A schema-valid value refused by a documented rule; details name it.",
+    )
     TOO_MANY_REQUESTS = "too_many_requests", 429, "Too many requests; retry later."
     INTERNAL_ERROR = "internal_error", 500, "An unexpected failure; the service log has the traceback."
     HTTP_ERROR = "http_error", 500, "A framework HTTP error of another status; the response keeps its status."
@@ -113,10 +122,10 @@ class ErrorCode(StrEnum):
     RULE_NOT_FOUND = "rule_not_found", 404, "No rule of that id."
     RULE_EXISTS = "rule_exists", 409, "A rule of that id exists already."
     RULE_VERSION_CONFLICT = "rule_version_conflict", 409, "The rule is no longer at the version given."
-    RULE_INVALID = "rule_invalid", 422, "The rule does not validate against the tenant's configuration."
+    RULE_INVALID = "rule_invalid", 400, "The rule does not validate against the tenant's configuration."
     RULE_MATCHES_EVERY_QUERY = (
         "rule_matches_every_query",
-        422,
+        400,
         "A rule that fires on every query, saved without appliesToAllQueries: true.",
     )
     RULE_ID_MISMATCH = "rule_id_mismatch", 400, "The body's rule id is not the path's."
@@ -157,7 +166,8 @@ class ErrorCode(StrEnum):
     JOB_NOT_FOUND = "job_not_found", 404, "No job of that id."
     JOB_KIND_UNKNOWN = "job_kind_unknown", 400, "A job of a kind no handler runs."
     JOB_FAILED = "job_failed", 500, "A job failed unexpectedly (reported in the job, not as a status)."
-    EVENT_TYPE_UNKNOWN = "event_type_unknown", 422, "An event type the tenant does not accept."
+    EVENT_TYPE_UNKNOWN = "event_type_unknown", 400, "An event type the tenant does not accept."
+    EVENT_TIME_INVALID = "event_time_invalid", 400, "An event timestamp before 1970 or over a day ahead."
 
 
 HTTP_STATUS_CODES: Mapping[int, ErrorCode] = {

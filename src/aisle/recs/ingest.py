@@ -12,8 +12,9 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 
-from aisle.core.errors import ErrorCode, ValidationFailed
+from aisle.core.errors import BadRequest, ErrorCode, ValidationFailed
 from aisle.core.events import Event, EventStore
+from aisle.core.validation import check_event_time
 
 USER_HISTORY_PREFIX = "user:"
 """Events carrying a ``userId`` are also kept under visitor ``user:<userId>`` (the user's history)."""
@@ -28,7 +29,7 @@ def require_known_types(events: Sequence[Event], allowed: Sequence[str]) -> None
     """Refuse a batch naming an event type the tenant does not accept (its ``event_types``).
 
     Raises:
-        ValidationFailed: ``event_type_unknown`` (422), details ``{unknown, allowed}``; nothing is stored.
+        ValidationFailed: ``event_type_unknown`` (400), details ``{unknown, allowed}``; nothing is stored.
     """
     unknown = sorted({e.event_type for e in events} - set(allowed))
     if unknown:
@@ -37,6 +38,25 @@ def require_known_types(events: Sequence[Event], allowed: Sequence[str]) -> None
             code=ErrorCode.EVENT_TYPE_UNKNOWN,
             details={"unknown": unknown, "allowed": list(allowed)},
         )
+
+
+def require_sane_times(events: Sequence[Event]) -> None:
+    """Refuse a batch with a timestamp before 1970 or over a day past the clock (see ``check_event_time``).
+
+    A far-future event would stay first in the visitor's recent history for ever.
+
+    Raises:
+        BadRequest: ``event_time_invalid`` (400) naming the first such event; nothing is stored.
+    """
+    for i, event in enumerate(events):
+        try:
+            check_event_time(event.timestamp)
+        except ValueError as exc:
+            raise BadRequest(
+                f"events[{i}].timestamp {event.timestamp!r}: {exc}",
+                code=ErrorCode.EVENT_TIME_INVALID,
+                details={"index": i},
+            ) from None
 
 
 def record_events(store: EventStore, tenant: str, events: Sequence[Event]) -> int:

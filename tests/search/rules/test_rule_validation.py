@@ -53,7 +53,7 @@ def test_problems_name_the_field(
     index, config = fashion
     with pytest.raises(RuleInvalid) as err:
         validate_rule(body(**fields), config, index)
-    assert err.value.status == 422 and err.value.code == "rule_invalid"
+    assert err.value.status == 400 and err.value.code == "rule_invalid"
     assert err.value.details[0]["field"] == field and message in err.value.details[0]["message"]
 
 

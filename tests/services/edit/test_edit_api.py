@@ -89,17 +89,20 @@ def test_container_crud_and_versions(client: TestClient) -> None:
 
 
 @pytest.mark.parametrize(
-    "body",
+    ("body", "status", "code"),
     [
-        {"containerId": "x", "slotConfigurations": []},
-        {"containerId": "x", "slotConfigurations": [SLOT, SLOT]},
-        {"containerId": "bad id!", "slotConfigurations": [SLOT]},
-        {"containerId": "x", "slotConfigurations": [{**SLOT, "itemCount": 0}]},
+        ({"containerId": "x", "slotConfigurations": []}, 422, "validation_error"),
+        ({"containerId": "x", "slotConfigurations": [SLOT, SLOT]}, 400, "value_invalid"),  # schema-valid
+        ({"containerId": "bad id!", "slotConfigurations": [SLOT]}, 422, "validation_error"),
+        ({"containerId": "x", "slotConfigurations": [{**SLOT, "itemCount": 0}]}, 422, "validation_error"),
     ],
 )
-def test_invalid_containers_are_422(client: TestClient, body: dict[str, Any]) -> None:
+def test_invalid_containers_are_refused(
+    client: TestClient, body: dict[str, Any], status: int, code: str
+) -> None:
     r = client.post("/containers", params=T, json=body)
-    assert r.status_code == 422 and r.json()["error"]["code"] == "validation_error"
+    assert r.status_code == status and r.json()["error"]["code"] == code
+    assert client.get("/containers", params=T).json() == []
 
 
 def test_events_single_batch_and_read_back(client: TestClient) -> None:
@@ -126,7 +129,7 @@ def test_event_validation(client: TestClient) -> None:
     r = client.post(
         "/events", params=T, json={"visitorId": "v", "eventType": "like", "productId": "p", "timestamp": 1}
     )
-    assert r.status_code == 422 and r.json()["error"]["code"] == "event_type_unknown"
+    assert r.status_code == 400 and r.json()["error"]["code"] == "event_type_unknown"
     assert "view" in r.json()["error"]["message"]
     for bad in ({"visitorId": "v", "eventType": "view", "productId": "p"}, {"events": []}, {"events": "x"}):
         assert client.post("/events", params=T, json=bad).status_code == 422
@@ -137,7 +140,8 @@ def test_user_features(client: TestClient) -> None:
     body = {"userId": "u1", "features": {"brand_affinity": {"nike": 0.9}}}
     assert client.post("/user_features", params=T, json=body).json() == {"userId": "u1", "stored": True}
     bad = {"userId": "u1", "features": {"brand_affinity": {"nike": "very"}}}
-    assert client.post("/user_features", params=T, json=bad).status_code == 422
+    r = client.post("/user_features", params=T, json=bad)
+    assert r.status_code == 400 and r.json()["error"]["code"] == "value_invalid"
 
 
 @pytest.mark.parametrize(

@@ -127,7 +127,7 @@ class PinItem(_Strict):
 class PinAction(_Strict):
     """Show these products at these positions (on whichever page the position falls)."""
 
-    type: Literal["pin"] = "pin"
+    type: Literal["pin"]
     items: list[PinItem] = Field(min_length=1, max_length=50)
 
     @field_validator("items")
@@ -145,7 +145,7 @@ class PinAction(_Strict):
 class HideAction(_Strict):
     """Never return these products (not shown, not counted in total or facets)."""
 
-    type: Literal["hide"] = "hide"
+    type: Literal["hide"]
     productIds: list[ProductId] = Field(min_length=1, max_length=1000)
 
 
@@ -164,7 +164,7 @@ class BoostAction(_Strict):
 class FilterAction(_Strict):
     """Restrict the results to products matching every filter (shown in queryGraph.filters)."""
 
-    type: Literal["filter"] = "filter"
+    type: Literal["filter"]
     filters: list[FilterSpec] = Field(min_length=1, max_length=10)
 
 
@@ -197,7 +197,7 @@ def check_redirect_url(url: str) -> str:
 class RedirectAction(_Strict):
     """Send the shopper to a page instead (``redirect`` of the search response)."""
 
-    type: Literal["redirect"] = "redirect"
+    type: Literal["redirect"]
     url: Annotated[str, AfterValidator(check_redirect_url)] = Field(
         max_length=2048,
         description="An http(s) URL with a host, or a site path starting with a single '/'.",
@@ -208,7 +208,7 @@ class RedirectAction(_Strict):
 class RewriteAction(_Strict):
     """Search this text instead of the shopper's query (the original stays in queryGraph.original)."""
 
-    type: Literal["rewrite"] = "rewrite"
+    type: Literal["rewrite"]
     query: str = Field(
         min_length=1,
         max_length=256,

@@ -1,6 +1,6 @@
 """Checks of a rule against the tenant: attributes, user groups and product ids.
 
-Errors are 422 ``rule_invalid`` naming the field (``actions.1.condition.0.field``); unknown product
+Errors are 400 ``rule_invalid`` naming the field (``actions.1.condition.0.field``); unknown product
 ids in pin and hide actions are allowed (a product may be imported later) but come back as warnings.
 """
 
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from aisle.core.errors import AisleError, ErrorCode, ValidationFailed
+from aisle.core.errors import AisleError, BadRequest, ErrorCode
 from aisle.core.tenancy import TenantConfig
 from aisle.search.index.reader import TenantIndex
 from aisle.search.model import FilterSpec
@@ -24,7 +24,7 @@ class RuleWarning:
     message: str
 
 
-class RuleInvalid(ValidationFailed):
+class RuleInvalid(BadRequest):
     code = ErrorCode.RULE_INVALID
 
     def __init__(self, problems: list[dict[str, str]]) -> None:
@@ -60,7 +60,7 @@ def validate_rule(body: RuleBody, config: TenantConfig, index: TenantIndex | Non
     ``index`` (the tenant's search index, None without a catalog) checks filter values and product ids.
 
     Raises:
-        RuleInvalid (422): an unknown user group, or a boost/bury/filter clause on a field that does not
+        RuleInvalid (400): an unknown user group, or a boost/bury/filter clause on a field that does not
             exist or is not filterable, or with a value of the wrong type; ``details`` lists every problem.
     """
     problems: list[dict[str, str]] = []
@@ -97,7 +97,7 @@ def validate_rule(body: RuleBody, config: TenantConfig, index: TenantIndex | Non
     return warnings
 
 
-class RuleMatchesEveryQuery(ValidationFailed):
+class RuleMatchesEveryQuery(BadRequest):
     code = ErrorCode.RULE_MATCHES_EVERY_QUERY
 
 
@@ -109,7 +109,7 @@ def require_reach_confirmed(body: RuleBody) -> None:
     takes over the whole shop. Previews do not need the flag.
 
     Raises:
-        RuleMatchesEveryQuery (422 ``rule_matches_every_query``): match ``any`` without the flag.
+        RuleMatchesEveryQuery (400 ``rule_matches_every_query``): match ``any`` without the flag.
     """
     if body.conditions.query.match == "any" and not body.appliesToAllQueries:
         raise RuleMatchesEveryQuery(

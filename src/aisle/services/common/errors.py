@@ -28,6 +28,24 @@ def error_body(error: dict[str, Any], envelope: Envelope) -> dict[str, Any]:
     return {"error": error}
 
 
+RULE_ERRORS = frozenset({"value_error", "assertion_error"})
+"""pydantic error types raised by Aisle's own validators (rules the OpenAPI schema cannot state)."""
+
+
+def validation_code(exc: RequestValidationError) -> ErrorCode:
+    """``value_invalid`` (400) when every problem is one of Aisle's own rules, else ``validation_error``.
+
+    A request that breaks the documented schema (a type, a pattern, a bound, a missing field) is a 422;
+    one the schema admits but a rule it cannot state refuses (a number beyond 2^53 in a free-form value,
+    two fields that exclude each other, a redirect to another site) is a 400, so a schema-valid request
+    is never answered 422.
+    """
+    errors = exc.errors()
+    if errors and all(err.get("type") in RULE_ERRORS for err in errors):
+        return ErrorCode.VALUE_INVALID
+    return ErrorCode.VALIDATION_ERROR
+
+
 def validation_error_dict(exc: RequestValidationError) -> dict[str, Any]:
     """Name the first offending field, e.g. ``body.size: Input should be less than or equal to 100``."""
     problems = []
@@ -36,7 +54,7 @@ def validation_error_dict(exc: RequestValidationError) -> dict[str, Any]:
         problems.append({"field": loc, "message": err.get("msg", "invalid")})
     first = problems[0] if problems else {"field": "", "message": "invalid request"}
     return {
-        "code": str(ErrorCode.VALIDATION_ERROR),
+        "code": str(validation_code(exc)),
         "message": f"{first['field']}: {first['message']}" if first["field"] else first["message"],
         "details": problems,
     }
@@ -52,7 +70,7 @@ def install_error_handlers(app: FastAPI, envelope: Envelope = "standard") -> Non
 
     @app.exception_handler(RequestValidationError)
     async def _validation(_: Request, exc: RequestValidationError) -> JSONResponse:
-        status = ErrorCode.VALIDATION_ERROR.status
+        status = validation_code(exc).status
         return JSONResponse(error_body(validation_error_dict(exc), envelope), status_code=status)
 
     @app.exception_handler(StarletteHTTPException)

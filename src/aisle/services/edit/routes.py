@@ -16,7 +16,7 @@ from aisle.core.storage import PrefixBlobStore
 from aisle.core.validation import EXTERNAL_ID_PATTERN
 from aisle.recs.containers import Container, ContainerBody, ContainerStore
 from aisle.recs.deployments import Deployments, refuse_if_attached
-from aisle.recs.ingest import record_events, require_known_types
+from aisle.recs.ingest import record_events, require_known_types, require_sane_times
 from aisle.recs.jobs import Job, JobRunner, JobStore
 from aisle.recs.registry import ModelRegistry
 from aisle.services.common.auth import require_scope
@@ -207,6 +207,7 @@ def post_events(
         for e in items
     ]
     require_known_types(events, allowed)
+    require_sane_times(events)
     return EventsAccepted(accepted=record_events(store, tenant, events))
 
 

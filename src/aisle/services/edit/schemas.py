@@ -10,7 +10,7 @@ from typing import Annotated, Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from aisle.core.validation import ExternalId, ResourceId, check_event_time, check_json_value
+from aisle.core.validation import ExternalId, ResourceId, check_json_value
 from aisle.recs.containers import ContainerBody
 from aisle.recs.deployments import Deployment
 from aisle.recs.registry import ModelRecord
@@ -66,12 +66,6 @@ class EventIn(BaseModel):
     sessionId: Id | None = None
     quantity: Annotated[float, Field(ge=0, le=1e6)] | None = None
     price: Annotated[float, Field(ge=0, le=1e9)] | None = None
-
-    @field_validator("timestamp")
-    @classmethod
-    def _sane_time(cls, value: datetime | float) -> datetime | float:
-        check_event_time(_epoch(value))
-        return value
 
     def epoch(self) -> float:
         """The timestamp in Unix epoch seconds."""

@@ -12,72 +12,10 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from aisle.core.validation import ExternalId, ResourceId
 from aisle.recs.serving import PredictAction
+from aisle.services.common.predict_request import PredictRequest
 from aisle.services.common.schemas import ErrorObject
 
 Id = ExternalId
-
-
-class PredictParams(BaseModel):
-    """``predictParams``: serving options. Unknown keys are ignored."""
-
-    model_config = ConfigDict(extra="ignore")
-
-    returnProduct: bool = Field(default=False, description="Add the product's name, description and price.")
-    returnScore: bool = Field(default=True, description="Add each item's final score.")
-    strictFiltering: bool = Field(
-        default=False,
-        description="When FILTER actions leave fewer items than asked: true returns fewer, false backfills "
-        "with the best allowed items (the seeds' categories first).",
-    )
-    diversityLevel: Literal["none", "low", "medium", "high"] | None = Field(
-        default=None,
-        description="Spread categories and brands with MMR (lambda 1.0 / 0.8 / 0.6 / 0.35); "
-        "default: the slot's option, else none.",
-    )
-    debug: bool = Field(default=False, description="Add an explanation: model, slot and rules of each item.")
-
-
-class PredictRequest(BaseModel):
-    """Body of ``POST /predict``."""
-
-    containerId: ResourceId = Field(description="The container (placement) to serve.")
-    productIds: Annotated[list[Id], Field(min_length=1, max_length=100)] = Field(
-        description="Seed products, at least one."
-    )
-    modelIds: Annotated[list[ResourceId], Field(max_length=20)] | None = Field(
-        default=None, description="Run only these models of the container (all when omitted)."
-    )
-    eventType: str | None = Field(
-        default=None, description="Context tag, passed through, not used for routing."
-    )
-    visitorId: Id | None = Field(default=None, description="Enables session personalisation.")
-    userId: Id | None = Field(default=None, description="Enables brand-affinity personalisation.")
-    predictParams: PredictParams = Field(default_factory=PredictParams)
-    actions: Annotated[list[PredictAction], Field(max_length=50)] = Field(
-        default_factory=list, description="FILTER, BOOST and BURY rules."
-    )
-
-    model_config = ConfigDict(
-        extra="forbid",
-        json_schema_extra={
-            "examples": [
-                {
-                    "containerId": "similar-items",
-                    "productIds": ["15970"],
-                    "visitorId": "v-123",
-                    "predictParams": {"returnProduct": True, "diversityLevel": "low"},
-                    "actions": [
-                        {"type": "FILTER", "condition": {"op": "lte", "field": "price", "value": 2000}},
-                        {
-                            "type": "BOOST",
-                            "weight": 0.5,
-                            "condition": {"op": "eq", "field": "brand", "value": "Nike"},
-                        },
-                    ],
-                }
-            ]
-        },
-    )
 
 
 class EvaluationRequest(PredictRequest):

@@ -10,7 +10,7 @@ from fastapi import APIRouter, Depends, Header, Path, Query, Response
 
 from aisle.catalog.store import CatalogNotFound
 from aisle.core.auth.scopes import RULES_WRITE, SEARCH_READ
-from aisle.core.errors import BadRequest, ErrorCode, ValidationFailed
+from aisle.core.errors import BadRequest, ErrorCode
 from aisle.core.tenancy import TenantConfig
 from aisle.search.index.reader import TenantIndex
 from aisle.search.rules.model import RULE_ID_PATTERN, Rule, RuleBody
@@ -169,8 +169,10 @@ def replace_rule(
             f"body id '{body.id}' is not the path's '{rule_id}'", code=ErrorCode.RULE_ID_MISMATCH
         )
     if version is None:
-        raise ValidationFailed(
-            "version: required, in the body or as If-Match", details=[{"field": "body.version"}]
+        raise BadRequest(  # the schema cannot say "one of a body field and a header": a rule, 400
+            "version: required, in the body or as If-Match",
+            code=ErrorCode.VALUE_INVALID,
+            details=[{"field": "body.version", "message": "required, in the body or as If-Match"}],
         )
     config, rules = tenant_parts(state, tenant)
     rule_body = RuleBody.model_validate(body.model_dump(exclude={"version", "id", "createdAt", "updatedAt"}))

@@ -19,6 +19,7 @@ from aisle.search.model import FilterSpec, SearchResult, SortOrder
 from aisle.services.common.auth import require_scope, scoped
 from aisle.services.common.errors import error_responses
 from aisle.services.common.params import TenantQuery
+from aisle.services.common.predict_request import PredictRequest
 from aisle.services.search.schemas import (
     CategoriesRequest,
     CategoriesResponse,
@@ -212,8 +213,10 @@ def tenants(engine: Engine, principal: Annotated[Principal | None, Depends(requi
     dependencies=[scoped(RECS_READ)],
     responses=error_responses(401, 403, 404, 422, 503),
 )
-async def recommendations(state: State, request: Request, tenant: TenantQuery) -> Response:
-    """Proxied to the predict service's ``POST /predict`` (same body and envelope)."""
+async def recommendations(
+    state: State, request: Request, tenant: TenantQuery, _body: PredictRequest
+) -> Response:
+    """Proxied to the predict service's ``POST /predict``: the same body (checked here first) and envelope."""
     body = await request.body()
     headers = {"content-type": "application/json"}
     if "authorization" in request.headers:

@@ -18,7 +18,6 @@ from fastapi.responses import Response
 from pydantic import BaseModel, Field
 
 from aisle.core.auth.scopes import SEARCH_READ
-from aisle.core.errors import ValidationFailed
 from aisle.services.common.auth import scoped
 from aisle.services.common.errors import error_responses
 from aisle.services.common.params import TENANT_PATTERN
@@ -50,6 +49,7 @@ async def suggestions(
         str,
         Query(
             max_length=128,
+            pattern=r"\S",
             description="What the shopper has typed so far; must not be blank. Every word is matched "
             "as a prefix of a word ('run sho' finds 'running shoes'), with typo tolerance.",
             examples=["nik"],
@@ -65,11 +65,6 @@ async def suggestions(
     popularity and the per-type boosts and limits of ``autocomplete_configuration.json``; no
     duplicates, and each one returns results when searched. A blank ``qStr`` is a 422
     ``validation_error``; an unknown tenant a 404 ``tenant_not_found``."""
-    if not qStr.strip():
-        raise ValidationFailed(
-            "query.qStr: qStr must not be blank",
-            details=[{"field": "query.qStr", "message": "qStr must not be blank"}],
-        )
     suggester = engine.suggesters.ready(tenant)
     if suggester is None:  # first request: configuration checks and a build, off the event loop
         suggester = await run_in_threadpool(engine.suggesters.get, tenant)

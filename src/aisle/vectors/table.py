@@ -20,12 +20,15 @@ import os
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import orjson
 
 from aisle.core.atomic_dir import atomic_directory
-from aisle.vectors.ann_usearch import UsearchAnnIndex
+
+if TYPE_CHECKING:
+    from aisle.vectors.ann_usearch import UsearchAnnIndex
 
 KINDS = ("text", "image")
 
@@ -89,6 +92,8 @@ class VectorTable:
         path = Path(path)
         version = (path / "BUILT").read_text().strip()
         ids = orjson.loads((path / "ids.json").read_bytes())
+        from aisle.vectors.ann_usearch import UsearchAnnIndex  # onnxruntime + usearch: ~40 MiB, 0.4 s
+
         return cls(path, version, ids, np.load(path / "hashes.npy"), UsearchAnnIndex.load(path / "ann"))
 
     def upsert(self, ids: list[str], vectors: np.ndarray, hashes: np.ndarray | None = None) -> int:
@@ -142,6 +147,8 @@ def _atomic_write(path: Path, data: bytes) -> None:
 
 def write_table(dest: Path, version: str, ids: list[str], vectors: np.ndarray, hashes: np.ndarray) -> Path:
     """Write a complete table of ``vectors`` (float32, (n, d)) for ``ids`` into ``dest``, atomically."""
+    from aisle.vectors.ann_usearch import UsearchAnnIndex
+
     with atomic_directory(Path(dest), "BUILT") as tmp:
         UsearchAnnIndex.build(vectors).save(tmp / "ann")
         (tmp / "ids.json").write_bytes(orjson.dumps(ids))

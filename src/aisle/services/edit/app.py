@@ -73,6 +73,8 @@ def create_app(
         routers=[router],
         lifespan=lifespan,
         server_timing=False,
+        settings=settings,
+        tenants=tenants,
     )
     app.state.edit = state
     app.state.authorizer = state.authorizer

@@ -18,6 +18,7 @@ from aisle.search import browse
 from aisle.search.model import FilterSpec, SearchResult, SortOrder
 from aisle.services.common.auth import require_scope, scoped
 from aisle.services.common.errors import error_responses
+from aisle.services.common.metrics import count_tenant
 from aisle.services.common.params import TenantQuery
 from aisle.services.common.predict_request import PredictRequest
 from aisle.services.search.schemas import (
@@ -90,7 +91,7 @@ def _run_search(engine: Engine, body: SearchRequest) -> Response:
 @router.post(
     "/search",
     response_model=SearchResult,
-    dependencies=[read],
+    dependencies=[read, count_tenant("search")],
     responses=error_responses(400, 401, 403, 404, 422),
     summary="Full multi-stage search",
 )
@@ -102,7 +103,7 @@ def search(engine: Engine, body: SearchRequest) -> Response:
 @router.get(
     "/search",
     response_model=SearchResult,
-    dependencies=[read],
+    dependencies=[read, count_tenant("search")],
     responses=error_responses(400, 401, 403, 404, 422),
     summary="Search with query parameters",
 )

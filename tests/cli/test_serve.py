@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -63,6 +64,8 @@ def test_a_scrape_sums_every_worker(tmp_path: Path) -> None:
         worker_files = list((multiproc / "search").glob("histogram_*.db"))
     finally:
         proc.send_signal(signal.SIGTERM)
-        proc.wait(timeout=30)
+        _, stderr = proc.communicate(timeout=30)
     assert counts == {REQUESTS}  # every scrape, whichever worker answers it, counts every request
     assert len(worker_files) == 2
+    # the log format names each line's request, "-" outside one (this warning is logged at start-up)
+    assert re.search(r"WARNING aisle\.auth \[-\] AISLE_AUTH=off", stderr.decode()), stderr.decode()[-2000:]

@@ -66,6 +66,12 @@ class Settings(BaseSettings):
         description="Largest request body of a multipart upload route (POST /images/search), in bytes: "
         "9 MiB, an 8 MiB image (vectors/image_input.py MAX_IMAGE_BYTES) plus the multipart framing.",
     )
+    max_bulk_bytes: int = Field(
+        default=32 * 1024 * 1024,
+        ge=1024,
+        description="Largest request body of a bulk write, in bytes: 32 MiB, a full batch of POST /events "
+        "(10,000 events) or PUT /vectors (1,000 vectors of 1,280 numbers).",
+    )
     container_cache_seconds: float = Field(
         default=2.0,
         ge=0,

@@ -123,8 +123,35 @@ def test_413_is_documented_where_a_body_is_taken(settings: Settings) -> None:
         paths = client.get("/openapi.json").json()["paths"]
     assert "413" in paths["/search"]["post"]["responses"]
     assert "413" not in paths["/search"]["get"]["responses"]
-    assert "413" in paths["/images/search"]["post"]["responses"]
+    upload = paths["/images/search"]["post"]["responses"]["413"]["description"]
+    assert upload == f"payload_too_large: the request body is over {9 * LIMIT} bytes"
     with TestClient(predict_app(settings)) as client:
         predict = client.get("/openapi.json").json()["paths"]["/predict"]["post"]["responses"]
     ref = predict["413"]["content"]["application/json"]["schema"]["$ref"]
     assert ref.endswith("/PredictErrorEnvelope")
+
+
+def test_a_full_event_batch_passes_the_bulk_limit(settings: Settings) -> None:
+    """POST /events takes 10,000 events (its documented batch): over 1 MiB, within AISLE_MAX_BULK_BYTES."""
+    from aisle.services.edit.app import create_app
+
+    events = [
+        {
+            "visitorId": f"visitor-{i:06d}",
+            "sessionId": f"session-{i:06d}",
+            "eventType": "view",
+            "productId": f"p{i % 8}",
+            "timestamp": "2025-11-25T07:00:00Z",
+        }
+        for i in range(10_000)
+    ]
+    body = orjson.dumps({"events": events})
+    assert len(body) > LIMIT
+    with TestClient(create_app(settings)) as client:
+        resp = client.post(
+            "/events", params={"tenant": "shop"}, content=body, headers={"content-type": "application/json"}
+        )
+        assert resp.status_code == 202, resp.text
+        assert resp.json() == {"accepted": 10_000}
+        described = client.get("/openapi.json").json()["paths"]["/events"]["post"]["responses"]["413"]
+    assert str(32 * LIMIT) in described["description"]

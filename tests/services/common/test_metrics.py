@@ -112,6 +112,14 @@ def test_cache_sizes_are_read_at_scrape_time(predict: TestClient) -> None:
         assert value(after, "aisle_cache_entries", service="predict", cache=cache) >= 1, cache
 
 
+def test_search_reports_its_caches(search: TestClient) -> None:
+    search.post("/search", json={"tenant": "shop", "query": "product"})
+    samples = scrape(search)
+    caches = {dict(labels)["cache"] for name, labels in samples if name == "aisle_cache_entries"}
+    assert {"tenant_configs", "indexes", "rule_books", "vector_tables", "suggesters", "filter_rows"} <= caches
+    assert value(samples, "aisle_cache_entries", service="search", cache="indexes") == 1
+
+
 def test_a_component_adds_a_scrape_time_gauge(search: TestClient) -> None:
     states = {"shop": "open", "other": "closed"}
     metrics = search.app.state.metrics  # type: ignore[attr-defined]

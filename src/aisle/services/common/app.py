@@ -10,18 +10,16 @@ service has it, ``Server-Timing``. A service then registers its caches with
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from contextlib import AbstractAsyncContextManager
 from typing import Any
 
 from fastapi import APIRouter, Depends, FastAPI, Request
-from fastapi.params import Form
-from fastapi.routing import APIRoute
 
 from aisle import __version__
 from aisle.core.config import Settings, load_settings
 from aisle.core.tenancy import Tenants
-from aisle.services.common.body_limit import BodyLimitMiddleware
+from aisle.services.common.body_limit import BodyLimitMiddleware, document_body_limits, route_limits
 from aisle.services.common.errors import Envelope, error_responses, install_error_handlers
 from aisle.services.common.metrics import MetricsMiddleware, ServiceMetrics, metrics_endpoint
 from aisle.services.common.params import refuse_unknown_query_params
@@ -50,6 +48,7 @@ def service_app(
     server_timing: bool = True,
     settings: Settings | None = None,
     tenants: Tenants | None = None,
+    bulk_paths: Collection[str] = (),
 ) -> FastAPI:
     """A service's FastAPI app: ``routers`` then ``/health`` (answering ``service``), one error envelope.
 
@@ -60,9 +59,11 @@ def service_app(
         lifespan: the app's lifespan context, if it has resources to open or close.
         envelope: ``standard``, or ``predict`` for the spec's ``{success, response_data, error}``.
         server_timing: add ``Server-Timing: app;dur=<ms>`` to every response.
-        settings: the body limits (``max_body_bytes``, ``max_upload_bytes``); default from the environment.
+        settings: the body limits (``max_body_bytes``, ``max_upload_bytes`` on multipart routes,
+            ``max_bulk_bytes`` on ``bulk_paths``); default: from the environment.
         tenants: the service's tenants: per-tenant counts name those it has loaded, and its
             configuration cache is reported as ``aisle_cache_entries{cache="tenant_configs"}``.
+        bulk_paths: paths of bulk writes whose documented batch can pass ``max_body_bytes``.
     """
     settings = settings if settings is not None else load_settings()
     app = FastAPI(title=title, version=__version__, description=description, lifespan=lifespan)
@@ -76,45 +77,16 @@ def service_app(
     # that takes a body may answer 413 payload_too_large.
     guard = [Depends(refuse_unknown_query_params)]
     for router in (*routers, health_router):
-        document_body_limit(router, envelope)
         app.include_router(router, dependencies=guard, responses=error_responses(400, envelope=envelope))
     app.add_route("/metrics", metrics_endpoint, methods=["GET"], include_in_schema=False)
+    # the routers' own routes: FastAPI keeps an included router as one entry of app.routes
+    limits = route_limits([r for router in routers for r in router.routes], settings, bulk_paths)
+    error_schema = "PredictErrorEnvelope" if envelope == "predict" else "ErrorEnvelope"
+    document_body_limits(app, settings.max_body_bytes, limits, error_schema)
     # add_middleware puts each one outside the ones before it
     if server_timing:
         app.add_middleware(ServerTimingMiddleware)
-    app.add_middleware(
-        BodyLimitMiddleware,
-        default=settings.max_body_bytes,
-        upload=settings.max_upload_bytes,
-        upload_paths=upload_paths(routers),
-        envelope=envelope,
-    )
+    app.add_middleware(BodyLimitMiddleware, default=settings.max_body_bytes, limits=limits, envelope=envelope)
     app.add_middleware(MetricsMiddleware, metrics=metrics)
     app.add_middleware(RequestIdMiddleware)
     return app
-
-
-BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
-
-
-def takes_body(route: APIRoute) -> bool:
-    return route.body_field is not None or bool((route.methods or set()) & BODY_METHODS)
-
-
-def document_body_limit(router: APIRouter, envelope: Envelope) -> None:
-    """Add 413 (``payload_too_large``) to the OpenAPI responses of every operation that takes a body."""
-    for route in router.routes:
-        if isinstance(route, APIRoute) and takes_body(route) and 413 not in route.responses:
-            route.responses.update(error_responses(413, envelope=envelope))
-
-
-def upload_paths(routers: Sequence[APIRouter]) -> list[str]:
-    """Paths of the routes whose body is a multipart form (they get ``max_upload_bytes``)."""
-    return [
-        route.path
-        for router in routers
-        for route in router.routes
-        if isinstance(route, APIRoute)
-        and route.body_field is not None
-        and isinstance(route.body_field.field_info, Form)
-    ]

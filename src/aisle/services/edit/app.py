@@ -75,6 +75,7 @@ def create_app(
         server_timing=False,
         settings=settings,
         tenants=tenants,
+        bulk_paths=["/events"],
     )
     app.state.edit = state
     app.state.authorizer = state.authorizer

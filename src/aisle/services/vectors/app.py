@@ -74,6 +74,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         lifespan=lifespan,
         settings=settings,
         tenants=tenants,
+        bulk_paths=["/vectors"],
     )
     app.state.metrics.add_caches({"vector_tables": store.entry_count, "query_vectors": search.entry_count})
     app.state.vectors = state

@@ -105,3 +105,22 @@ def test_log_lines_of_a_request_carry_its_id(settings: Settings) -> None:
 def test_the_envelope_schema_documents_the_id(search: TestClient) -> None:
     schemas = search.get("/openapi.json").json()["components"]["schemas"]
     assert "requestId" in schemas["ErrorObject"]["properties"]
+
+
+def test_search_passes_the_id_on_to_predict(settings: Settings) -> None:
+    from tests.support.auth import serve
+
+    from aisle.services.search.app import create_app
+
+    with serve(predict_app(settings)) as predict_url:
+        app = create_app(settings.model_copy(update={"predict_url": predict_url}), preload=False)
+        with TestClient(app) as search:
+            resp = search.post(
+                "/recommendations",
+                params={"tenant": "shop"},
+                json={"containerId": "nosuch", "productIds": ["p0"]},
+                headers={"X-Request-Id": "shopper-42"},
+            )
+    assert resp.status_code == 404
+    assert resp.json()["error"]["code"] == "container_not_found"
+    assert resp.json()["error"]["requestId"] == "shopper-42"  # written by predict: the id went along

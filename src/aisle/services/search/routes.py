@@ -21,6 +21,7 @@ from aisle.services.common.errors import error_responses
 from aisle.services.common.metrics import count_tenant
 from aisle.services.common.params import TenantQuery
 from aisle.services.common.predict_request import PredictRequest
+from aisle.services.common.request_id import request_id_of
 from aisle.services.search.schemas import (
     CategoriesRequest,
     CategoriesResponse,
@@ -217,9 +218,13 @@ def tenants(engine: Engine, principal: Annotated[Principal | None, Depends(requi
 async def recommendations(
     state: State, request: Request, tenant: TenantQuery, _body: PredictRequest
 ) -> Response:
-    """Proxied to the predict service's ``POST /predict``: the same body (checked here first) and envelope."""
+    """Proxied to the predict service's ``POST /predict``: the same body (checked here first) and envelope.
+
+    The request's id goes along (``X-Request-Id``), so both services' log lines of it share one id."""
     body = await request.body()
     headers = {"content-type": "application/json"}
+    if (request_id := request_id_of(request.scope)) is not None:
+        headers["x-request-id"] = request_id
     if "authorization" in request.headers:
         headers["authorization"] = request.headers["authorization"]
     try:

@@ -3,18 +3,21 @@
 :class:`CooccurrenceRecommender` is a tiny but real item-to-item model (counts of items seen together
 in sessions); :func:`write_tenant` creates a tenant with its five configuration files and a catalog;
 :func:`register_and_deploy` records a model and marks it deployed without a job; :func:`rees46_catalog`
-makes a catalog of the products seen in REES46 events.
+makes a catalog of the products seen in REES46 events; :func:`small_tenant` makes a bucket holding a
+small tenant ``shop`` ready for every recommendation service.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
+from pathlib import Path
 
 import polars as pl
 
 from aisle.catalog.store import CatalogStore
-from aisle.core.storage import BlobStore
+from aisle.core.config import Settings
+from aisle.core.storage import BlobStore, open_blob_store
 from aisle.core.tenancy import Tenants
 from aisle.core.tenant_config import (
     Attribute,
@@ -24,6 +27,7 @@ from aisle.core.tenant_config import (
     GlobalConfiguration,
     UserGroupConfiguration,
 )
+from aisle.recs.containers import ContainerBody, ContainerStore
 from aisle.recs.deployments import Deployment, Deployments
 from aisle.recs.models.base import ModelType, RecContext, Scored
 from aisle.recs.registry import ArtifactWriter, ModelRecord, ModelRegistry
@@ -140,3 +144,27 @@ def rees46_catalog(events: pl.DataFrame) -> pl.DataFrame:
             pl.col("category_code").alias("category"),
         )
     )
+
+
+SMALL_PRODUCTS = pl.DataFrame(
+    {
+        "id": [f"p{i}" for i in range(8)],
+        "title": [f"Product {i}" for i in range(8)],
+        "price": [float(10 * (i + 1)) for i in range(8)],
+        "brand": ["nike", "puma"] * 4,
+        "category": ["shoes"] * 4 + ["bags"] * 4,
+    }
+)
+
+
+def small_tenant(tmp: Path) -> Settings:
+    """A bucket with tenant ``shop``: 8 products, a deployed model ``m1`` and a container ``c1``."""
+    settings = Settings(auth="off", storage_url=f"file://{tmp / 'bucket'}", data_dir=tmp / "data")
+    store = open_blob_store(settings.storage_url)
+    write_tenant(store, "shop", SMALL_PRODUCTS, event_types=["view", "cart", "purchase"])
+    register_and_deploy(store, "shop", "m1", ModelType.CUSTOMERS_ALSO_VIEW)
+    slot = {"slotConfigId": "main", "modelId": "m1", "itemCount": 4}
+    ContainerStore(Tenants(store).scope("shop")).create(
+        "c1", ContainerBody.model_validate({"slotConfigurations": [slot]})
+    )
+    return settings

@@ -1,15 +1,28 @@
-"""``aisle serve``: start the platform's services (uvicorn, one process group per service)."""
+"""``aisle serve``: start the platform's services (uvicorn, one process group per service).
+
+Each service gets its own prometheus-client multiprocess directory, so ``GET /metrics`` sums its
+workers: ``$PROMETHEUS_MULTIPROC_DIR/<service>`` when that variable is set, else ``<temp>/metrics/<service>``
+in a fresh temporary directory removed on exit; either way emptied at start (stale files of an earlier
+run would be summed too). Log lines carry the request id (uvicorn's ``--log-config``, see
+:data:`aisle.services.common.request_id.LOG_CONFIG`).
+"""
 
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
+from pathlib import Path
 
 import typer
+
+MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
 
 # (name, app factory module, settings attribute holding its port)
 SERVICES: list[tuple[str, str, str]] = [
@@ -33,9 +46,14 @@ def serve(
 ) -> None:
     """Start every available service and wait; Ctrl-C stops them all."""
     from aisle.core.config import load_settings
+    from aisle.services.common.request_id import LOG_CONFIG
 
     settings = load_settings()
     n_workers = workers or settings.workers
+    run_dir = Path(tempfile.mkdtemp(prefix="aisle-serve-"))
+    metrics_root = Path(os.environ[MULTIPROC_ENV]) if os.environ.get(MULTIPROC_ENV) else run_dir / "metrics"
+    log_config = run_dir / "logging.json"
+    log_config.write_text(json.dumps(LOG_CONFIG))
     procs: list[tuple[str, subprocess.Popen[bytes]]] = []
     for name, module, port_attr in available_services():
         if only and name not in only:
@@ -58,14 +76,23 @@ def serve(
             "--no-access-log",
             "--log-level",
             "warning",
+            "--log-config",
+            str(log_config),
         ]
-        procs.append((name, subprocess.Popen(cmd, env=os.environ.copy())))
+        env = {**os.environ, MULTIPROC_ENV: str(fresh_dir(metrics_root / name))}
+        procs.append((name, subprocess.Popen(cmd, env=env)))
         typer.echo(f"{name:<8} http://{settings.host}:{port}  (docs: /docs)")
 
     def stop() -> None:
         for _service, proc in procs:
             if proc.poll() is None:
                 proc.terminate()
+        for _service, proc in procs:
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+        shutil.rmtree(run_dir, ignore_errors=True)
 
     def on_sigterm(*_: object) -> None:
         stop()
@@ -84,8 +111,13 @@ def serve(
             time.sleep(0.5)
     except KeyboardInterrupt:
         stop()
-        for _, proc in procs:
-            proc.wait(timeout=10)
+
+
+def fresh_dir(path: Path) -> Path:
+    """``path`` as an empty directory (its old content removed)."""
+    shutil.rmtree(path, ignore_errors=True)
+    path.mkdir(parents=True)
+    return path
 
 
 def register(app: typer.Typer) -> None:

@@ -54,6 +54,24 @@ class Settings(BaseSettings):
     workers: int = Field(
         default=2, ge=1, description="Worker processes per service started by `aisle serve`."
     )
+    max_body_bytes: int = Field(
+        default=1024 * 1024,
+        ge=1024,
+        description="Largest request body a service reads, in bytes (1 MiB); a larger one is answered "
+        "413 payload_too_large before it is parsed.",
+    )
+    max_upload_bytes: int = Field(
+        default=9 * 1024 * 1024,
+        ge=1024,
+        description="Largest request body of a multipart upload route (POST /images/search), in bytes: "
+        "9 MiB, an 8 MiB image (vectors/image_input.py MAX_IMAGE_BYTES) plus the multipart framing.",
+    )
+    max_bulk_bytes: int = Field(
+        default=32 * 1024 * 1024,
+        ge=1024,
+        description="Largest request body of a bulk write, in bytes: 32 MiB, a full batch of POST /events "
+        "(10,000 events) or PUT /vectors (1,000 vectors of 1,280 numbers).",
+    )
     container_cache_seconds: float = Field(
         default=2.0,
         ge=0,

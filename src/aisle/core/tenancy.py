@@ -97,6 +97,14 @@ class Tenants:
     def scope(self, tenant: str) -> PrefixBlobStore:
         return tenant_scope(self.store, tenant)
 
+    def known(self, tenant: str) -> bool:
+        """Whether this process has loaded the tenant's configuration (no I/O; a bounded set of names)."""
+        return tenant in self._cache
+
+    def entry_count(self) -> int:
+        """Configurations held in the cache."""
+        return len(self._cache)
+
     def config(self, tenant: str) -> TenantConfig:
         """Load and validate the tenant's five files.
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Unpack
 
@@ -93,8 +93,25 @@ class SearchEngine:
         stages = default_stages(rules=rules, vectors=vectors, filter_rows=self.filter_rows, rankers=rankers)
         self.pipeline = SearchPipeline(stages, budget_s=budget_s)
         self.suggesters = SuggesterRegistry(tenants, indexes, check_every=SUGGEST_CHECK_EVERY_S)
+        self.rules = rules
         self._image_encoder: ImageEncoder | None = None
         self._image_lock = threading.Lock()
+
+    def cache_sizes(self) -> dict[str, Callable[[], int]]:
+        """Each in-process cache's name and a function counting its entries (for the metrics)."""
+        sizes = {
+            "tenant_configs": self.tenants.entry_count,
+            "indexes": self.indexes.entry_count,
+            "vector_tables": self.vectors.store.entry_count,
+            "query_vectors": self.vectors.entry_count,
+            "filter_rows": self.filter_rows.entry_count,
+            "suggesters": self.suggesters.entry_count,
+        }
+        if self.rules is not None:
+            sizes["rule_books"] = self.rules.entry_count
+        if self.rankers is not None:
+            sizes["rankers"] = self.rankers.entry_count
+        return sizes
 
     @classmethod
     def from_settings(cls, settings: Settings, store: BlobStore) -> SearchEngine:

@@ -55,6 +55,10 @@ class FilterRows:
         self._lock = threading.Lock()
         self._cache: OrderedDict[tuple[str, str, bytes], np.ndarray] = OrderedDict()
 
+    def entry_count(self) -> int:
+        """Filter row selections held."""
+        return len(self._cache)
+
     def __call__(self, tenant: str, filters: Sequence[Mapping[str, Any]]) -> RowSelection:
         """The rows of ``tenant``'s current catalog passing ``filters`` (JSON filter objects)."""
         assert self.index_of is not None, "FilterRows needs index_of to be called with a tenant"

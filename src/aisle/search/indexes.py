@@ -32,6 +32,10 @@ class IndexRegistry:
         self._locks: dict[str, threading.Lock] = {}
         self._guard = threading.Lock()
 
+    def entry_count(self) -> int:
+        """Tenant indexes held open."""
+        return len(self._open)
+
     def _lock(self, tenant: str) -> threading.Lock:
         with self._guard:
             return self._locks.setdefault(tenant, threading.Lock())

@@ -66,6 +66,10 @@ class VectorSearch:
         self._probes: dict[str, ImageProbe | None] = {}
         self._queries: OrderedDict[str, np.ndarray] = OrderedDict()
 
+    def entry_count(self) -> int:
+        """Query embeddings held."""
+        return len(self._queries)
+
     @property
     def encoder(self) -> TextEncoder:
         if self._encoder is None:

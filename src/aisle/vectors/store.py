@@ -41,6 +41,10 @@ class VectorStore:
         self._open: dict[tuple[str, str], tuple[float, VectorTable]] = {}
         self._guard = threading.Lock()
 
+    def entry_count(self) -> int:
+        """Vector tables held open (one per tenant and kind)."""
+        return len(self._open)
+
     def table(self, tenant: str, kind: str = "text") -> VectorTable:
         """The tenant's newest table of ``kind``.
 

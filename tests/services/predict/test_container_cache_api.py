@@ -39,9 +39,12 @@ def test_missing_container_answers_the_same_404_when_cached(client: TestClient) 
         client.post("/predict", params={"tenant": "shop"}, json={**ASK, "containerId": "zz"}) for _ in "ab"
     ]
     assert [r.status_code for r in answers] == [404, 404]
+    bodies = [r.json() for r in answers]
+    for resp, body in zip(answers, bodies, strict=True):  # each answer names its own request
+        assert body["error"].pop("requestId") == resp.headers["x-request-id"]
     assert (
-        answers[0].json()
-        == answers[1].json()
+        bodies[0]
+        == bodies[1]
         == {
             "success": False,
             "response_data": [],

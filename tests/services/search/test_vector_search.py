@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
+import numpy as np
 import pytest
 from fastapi.testclient import TestClient
 from PIL import Image
@@ -22,6 +23,7 @@ from aisle.core.config import Settings
 from aisle.core.storage import open_blob_store
 from aisle.core.tenancy import Tenants
 from aisle.services.search.app import create_app
+from aisle.vectors.image_input import MAX_IMAGE_BYTES
 
 
 @pytest.fixture(scope="module")
@@ -200,6 +202,25 @@ def test_image_search_needs_a_file_and_a_tenant(client: TestClient) -> None:
     assert client.post("/images/search", params={"tenant": "fashion"}).status_code == 422
     resp = client.post("/images/search", files={"file": ("x.png", _png((8, 8)))})
     assert resp.status_code == 422
+
+
+def test_an_image_of_almost_8_mib_passes_the_body_limit(client: TestClient, mini: MiniTenant) -> None:
+    """The upload route's limit (AISLE_MAX_UPLOAD_BYTES) admits the largest image plus multipart framing."""
+    if not mini.has_images:  # skip locally, fail in CI (as tests/conftest.py's require)
+        msg = "the image extra is not installed (pip install -e '.[image]')"
+        pytest.fail(msg) if os.environ.get("CI", "").lower() in ("1", "true", "yes") else pytest.skip(msg)
+    noise = np.random.default_rng(16).integers(0, 256, (1670, 1670, 3), dtype=np.uint8)
+    buf = io.BytesIO()
+    Image.fromarray(noise).save(buf, format="PNG", compress_level=0)
+    photo = buf.getvalue()
+    assert 7.9 * 1024 * 1024 < len(photo) <= MAX_IMAGE_BYTES
+    resp = client.post("/images/search", params={"tenant": "fashion"}, files={"file": ("big.png", photo)})
+    assert resp.status_code == 200, resp.text
+    too_big = client.post(
+        "/images/search", params={"tenant": "fashion"}, files={"file": ("x.png", b"\0" * (10 * 1024 * 1024))}
+    )
+    assert too_big.status_code == 413
+    assert too_big.json()["error"]["code"] == "payload_too_large"  # refused by the body limit, unread
 
 
 def test_start_up_opens_every_tenants_text_vectors(tmp_path: Path, shared_data: Path) -> None:

@@ -172,6 +172,10 @@ class ClientRegistry:
         self._cache: dict[str, tuple[float, ClientRecord | None]] = {}
         self._lock = threading.Lock()
 
+    def entry_count(self) -> int:
+        """Client lookups held (hits and misses)."""
+        return len(self._cache)
+
     def get(self, client_id: str) -> ClientRecord | None:
         """The record of ``client_id``; None when unknown, its id is malformed or its record is invalid."""
         if not CLIENT_ID.match(client_id or ""):

@@ -57,6 +57,10 @@ class ContainerCache:
         self._missing: dict[tuple[str, str], float] = {}
         self._lock = threading.Lock()
 
+    def entry_count(self) -> int:
+        """Containers and misses held."""
+        return len(self._found) + len(self._missing)
+
     def cached(self, tenant: str, container_id: str) -> Container | None:
         """The container when a fresh entry knows it without I/O, else None (missing or stale entry).
 

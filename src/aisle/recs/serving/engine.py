@@ -13,7 +13,7 @@ The engine owns its collaborators and shares their caches with them: :attr:`Pred
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from aisle.core.errors import BadRequest, ErrorCode
@@ -59,6 +59,18 @@ class PredictEngine:
         self.personaliser = Personaliser(events)
         self.bundles = Bundles(self.tenant_cache, self.containers, models, self.personaliser)
         self.evaluation = ModelEvaluation(self.tenant_cache, models, self.personaliser)
+
+    def cache_sizes(self) -> dict[str, Callable[[], int]]:
+        """Each in-process cache's name and a function counting its entries (for the metrics)."""
+        sizes = {
+            "tenant_configs": self.tenants.entry_count,
+            "tenants_served": self.tenant_cache.entry_count,
+            "containers": self.containers.entry_count,
+        }
+        count_models = getattr(self.models, "entry_count", None)  # a ModelSource may hold no cache
+        if callable(count_models):
+            sizes["models"] = count_models
+        return sizes
 
     def warm_deployed(self) -> int:
         """Load every deployed model of every tenant (and its catalog) ahead of traffic.

@@ -62,6 +62,10 @@ class RegistryModelSource:
         self._locks: dict[tuple[str, str, str | None], threading.Lock] = {}
         self._guard = threading.Lock()
 
+    def entry_count(self) -> int:
+        """Models held loaded."""
+        return len(self._models)
+
     def _deps(self, tenant: str, scope: BlobStore) -> Deployments:
         deps = self._deployments.get(tenant)
         if deps is None:

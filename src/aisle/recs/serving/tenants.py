@@ -47,6 +47,10 @@ class TenantCache:
         self._configs: dict[str, tuple[float, TenantConfig]] = {}
         self._lock = threading.Lock()
 
+    def entry_count(self) -> int:
+        """Tenants served (their containers, catalog table)."""
+        return len(self._state)
+
     def get(self, tenant: str, *, warm_only: bool = False) -> tuple[TenantConfig, ServedTenant]:
         """The tenant's configuration (at most :data:`CONFIG_TTL_S` old) and its :class:`ServedTenant`.
 

@@ -83,6 +83,10 @@ class RankerStore:
         self._pointers: dict[str, tuple[float, int | None]] = {}
         self._loaded: dict[tuple[str, int], Ranker] = {}
 
+    def entry_count(self) -> int:
+        """Rankers held loaded."""
+        return len(self._loaded)
+
     def _scope(self, tenant: str) -> BlobStore:
         return tenant_scope(self.store, tenant)
 

@@ -128,6 +128,10 @@ class RuleBooks:
         self._locks: dict[str, threading.Lock] = {}
         self._guard = threading.Lock()
 
+    def entry_count(self) -> int:
+        """Rule books held (one per tenant read)."""
+        return len(self._books)
+
     def _local(self, tenant: str) -> str | None:
         if tenant not in self._paths:
             self._paths[tenant] = self.store.local_path(f"{check_tenant_name(tenant)}/{INDEX_PATH}")

@@ -66,6 +66,10 @@ class SuggesterRegistry:
         self._guard = threading.Lock()
         self._refreshing: set[str] = set()
 
+    def entry_count(self) -> int:
+        """Suggesters held (one per tenant)."""
+        return len(self._entries)
+
     def _lock(self, tenant: str) -> threading.Lock:
         with self._guard:
             return self._locks.setdefault(tenant, threading.Lock())

@@ -44,12 +44,14 @@ def create_app(
     settings = settings if settings is not None else load_settings()
 
     @asynccontextmanager
-    async def lifespan(_: FastAPI) -> AsyncIterator[AuthState]:
+    async def lifespan(app: FastAPI) -> AsyncIterator[AuthState]:
         blobs = store if store is not None else open_blob_store_from_settings(settings)
         keys = SigningKeys(blobs, token_ttl=token_ttl)
         keys.active()  # create the first key now, so the JWKS is never empty
+        clients = ClientRegistry(blobs)
+        app.state.metrics.add_caches({"clients": clients.entry_count})
         grant = JwtBearerGrant(
-            ClientRegistry(blobs),
+            clients,
             keys,
             jti_store if jti_store is not None else open_jti_store(settings.redis_url),
             issuer=settings.auth_url,
@@ -64,6 +66,7 @@ def create_app(
         routers=[router],
         lifespan=lifespan,
         server_timing=False,
+        settings=settings,
     )
 
     @app.exception_handler(OAuthError)

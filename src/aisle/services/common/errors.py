@@ -2,7 +2,8 @@
 
 Standard envelope (all services but predict): ``{"error": {"code", "message", "details"?}}``.
 Predict envelope (spec "PredictResponse"): ``{"success": false, "response_data": [], "error": {...}}``.
-Codes and their statuses come from the catalogue (:class:`~aisle.core.errors.ErrorCode`).
+Codes and their statuses come from the catalogue (:class:`~aisle.core.errors.ErrorCode`). Every error
+object carries ``requestId``, the request's ``X-Request-Id`` (:mod:`aisle.services.common.request_id`).
 """
 
 from __future__ import annotations
@@ -16,13 +17,17 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from aisle.core.errors import HTTP_STATUS_CODES, AisleError, ErrorCode
+from aisle.services.common.request_id import request_id_of
 
 log = logging.getLogger("aisle.errors")
 
 Envelope = Literal["standard", "predict"]
 
 
-def error_body(error: dict[str, Any], envelope: Envelope) -> dict[str, Any]:
+def error_body(error: dict[str, Any], envelope: Envelope, request_id: str | None = None) -> dict[str, Any]:
+    """The envelope around ``error`` (``{code, message, details?}``), with ``requestId`` when given."""
+    if request_id is not None:
+        error = {**error, "requestId": request_id}
     if envelope == "predict":
         return {"success": False, "response_data": [], "error": error}
     return {"error": error}
@@ -64,35 +69,42 @@ def install_error_handlers(app: FastAPI, envelope: Envelope = "standard") -> Non
     """Register handlers for AisleError, validation errors, HTTP errors and anything unexpected."""
 
     @app.exception_handler(AisleError)
-    async def _aisle(_: Request, exc: AisleError) -> JSONResponse:
+    async def _aisle(request: Request, exc: AisleError) -> JSONResponse:
         headers = getattr(exc, "headers", None)
-        return JSONResponse(error_body(exc.to_dict(), envelope), status_code=exc.status, headers=headers)
+        body = error_body(exc.to_dict(), envelope, request_id_of(request.scope))
+        return JSONResponse(body, status_code=exc.status, headers=headers)
 
     @app.exception_handler(RequestValidationError)
-    async def _validation(_: Request, exc: RequestValidationError) -> JSONResponse:
+    async def _validation(request: Request, exc: RequestValidationError) -> JSONResponse:
         status = validation_code(exc).status
-        return JSONResponse(error_body(validation_error_dict(exc), envelope), status_code=status)
+        body = error_body(validation_error_dict(exc), envelope, request_id_of(request.scope))
+        return JSONResponse(body, status_code=status)
 
     @app.exception_handler(StarletteHTTPException)
-    async def _http(_: Request, exc: StarletteHTTPException) -> JSONResponse:
+    async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
         code = str(HTTP_STATUS_CODES.get(exc.status_code, ErrorCode.HTTP_ERROR))
         return JSONResponse(
-            error_body({"code": code, "message": str(exc.detail)}, envelope),
+            error_body({"code": code, "message": str(exc.detail)}, envelope, request_id_of(request.scope)),
             status_code=exc.status_code,
             headers=getattr(exc, "headers", None),
         )
 
     @app.exception_handler(Exception)
-    async def _unexpected(_: Request, exc: Exception) -> JSONResponse:  # pragma: no cover - safety net
-        log.exception("unhandled error", exc_info=exc)
+    async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
+        # Runs in Starlette's outermost middleware, after RequestIdMiddleware has returned: the id comes
+        # from the scope, and the response gets its X-Request-Id header here.
+        rid = request_id_of(request.scope)
+        log.exception("unhandled error", exc_info=exc, extra={"request_id": rid or "-"})
         error = {"code": str(ErrorCode.INTERNAL_ERROR), "message": "internal error; see the service log"}
-        return JSONResponse(error_body(error, envelope), status_code=ErrorCode.INTERNAL_ERROR.status)
+        headers = {"X-Request-Id": rid} if rid else None
+        return JSONResponse(
+            error_body(error, envelope, rid), status_code=ErrorCode.INTERNAL_ERROR.status, headers=headers
+        )
 
 
-def error_responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
-    """OpenAPI ``responses=`` entries documenting the error envelope for the given statuses."""
-    from aisle.services.common.schemas import ErrorEnvelope
+def error_responses(*statuses: int, envelope: Envelope = "standard") -> dict[int | str, dict[str, Any]]:
+    """OpenAPI ``responses=`` entries documenting the (``envelope``) error envelope for the statuses."""
+    from aisle.services.common.schemas import ErrorEnvelope, PredictErrorEnvelope
 
-    return {
-        s: {"model": ErrorEnvelope, "description": str(HTTP_STATUS_CODES.get(s, "error"))} for s in statuses
-    }
+    model = PredictErrorEnvelope if envelope == "predict" else ErrorEnvelope
+    return {s: {"model": model, "description": str(HTTP_STATUS_CODES.get(s, "error"))} for s in statuses}

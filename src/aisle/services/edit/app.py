@@ -73,6 +73,9 @@ def create_app(
         routers=[router],
         lifespan=lifespan,
         server_timing=False,
+        settings=settings,
+        tenants=tenants,
+        bulk_paths=["/events"],
     )
     app.state.edit = state
     app.state.authorizer = state.authorizer

@@ -90,7 +90,10 @@ def create_app(
         lifespan=lifespan,
         server_timing=False,
         envelope="predict",
+        settings=settings,
+        tenants=tenants,
     )
+    app.state.metrics.add_caches(state.engine.cache_sizes())
     app.state.predict = state
     app.state.authorizer = state.authorizer
     return app

@@ -16,14 +16,15 @@ from aisle.core.auth.scopes import RECS_READ
 from aisle.core.validation import EXTERNAL_ID_PATTERN, ID_PATTERN
 from aisle.recs.serving import ItemOut, NotWarm, PredictParams, PredictQuery
 from aisle.services.common.auth import require_scope
+from aisle.services.common.metrics import count_tenant
 from aisle.services.common.params import TenantQuery
+from aisle.services.common.schemas import PredictErrorEnvelope
 from aisle.services.predict.deps import Engine
 from aisle.services.predict.schemas import (
     BundleRecommendationRequest,
     BundlesResponse,
     EvaluationRequest,
     EvaluationResponse,
-    PredictErrorEnvelope,
     PredictRequest,
     PredictResponse,
 )
@@ -80,7 +81,7 @@ def to_query(body: PredictRequest, container_id: str) -> PredictQuery:
 @router.post(
     "/predict",
     response_model=PredictResponse,
-    dependencies=[READ],
+    dependencies=[READ, count_tenant("predict")],
     responses=_errors(
         COMMON,
         {

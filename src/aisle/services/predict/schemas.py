@@ -107,11 +107,3 @@ class BundleRecommendationRequest(BaseModel):
     visitorId: Id | None = None
     userId: Id | None = None
     actions: Annotated[list[PredictAction], Field(max_length=50)] = Field(default_factory=list)
-
-
-class PredictErrorEnvelope(BaseModel):
-    """Every failure: ``success`` false, empty ``response_data``, and the error object."""
-
-    success: Literal[False] = False
-    response_data: list[Any] = Field(default_factory=list)
-    error: ErrorObject

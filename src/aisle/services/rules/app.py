@@ -35,13 +35,17 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         "without a rule. Every endpoint but /health takes the `tenant` query parameter. Errors: "
         '`{"error": {"code", "message", "details"}}`.',
         routers=[router],
+        settings=settings,
+        tenants=tenants,
     )
-    app.state.rules = RulesState(
+    app.state.rules = state = RulesState(
         settings=settings,
         store=store,
         tenants=tenants,
         indexes=IndexRegistry(tenants, settings.data_dir),
         books=RuleBooks(store),
     )
+    caches = {"indexes": state.indexes.entry_count, "rule_books": state.books.entry_count}
+    app.state.metrics.add_caches(caches)
     app.state.authorizer = Authorizer(settings, store)
     return app

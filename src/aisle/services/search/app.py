@@ -50,7 +50,10 @@ def create_app(settings: Settings | None = None, *, preload: bool = True) -> Fas
         '`{"error": {"code", "message", "details"}}`.',
         routers=[routes.router, suggest_routes.router, vector_routes.router],
         lifespan=lifespan,
+        settings=settings,
+        tenants=state.engine.tenants,
     )
+    app.state.metrics.add_caches(state.engine.cache_sizes())
     app.state.search = state
     app.state.authorizer = Authorizer(settings, store)
     return app

@@ -18,8 +18,10 @@ from aisle.search import browse
 from aisle.search.model import FilterSpec, SearchResult, SortOrder
 from aisle.services.common.auth import require_scope, scoped
 from aisle.services.common.errors import error_responses
+from aisle.services.common.metrics import count_tenant
 from aisle.services.common.params import TenantQuery
 from aisle.services.common.predict_request import PredictRequest
+from aisle.services.common.request_id import request_id_of
 from aisle.services.search.schemas import (
     CategoriesRequest,
     CategoriesResponse,
@@ -90,7 +92,7 @@ def _run_search(engine: Engine, body: SearchRequest) -> Response:
 @router.post(
     "/search",
     response_model=SearchResult,
-    dependencies=[read],
+    dependencies=[read, count_tenant("search")],
     responses=error_responses(400, 401, 403, 404, 422),
     summary="Full multi-stage search",
 )
@@ -102,7 +104,7 @@ def search(engine: Engine, body: SearchRequest) -> Response:
 @router.get(
     "/search",
     response_model=SearchResult,
-    dependencies=[read],
+    dependencies=[read, count_tenant("search")],
     responses=error_responses(400, 401, 403, 404, 422),
     summary="Search with query parameters",
 )
@@ -216,9 +218,13 @@ def tenants(engine: Engine, principal: Annotated[Principal | None, Depends(requi
 async def recommendations(
     state: State, request: Request, tenant: TenantQuery, _body: PredictRequest
 ) -> Response:
-    """Proxied to the predict service's ``POST /predict``: the same body (checked here first) and envelope."""
+    """Proxied to the predict service's ``POST /predict``: the same body (checked here first) and envelope.
+
+    The request's id goes along (``X-Request-Id``), so both services' log lines of it share one id."""
     body = await request.body()
     headers = {"content-type": "application/json"}
+    if (request_id := request_id_of(request.scope)) is not None:
+        headers["x-request-id"] = request_id
     if "authorization" in request.headers:
         headers["authorization"] = request.headers["authorization"]
     try:

@@ -26,6 +26,7 @@ from aisle.core.auth.scopes import SEARCH_READ
 from aisle.search.model import SearchResult
 from aisle.services.common.auth import scoped
 from aisle.services.common.errors import error_responses
+from aisle.services.common.metrics import count_tenant
 from aisle.services.common.params import TenantQuery
 from aisle.services.search.schemas import SearchRequest
 from aisle.services.search.state import Engine
@@ -42,7 +43,7 @@ def _json(model: Any) -> Response:
 @router.post(
     "/vector-search",
     response_model=SearchResult,
-    dependencies=[read],
+    dependencies=[read, count_tenant("search")],
     responses=error_responses(400, 401, 403, 404, 422, 503),
     summary="Semantic (embedding) search",
 )
@@ -58,7 +59,7 @@ def vector_search(engine: Engine, request: Request, body: SearchRequest) -> Resp
 @router.post(
     "/images/search",
     response_model=SearchResult,
-    dependencies=[read],
+    dependencies=[read, count_tenant("search")],
     responses=error_responses(400, 401, 403, 404, 413, 415, 422, 503),
     summary="Visually similar products",
 )

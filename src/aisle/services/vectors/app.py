@@ -72,7 +72,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         "`vector_index_missing`.",
         routers=[routes.router],
         lifespan=lifespan,
+        settings=settings,
+        tenants=tenants,
+        bulk_paths=["/vectors"],
     )
+    app.state.metrics.add_caches({"vector_tables": store.entry_count, "query_vectors": search.entry_count})
     app.state.vectors = state
     app.state.authorizer = Authorizer(settings, blob)
     return app

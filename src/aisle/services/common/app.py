@@ -53,8 +53,10 @@ def service_app(
     if server_timing:
         app.add_middleware(ServerTimingMiddleware)
     install_error_handlers(app, envelope)
-    # Every operation refuses query parameters it does not declare (400 unknown_parameter).
+    # Every operation refuses query parameters it does not declare (400 unknown_parameter), and every
+    # one but /health may need object storage or Redis: 503 with Retry-After while they are down.
     guard = [Depends(refuse_unknown_query_params)]
-    for router in (*routers, health_router):
-        app.include_router(router, dependencies=guard, responses=error_responses(400))
+    for router in routers:
+        app.include_router(router, dependencies=guard, responses=error_responses(400, 503))
+    app.include_router(health_router, dependencies=guard, responses=error_responses(400))
     return app

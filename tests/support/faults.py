@@ -1,0 +1,155 @@
+"""Real servers to break, and load to run while they break (``from tests.support.faults import ...``).
+
+:class:`RedisServer` is a ``redis-server`` of its own (a free port, a temp dir) that a test kills with
+SIGKILL and starts again on the same port and directory. :class:`Load` runs a request function in a
+bounded loop on a thread and records each answer with the fault phase it started in, so a test or a
+benchmark can count failed requests before, during and after a fault.
+"""
+
+from __future__ import annotations
+
+import shutil
+import signal
+import subprocess
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import redis
+from tests.support.auth import free_port
+
+REDIS_SERVER = shutil.which("redis-server")
+"""The ``redis-server`` binary, or None when the machine has none."""
+
+
+class RedisServer:
+    """``redis-server`` on 127.0.0.1:``port`` persisting to ``directory``.
+
+    Started with ``appendonly yes`` and ``appendfsync always``: every write is in the append-only file
+    before Redis acknowledges it, so a SIGKILL loses no acknowledged write and a restart on the same
+    directory reads them all back (the durability production needs for the same promise).
+    """
+
+    def __init__(self, directory: Path, port: int | None = None) -> None:
+        if REDIS_SERVER is None:
+            raise RuntimeError("redis-server is not installed")
+        self.directory = directory
+        self.directory.mkdir(parents=True, exist_ok=True)
+        self.port = port or free_port()
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def start(self, timeout_s: float = 10.0) -> None:
+        """Start (or restart) the server and wait until it answers PING with its data loaded."""
+        command = [
+            str(REDIS_SERVER),
+            "--port", str(self.port), "--bind", "127.0.0.1", "--dir", str(self.directory),
+            "--appendonly", "yes", "--appendfsync", "always", "--save", "",
+            "--logfile", str(self.directory / "redis.log"),
+        ]  # fmt: skip
+        self.proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        client = redis.Redis(port=self.port, socket_connect_timeout=0.2, socket_timeout=0.5)
+        deadline = time.monotonic() + timeout_s
+        while True:
+            try:
+                if client.ping():  # answers only once the append-only file is loaded
+                    break
+            except redis.RedisError:
+                if self.proc.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(f"redis-server did not start on port {self.port}") from None
+                time.sleep(0.02)
+        client.close()
+
+    def kill(self) -> None:
+        """SIGKILL: no shutdown, no final save (what a crash or an OOM kill does)."""
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGKILL)
+            self.proc.wait(timeout=10)
+        self.proc = None
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            self.proc.wait(timeout=10)
+        self.proc = None
+
+
+class Phase:
+    """The fault phase a test is in (``before``, ``during``, ``after``), read by the load threads."""
+
+    def __init__(self) -> None:
+        self.name = "before"
+        self.changed = time.monotonic()
+
+    def set(self, name: str) -> None:
+        self.name = name
+        self.changed = time.monotonic()
+
+
+@dataclass
+class Answer:
+    """One request: the phase it started in, its status (or ``timeout`` / an exception name), whether it
+    carried a note of degradation, and when it started (monotonic seconds)."""
+
+    phase: str
+    status: int | str
+    degraded: bool = False
+    started: float = 0.0
+
+
+@dataclass
+class Load:
+    """Calls ``request()`` in a loop on a thread until :meth:`stop` or ``max_requests``.
+
+    ``request`` returns ``(status, degraded)``; an exception is recorded by its class name (an
+    ``httpx.TimeoutException`` as ``timeout``), so a hang shows as a figure instead of a stuck test.
+    """
+
+    request: Callable[[], tuple[int, bool]]
+    phase: Phase
+    max_requests: int = 20_000
+    answers: list[Answer] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def start(self) -> Load:
+        self._thread.start()
+        return self
+
+    def _run(self) -> None:
+        while not self._stop.is_set() and len(self.answers) < self.max_requests:
+            phase, started = self.phase.name, time.monotonic()
+            try:
+                status, degraded = self.request()
+            except Exception as exc:
+                name = type(exc).__name__
+                status, degraded = ("timeout" if "Timeout" in name else name), False
+            self.answers.append(Answer(phase, status, degraded, started))
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=30)
+
+    def by_phase(self) -> dict[str, Counter[int | str]]:
+        """Phase -> count of answers per status."""
+        out: dict[str, Counter[int | str]] = {}
+        for a in self.answers:
+            out.setdefault(a.phase, Counter())[a.status] += 1
+        return out
+
+
+def tally(name: str, load: Load) -> str:
+    """One line of figures: the answers of ``load`` per phase and status."""
+    parts = [
+        f"{phase}: " + ", ".join(f"{status} x{n}" for status, n in sorted(c.items(), key=str))
+        for phase, c in load.by_phase().items()
+    ]
+    return f"{name}: " + "; ".join(parts)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,6 +18,7 @@ from tests.support.auth import free_port
 from aisle.core.errors import AisleError, EventStoreUnavailable, StorageUnavailable
 from aisle.core.events import Event, open_event_store_url
 from aisle.core.storage import open_blob_store
+from aisle.core.storage.revisions import RevisionLog
 
 BOUND_S = 3.0  # generous: connection refused fails in milliseconds; this only catches a retry storm
 
@@ -72,3 +74,11 @@ def test_every_event_store_operation_on_a_dead_redis_is_event_store_unavailable(
         lambda: store.clear("shop"),
     ):
         fails_fast(call, EventStoreUnavailable, "event_store_unavailable")
+
+
+def test_a_local_disk_error_is_storage_unavailable_too(tmp_path: Path) -> None:
+    """Revisions on a local store are read with plain file IO: an OS error there is the same 503."""
+    store = open_blob_store(f"file://{tmp_path}")
+    (tmp_path / "rules" / "r1" / "head.json").mkdir(parents=True)  # unreadable as a file
+    log = RevisionLog(store, "rules")
+    fails_fast(lambda: log.read("rules/r1/head.json"), StorageUnavailable, "storage_unavailable")

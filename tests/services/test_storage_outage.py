@@ -33,7 +33,7 @@ import httpx
 import polars as pl
 import pytest
 from tests.support.auth import free_port, serve
-from tests.support.faults import Load, Phase, tally
+from tests.support.faults import Load, Phase, VersionedWriter, tally
 from tests.support.recs import CooccurrenceRecommender, register_and_deploy, write_tenant
 
 from aisle.catalog.store import CatalogStore
@@ -151,31 +151,6 @@ def services(tmp_path: Path, s3: S3Server) -> Iterator[Services]:
         yield Services(settings, *clients)
 
 
-class Writer:
-    """Replaces one versioned document (rule or container) in a loop, remembering what was acknowledged."""
-
-    def __init__(self, client: httpx.Client, path: str, body: Any) -> None:
-        self.client, self.path, self.body = client, path, body
-        self.version = 1
-        self.generations = itertools.count(1)
-        self.acked = 0  # the last generation answered 200
-        self.refusals: list[httpx.Response] = []
-
-    def __call__(self) -> tuple[int, bool]:
-        generation = next(self.generations)
-        r = self.client.put(self.path, params=T, json=self.body(generation, self.version))
-        if r.status_code == 200:
-            doc = r.json().get("rule", r.json())
-            self.version, self.acked = doc["version"], generation
-        elif r.status_code == 409:  # an earlier write landed although its answer was a 503: re-read
-            current = self.client.get(self.path, params=T)
-            if current.status_code == 200:
-                self.version = current.json()["version"]
-        elif r.status_code == 503:
-            self.refusals.append(r)
-        return r.status_code, False
-
-
 def complete(doc: dict[str, Any]) -> bool:
     """A rule or container whose two generation-bearing fields agree."""
     return doc["description"] == "generation " + doc["name"].removeprefix("gen ")
@@ -183,10 +158,11 @@ def complete(doc: dict[str, Any]) -> bool:
 
 def test_s3_stopped_and_restarted_under_load(services: Services, s3: S3Server) -> None:
     phase = Phase()
-    rules = Writer(services.rules, "/rules/r1", rule)
-    containers = Writer(
+    rules = VersionedWriter(services.rules, "/rules/r1", "shop", rule)
+    containers = VersionedWriter(
         services.edit,
         "/containers/c1",
+        "shop",
         lambda g, v: {
             "version": v,
             "name": f"gen {g}",
@@ -266,14 +242,14 @@ def test_s3_stopped_and_restarted_under_load(services: Services, s3: S3Server) -
     assert not broken, broken[:5]
 
     # nothing acknowledged is lost: each document is at (or, for a write answered 503, past) its last 200
-    rule_now = services.rules.get("/rules/r1", params=T).json()
-    container_now = services.edit.get("/containers/c1", params=T).json()
     catalog_now = catalogs.load()
     lost = {
-        "rule": int(rule_now["name"].removeprefix("gen ")) < rules.acked,
-        "container": int(container_now["name"].removeprefix("gen ")) < containers.acked,
+        "rule": rules.lost(),
+        "container": containers.lost(),
         "catalog": int(catalog_now.products["title"][0].split(" gen ")[1]) < last_import[0],
     }
     print(f"S3 outage: acknowledged writes lost: {sum(lost.values())} ({lost})")
     assert not any(lost.values())
+    rule_now = services.rules.get("/rules/r1", params=T).json()
+    container_now = services.edit.get("/containers/c1", params=T).json()
     assert complete(rule_now) and complete(container_now) and catalog_now.count == 8

@@ -8,6 +8,7 @@ benchmark can count failed requests before, during and after a fault.
 
 from __future__ import annotations
 
+import itertools
 import shutil
 import signal
 import subprocess
@@ -17,7 +18,9 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
+import httpx
 import redis
 from tests.support.auth import free_port
 
@@ -30,12 +33,14 @@ class RedisServer:
 
     Started with ``appendonly yes`` and ``appendfsync always``: every write is in the append-only file
     before Redis acknowledges it, so a SIGKILL loses no acknowledged write and a restart on the same
-    directory reads them all back (the durability production needs for the same promise).
+    directory reads them all back (the durability production needs for the same promise). With
+    ``durable=False``: no append-only file and no snapshots (for comparison: a restart starts empty).
     """
 
-    def __init__(self, directory: Path, port: int | None = None) -> None:
+    def __init__(self, directory: Path, port: int | None = None, *, durable: bool = True) -> None:
         if REDIS_SERVER is None:
             raise RuntimeError("redis-server is not installed")
+        self.durable = durable
         self.directory = directory
         self.directory.mkdir(parents=True, exist_ok=True)
         self.port = port or free_port()
@@ -50,7 +55,7 @@ class RedisServer:
         command = [
             str(REDIS_SERVER),
             "--port", str(self.port), "--bind", "127.0.0.1", "--dir", str(self.directory),
-            "--appendonly", "yes", "--appendfsync", "always", "--save", "",
+            "--appendonly", "yes" if self.durable else "no", "--appendfsync", "always", "--save", "",
             "--logfile", str(self.directory / "redis.log"),
         ]  # fmt: skip
         self.proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -153,3 +158,72 @@ def tally(name: str, load: Load) -> str:
         for phase, c in load.by_phase().items()
     ]
     return f"{name}: " + "; ".join(parts)
+
+
+class EventPoster:
+    """``POST /events`` of one event per call, each with its own ``sessionId`` (its identity), spread over
+    ``visitors`` visitors; remembers which were acknowledged (202) and the 503 answers."""
+
+    def __init__(self, edit: httpx.Client, tenant: str, visitors: int = 100) -> None:
+        self.edit, self.tenant, self.visitors = edit, tenant, visitors
+        self.numbers = itertools.count()
+        self.acked: set[str] = set()
+        self.refusals: list[httpx.Response] = []
+
+    def __call__(self) -> tuple[int, bool]:
+        n = next(self.numbers)
+        event = {
+            "visitorId": f"v{n % self.visitors}",
+            "eventType": "view",
+            "productId": "p5",
+            "sessionId": f"e{n}",
+            "timestamp": 1_700_000_000 + n,
+        }
+        r = self.edit.post("/events", params={"tenant": self.tenant}, json=event)
+        if r.status_code == 202:
+            self.acked.add(f"e{n}")
+        elif r.status_code == 503:
+            self.refusals.append(r)
+        return r.status_code, False
+
+    def lost(self) -> set[str]:
+        """The acknowledged events ``GET /events`` does not return (the store keeps 200 per visitor:
+        keep the load under ``200 * visitors`` events)."""
+        stored: set[str] = set()
+        for v in range(self.visitors):
+            params = {"tenant": self.tenant, "visitorId": f"v{v}", "limit": 1000}
+            r = self.edit.get("/events", params=params)
+            r.raise_for_status()
+            stored |= {e["sessionId"] for e in r.json()["events"]}
+        return self.acked - stored
+
+
+class VersionedWriter:
+    """Replaces one versioned document (a rule, a container) in a loop with ``body(generation, version)``,
+    remembering the last generation acknowledged (200) and the 503 answers."""
+
+    def __init__(self, client: httpx.Client, path: str, tenant: str, body: Callable[[int, int], Any]) -> None:
+        self.client, self.path, self.params, self.body = client, path, {"tenant": tenant}, body
+        self.version = 1
+        self.generations = itertools.count(1)
+        self.acked = 0
+        self.refusals: list[httpx.Response] = []
+
+    def __call__(self) -> tuple[int, bool]:
+        generation = next(self.generations)
+        r = self.client.put(self.path, params=self.params, json=self.body(generation, self.version))
+        if r.status_code == 200:
+            doc = r.json().get("rule", r.json())
+            self.version, self.acked = doc["version"], generation
+        elif r.status_code == 409:  # an earlier write landed although its answer was a 503: re-read
+            current = self.client.get(self.path, params=self.params)
+            if current.status_code == 200:
+                self.version = current.json()["version"]
+        elif r.status_code == 503:
+            self.refusals.append(r)
+        return r.status_code, False
+
+    def lost(self) -> bool:
+        """Whether the document is behind the last acknowledged generation (its ``name`` is ``gen N``)."""
+        now = self.client.get(self.path, params=self.params).json()
+        return int(now["name"].removeprefix("gen ")) < self.acked

@@ -12,7 +12,6 @@ not personalised while Redis is down and saying so in ``Aisle-Degraded``; both r
 
 from __future__ import annotations
 
-import itertools
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,7 +21,7 @@ import polars as pl
 import pytest
 from tests.conftest import require
 from tests.support.auth import serve
-from tests.support.faults import REDIS_SERVER, Load, Phase, RedisServer, tally
+from tests.support.faults import REDIS_SERVER, EventPoster, Load, Phase, RedisServer, tally
 from tests.support.recs import CooccurrenceRecommender, register_and_deploy, write_tenant
 
 from aisle.core.config import Settings
@@ -88,25 +87,7 @@ def test_redis_killed_mid_load_loses_no_acknowledged_event(
     edit = httpx.Client(base_url=edit_url, timeout=TIMEOUT_S)
     predict = httpx.Client(base_url=predict_url, timeout=TIMEOUT_S)
     phase = Phase()
-    acked: set[str] = set()
-    refusals: list[httpx.Response] = []
-    numbers = itertools.count()
-
-    def post_event() -> tuple[int, bool]:
-        n = next(numbers)
-        event = {
-            "visitorId": f"v{n % VISITORS}",
-            "eventType": "view",
-            "productId": "p5",
-            "sessionId": f"e{n}",  # the event's identity, to find it afterwards
-            "timestamp": 1_700_000_000 + n,
-        }
-        r = edit.post("/events", params=T, json=event)
-        if r.status_code == 202:
-            acked.add(f"e{n}")
-        elif r.status_code == 503:
-            refusals.append(r)
-        return r.status_code, False
+    events = EventPoster(edit, "shop", VISITORS)
 
     anonymous = predict.post("/predict", params=T, json={"containerId": "c1", "productIds": ["p0"]})
     assert anonymous.status_code == 200 and "Aisle-Degraded" not in anonymous.headers
@@ -122,7 +103,7 @@ def test_redis_killed_mid_load_loses_no_acknowledged_event(
             degraded_items.append([i["id"] for i in r.json()["response_data"]])
         return r.status_code, degraded
 
-    writes = Load(post_event, phase, max_requests=VISITORS * 150).start()
+    writes = Load(events, phase, max_requests=VISITORS * 150).start()
     reads = Load(ask_predict, phase).start()
     time.sleep(1.0)
     redis_server.kill()  # mid-load: requests are in flight
@@ -146,7 +127,7 @@ def test_redis_killed_mid_load_loses_no_acknowledged_event(
     statuses = {a.status for a in writes.answers}
     assert statuses <= {202, 503}, writes.by_phase()
     assert writes.by_phase()["during"][503] > 0
-    for r in refusals:
+    for r in events.refusals:
         assert r.json()["error"]["code"] == "event_store_unavailable"
         assert int(r.headers["Retry-After"]) >= 1
     for name, r in down.items():
@@ -157,13 +138,8 @@ def test_redis_killed_mid_load_loses_no_acknowledged_event(
     assert late and all(a.status == 202 for a in late)
 
     # every acknowledged event is readable afterwards
-    stored: set[str] = set()
-    for v in range(VISITORS):
-        r = edit.get("/events", params={**T, "visitorId": f"v{v}", "limit": 1000})
-        assert r.status_code == 200, r.text
-        stored |= {e["sessionId"] for e in r.json()["events"]}
-    lost = acked - stored
-    print(f"redis outage: {len(acked)} events acknowledged, {len(lost)} lost")
+    lost = events.lost()
+    print(f"redis outage: {len(events.acked)} events acknowledged, {len(lost)} lost")
     assert not lost
 
     # predict: always 200; anonymous answers, flagged, while Redis is down; personalised again after

@@ -20,7 +20,6 @@ recover with no restart.
 from __future__ import annotations
 
 import itertools
-import secrets
 import threading
 import time
 from collections.abc import Iterator
@@ -28,12 +27,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import boto3
 import httpx
 import polars as pl
 import pytest
-from tests.support.auth import free_port, serve
-from tests.support.faults import Load, Phase, VersionedWriter, tally
+from tests.support.auth import serve
+from tests.support.faults import Load, Phase, S3Server, VersionedWriter, tally
 from tests.support.recs import CooccurrenceRecommender, register_and_deploy, write_tenant
 
 from aisle.catalog.store import CatalogStore
@@ -72,27 +70,6 @@ def rule(generation: int, version: int | None = None) -> dict[str, Any]:
     return body if version is None else {**body, "version": version}
 
 
-class S3Server:
-    """moto's S3 server on a fixed port of 127.0.0.1 that can be stopped and started again."""
-
-    def __init__(self) -> None:
-        self.port = free_port()
-        self.server: Any = None
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    def start(self) -> None:
-        from moto.server import ThreadedMotoServer
-
-        self.server = ThreadedMotoServer(ip_address="127.0.0.1", port=self.port, verbose=False)
-        self.server.start()
-
-    def stop(self) -> None:
-        self.server.stop()  # closes the listening socket: new connections are refused
-
-
 @pytest.fixture
 def s3() -> Iterator[S3Server]:
     server = S3Server()
@@ -115,11 +92,7 @@ def services(tmp_path: Path, s3: S3Server) -> Iterator[Services]:
     from aisle.services.rules.app import create_app as rules_app
     from aisle.services.search.app import create_app as search_app
 
-    bucket = f"outage-{secrets.token_hex(4)}"
-    boto3.client(
-        "s3", endpoint_url=s3.url, region_name="us-east-1", aws_access_key_id="test",
-        aws_secret_access_key="test",
-    ).create_bucket(Bucket=bucket)  # fmt: skip
+    bucket = s3.bucket()
     settings = Settings(
         auth="off",
         storage_url=f"s3://{bucket}",
@@ -216,8 +189,8 @@ def test_s3_stopped_and_restarted_under_load(services: Services, s3: S3Server) -
         "GET rule, container, /items": Load(read, phase, max_requests=10_000).start(),
     }
     time.sleep(1.5)
+    phase.set("during")  # from the moment the stop begins (moto's takes up to 0.5 s)
     s3.stop()
-    phase.set("during")
     time.sleep(2.0)
     s3.start()  # the same port, the same (in-process) objects
     phase.set("after")

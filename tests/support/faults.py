@@ -9,6 +9,8 @@ benchmark can count failed requests before, during and after a fault.
 from __future__ import annotations
 
 import itertools
+import logging
+import secrets
 import shutil
 import signal
 import subprocess
@@ -85,6 +87,46 @@ class RedisServer:
         self.proc = None
 
 
+class S3Server:
+    """moto's S3 server on a fixed port of 127.0.0.1 that can be stopped and started again.
+
+    moto keeps objects in this process's memory, shared by every server of the process: a server
+    started again on the same port serves the objects written before the stop, as a real server would
+    from its disk (that part of a restart is simulated).
+    """
+
+    def __init__(self) -> None:
+        self.port = free_port()
+        self.server: Any = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self) -> None:
+        from moto.server import ThreadedMotoServer
+
+        logging.getLogger("werkzeug").setLevel(logging.WARNING)  # one log line per S3 request otherwise
+
+        self.server = ThreadedMotoServer(ip_address="127.0.0.1", port=self.port, verbose=False)
+        self.server.start()
+
+    def stop(self) -> None:
+        """Stop serving; the listening socket is closed, so new connections are refused."""
+        self.server.stop()
+
+    def bucket(self) -> str:
+        """A new bucket (credentials ``test``/``test``)."""
+        import boto3
+
+        name = f"aisle-{secrets.token_hex(6)}"
+        boto3.client(
+            "s3", endpoint_url=self.url, region_name="us-east-1", aws_access_key_id="test",
+            aws_secret_access_key="test",
+        ).create_bucket(Bucket=name)  # fmt: skip
+        return name
+
+
 class Phase:
     """The fault phase a test is in (``before``, ``during``, ``after``), read by the load threads."""
 
@@ -99,8 +141,9 @@ class Phase:
 
 @dataclass
 class Answer:
-    """One request: the phase it started in, its status (or ``timeout`` / an exception name), whether it
-    carried a note of degradation, and when it started (monotonic seconds)."""
+    """One request: its phase (``during``; ``before->during`` when it was in flight as the phase
+    changed), its status (or ``timeout`` / an exception name), whether it carried a note of degradation,
+    and when it started (monotonic seconds)."""
 
     phase: str
     status: int | str
@@ -137,6 +180,8 @@ class Load:
             except Exception as exc:
                 name = type(exc).__name__
                 status, degraded = ("timeout" if "Timeout" in name else name), False
+            if self.phase.name != phase:  # in flight when the fault began or ended
+                phase = f"{phase}->{self.phase.name}"
             self.answers.append(Answer(phase, status, degraded, started))
 
     def stop(self) -> None:

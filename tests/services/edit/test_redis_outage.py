@@ -106,8 +106,8 @@ def test_redis_killed_mid_load_loses_no_acknowledged_event(
     writes = Load(events, phase, max_requests=VISITORS * 150).start()
     reads = Load(ask_predict, phase).start()
     time.sleep(1.0)
-    redis_server.kill()  # mid-load: requests are in flight
     phase.set("during")
+    redis_server.kill()  # mid-load: requests are in flight
     time.sleep(1.5)
     down = {
         "events": edit.get("/events", params={**T, "visitorId": "v1"}),

@@ -1,14 +1,16 @@
 """Object storage and Redis that do not answer: one error each, 503 with Retry-After, within a bound.
 
-Real clients (obstore's S3 client, redis-py) against a loopback port where nothing listens: what a
-client sees of a crashed server. The outages under load, with real servers killed and restarted, are in
-``tests/services/test_storage_outage.py`` and ``tests/services/edit/test_redis_outage.py``.
+Real clients (obstore's S3 client, redis-py) against a loopback port where nothing listens (a crashed
+server) or where connections are taken and never answered (a hung one). The outages under load, with
+real servers killed and restarted: ``tests/services/test_storage_outage.py`` and
+``tests/services/edit/test_redis_outage.py``.
 """
 
 from __future__ import annotations
 
+import socket
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +22,7 @@ from aisle.core.events import Event, open_event_store_url
 from aisle.core.storage import open_blob_store
 from aisle.core.storage.revisions import RevisionLog
 
-BOUND_S = 3.0  # generous: connection refused fails in milliseconds; this only catches a retry storm
+BOUND_S = 3.5  # a refused connection fails in ms, a hung server after the 1 s (S3) or 2 s (Redis) timeout
 
 
 def fails_fast(call: Callable[[], Any], error: type[AisleError], code: str) -> None:
@@ -82,3 +84,29 @@ def test_a_local_disk_error_is_storage_unavailable_too(tmp_path: Path) -> None:
     (tmp_path / "rules" / "r1" / "head.json").mkdir(parents=True)  # unreadable as a file
     log = RevisionLog(store, "rules")
     fails_fast(lambda: log.read("rules/r1/head.json"), StorageUnavailable, "storage_unavailable")
+
+
+@pytest.fixture
+def silent_port() -> Iterator[int]:
+    """A loopback port that takes connections (kernel backlog) and never answers: a hung server."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        sock.listen(64)
+        yield int(sock.getsockname()[1])
+
+
+def test_a_hung_s3_server_costs_the_storage_timeout_not_minutes(silent_port: int) -> None:
+    store = open_blob_store(
+        "s3://bucket",
+        s3_endpoint=f"http://127.0.0.1:{silent_port}",
+        s3_access_key_id="test",
+        s3_secret_access_key="test",
+        timeout_s=1.0,
+    )
+    fails_fast(lambda: store.get("a/b.json"), StorageUnavailable, "storage_unavailable")
+    fails_fast(lambda: store.put_if_absent("a/b.json", b"{}"), StorageUnavailable, "storage_unavailable")
+
+
+def test_a_hung_redis_costs_the_socket_timeout(silent_port: int) -> None:
+    store = open_event_store_url(f"redis://127.0.0.1:{silent_port}/0")
+    fails_fast(lambda: store.recent("shop", "v1"), EventStoreUnavailable, "event_store_unavailable")

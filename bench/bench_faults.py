@@ -109,15 +109,7 @@ def s3_scenario(tmp: Path) -> None:
 
     s3 = S3Server()
     s3.start()
-    settings = Settings(
-        auth="off",
-        storage_url=f"s3://{s3.bucket()}",
-        s3_endpoint=s3.url,
-        s3_access_key_id="test",
-        s3_secret_access_key="test",
-        storage_timeout_seconds=2.0,
-        data_dir=tmp / "data",
-    )
+    settings = s3.settings(tmp / "data")
     write_tenant(open_blob_store_from_settings(settings), "shop", PRODUCTS)
 
     def rule(generation: int, version: int | None) -> dict[str, Any]:

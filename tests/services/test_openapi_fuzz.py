@@ -28,14 +28,11 @@ from typing import Any
 import polars as pl
 import pytest
 from tests.support.auth import AuthKit, serve
-from tests.support.recs import CooccurrenceRecommender, register_and_deploy, write_tenant
+from tests.support.recs import CooccurrenceRecommender, write_shop
 from tests.support.vectors import mini_fashion
 
 from aisle.core.config import Settings
 from aisle.core.storage import open_blob_store
-from aisle.core.tenancy import Tenants
-from aisle.recs.containers import ContainerBody, ContainerStore
-from aisle.recs.models.base import ModelType
 
 MAX_EXAMPLES = 15
 MAX_TIME_S = 20  # per service: the coverage phase alone makes 30,000 cases of predict's recursive conditions
@@ -55,13 +52,7 @@ PRODUCTS = pl.DataFrame(
 def small_tenant(tmp: Path) -> Settings:
     """A bucket with tenant ``shop``: 8 products, a deployed model ``m1`` and a container ``c1``."""
     settings = Settings(auth="off", storage_url=f"file://{tmp / 'bucket'}", data_dir=tmp / "data")
-    store = open_blob_store(settings.storage_url)
-    write_tenant(store, "shop", PRODUCTS, event_types=["view", "cart", "purchase"])
-    register_and_deploy(store, "shop", "m1", ModelType.CUSTOMERS_ALSO_VIEW)
-    slot = {"slotConfigId": "main", "modelId": "m1", "itemCount": 4}
-    ContainerStore(Tenants(store).scope("shop")).create(
-        "c1", ContainerBody.model_validate({"slotConfigurations": [slot]})
-    )
+    write_shop(open_blob_store(settings.storage_url), "shop", PRODUCTS, ["view", "cart", "purchase"])
     return settings
 
 

@@ -92,17 +92,7 @@ def services(tmp_path: Path, s3: S3Server) -> Iterator[Services]:
     from aisle.services.rules.app import create_app as rules_app
     from aisle.services.search.app import create_app as search_app
 
-    bucket = s3.bucket()
-    settings = Settings(
-        auth="off",
-        storage_url=f"s3://{bucket}",
-        s3_endpoint=s3.url,
-        s3_access_key_id="test",
-        s3_secret_access_key="test",
-        storage_timeout_seconds=2.0,
-        data_dir=tmp_path / "data",
-        predict_url="http://127.0.0.1:9",
-    )
+    settings = s3.settings(tmp_path / "data", predict_url="http://127.0.0.1:9")
     store = open_blob_store_from_settings(settings)
     write_tenant(store, "shop", products(0))
     register_and_deploy(store, "shop", "m1", ModelType.CUSTOMERS_ALSO_VIEW)

@@ -26,6 +26,8 @@ import httpx
 import redis
 from tests.support.auth import free_port
 
+from aisle.core.config import Settings
+
 REDIS_SERVER = shutil.which("redis-server")
 """The ``redis-server`` binary, or None when the machine has none."""
 
@@ -114,6 +116,20 @@ class S3Server:
     def stop(self) -> None:
         """Stop serving; the listening socket is closed, so new connections are refused."""
         self.server.stop()
+
+    def settings(self, data_dir: Path, **overrides: Any) -> Settings:
+        """Settings of a service on a new bucket of this server (auth off; storage operations bounded to
+        2 s, so a test never waits obstore's default minutes)."""
+        return Settings(
+            auth="off",
+            storage_url=f"s3://{self.bucket()}",
+            s3_endpoint=self.url,
+            s3_access_key_id="test",
+            s3_secret_access_key="test",
+            storage_timeout_seconds=2.0,
+            data_dir=data_dir,
+            **overrides,
+        )
 
     def bucket(self) -> str:
         """A new bucket (credentials ``test``/``test``)."""

@@ -124,6 +124,19 @@ def register_and_deploy(
     return record
 
 
+def write_shop(store: BlobStore, tenant: str, products: pl.DataFrame, event_types: list[str]) -> None:
+    """``tenant`` with ``products``, a deployed CUSTOMERS_ALSO_VIEW model ``m1`` and a container ``c1``
+    serving 4 of its items from slot ``main``."""
+    from aisle.recs.containers import ContainerBody, ContainerStore
+
+    write_tenant(store, tenant, products, event_types=event_types)
+    register_and_deploy(store, tenant, "m1", ModelType.CUSTOMERS_ALSO_VIEW)
+    slot = {"slotConfigId": "main", "modelId": "m1", "itemCount": 4}
+    ContainerStore(Tenants(store).scope(tenant)).create(
+        "c1", ContainerBody.model_validate({"slotConfigurations": [slot]})
+    )
+
+
 def rees46_catalog(events: pl.DataFrame) -> pl.DataFrame:
     """``id, title, price, brand, category`` of every product in REES46 ``events`` (first event wins;
     REES46 has no product names, so the title is the brand and the id)."""

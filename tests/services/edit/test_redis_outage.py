@@ -22,13 +22,10 @@ import pytest
 from tests.conftest import require
 from tests.support.auth import serve
 from tests.support.faults import REDIS_SERVER, EventPoster, Load, Phase, RedisServer, tally
-from tests.support.recs import CooccurrenceRecommender, register_and_deploy, write_tenant
+from tests.support.recs import CooccurrenceRecommender, write_shop
 
 from aisle.core.config import Settings
 from aisle.core.storage import open_blob_store
-from aisle.core.tenancy import Tenants
-from aisle.recs.containers import ContainerBody, ContainerStore
-from aisle.recs.models.base import ModelType
 from aisle.recs.serving import RegistryModelSource
 
 T = {"tenant": "shop"}
@@ -66,13 +63,7 @@ def services(tmp_path: Path, redis_server: RedisServer) -> Iterator[tuple[str, s
         data_dir=tmp_path / "data",
         redis_url=redis_server.url,
     )
-    store = open_blob_store(settings.storage_url)
-    write_tenant(store, "shop", PRODUCTS, event_types=["view", "cart", "purchase"])
-    register_and_deploy(store, "shop", "m1", ModelType.CUSTOMERS_ALSO_VIEW)
-    slot = {"slotConfigId": "main", "modelId": "m1", "itemCount": 4}
-    ContainerStore(Tenants(store).scope("shop")).create(
-        "c1", ContainerBody.model_validate({"slotConfigurations": [slot]})
-    )
+    write_shop(open_blob_store(settings.storage_url), "shop", PRODUCTS, ["view", "cart", "purchase"])
     model = CooccurrenceRecommender(SESSIONS)
     edit = edit_app(settings, loader=lambda scope, record: model, job_poll_s=0.2)
     predict = predict_app(settings, models=RegistryModelSource(lambda scope, record: model))

@@ -77,32 +77,21 @@ class Personaliser:
             return Personal()
         if time.monotonic() < self._paused_until:
             return Personal(degraded=str(ErrorCode.EVENT_STORE_UNAVAILABLE))
+        session: tuple[str, ...] = ()
+        purchased: frozenset[str] = frozenset()
+        affinity: dict[str, float] = {}
         try:
-            return self._read(tenant, config, table, visitor_id, user_id)
+            if visitor_id and p.session_events > 0:
+                recent = self.events.recent(tenant, visitor_id, limit=p.session_events)
+                session = tuple(e.product_id for e in reversed(recent))
+                purchased = frozenset(e.product_id for e in recent if e.event_type in PURCHASE_TYPES)
+            if user_id and p.brand_affinity_weight > 0:
+                affinity = self.brand_affinity(tenant, user_id, table)
         except EventStoreUnavailable as exc:
             with self._lock:
                 self._paused_until = time.monotonic() + self.pause_s
             log.warning("predict without personalisation for %.1f s: %s", self.pause_s, exc.message)
             return Personal(degraded=str(exc.code))
-
-    def _read(
-        self,
-        tenant: str,
-        config: TenantConfig,
-        table: ProductTable,
-        visitor_id: str | None,
-        user_id: str | None,
-    ) -> Personal:
-        p = config.user_groups.personalization
-        session: tuple[str, ...] = ()
-        purchased: frozenset[str] = frozenset()
-        if visitor_id and p.session_events > 0:
-            recent = self.events.recent(tenant, visitor_id, limit=p.session_events)
-            session = tuple(e.product_id for e in reversed(recent))
-            purchased = frozenset(e.product_id for e in recent if e.event_type in PURCHASE_TYPES)
-        affinity: dict[str, float] = {}
-        if user_id and p.brand_affinity_weight > 0:
-            affinity = self.brand_affinity(tenant, user_id, table)
         return Personal(session, purchased, affinity, p.brand_affinity_weight)
 
     def brand_affinity(self, tenant: str, user_id: str, table: ProductTable) -> dict[str, float]:

@@ -50,8 +50,9 @@ AUTH_ERRORS = {"401": "missing or invalid bearer token", "403": "scope recs:read
 COMMON = {
     **AUTH_ERRORS,
     "422": "invalid body or query; a missing `tenant` is named (`query.tenant`)",
-    "503": "object storage unavailable (storage_unavailable, with Retry-After), or the tenant "
-    "configuration invalid (tenant_config_invalid)",
+    "503": "object storage unavailable (storage_unavailable), the token service's keys unreadable "
+    "(auth_unavailable) or the tenant configuration invalid (tenant_config_invalid); Retry-After says "
+    "when to retry. An unreachable event store is not a 503: see Aisle-Degraded on the 200",
 }
 
 DEGRADED_HEADER = "Aisle-Degraded"

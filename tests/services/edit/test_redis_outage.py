@@ -107,7 +107,7 @@ def test_redis_killed_mid_load_loses_no_acknowledged_event(
     redis_server.start()  # same port, same directory: the append-only file is read back
     phase.set("after")
     recovered = time.monotonic()
-    time.sleep(2.0)
+    time.sleep(2.5)
     writes.stop()
     reads.stop()
 

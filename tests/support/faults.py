@@ -38,13 +38,16 @@ class RedisServer:
     Started with ``appendonly yes`` and ``appendfsync always``: every write is in the append-only file
     before Redis acknowledges it, so a SIGKILL loses no acknowledged write and a restart on the same
     directory reads them all back (the durability production needs for the same promise). With
-    ``durable=False``: no append-only file and no snapshots (for comparison: a restart starts empty).
+    ``appendfsync`` ``everysec`` or ``no`` for comparison; None: no append-only file and no snapshots
+    (a restart starts empty).
     """
 
-    def __init__(self, directory: Path, port: int | None = None, *, durable: bool = True) -> None:
+    def __init__(
+        self, directory: Path, port: int | None = None, *, appendfsync: str | None = "always"
+    ) -> None:
         if REDIS_SERVER is None:
             raise RuntimeError("redis-server is not installed")
-        self.durable = durable
+        self.appendfsync = appendfsync
         self.directory = directory
         self.directory.mkdir(parents=True, exist_ok=True)
         self.port = port or free_port()
@@ -59,7 +62,8 @@ class RedisServer:
         command = [
             str(REDIS_SERVER),
             "--port", str(self.port), "--bind", "127.0.0.1", "--dir", str(self.directory),
-            "--appendonly", "yes" if self.durable else "no", "--appendfsync", "always", "--save", "",
+            "--appendonly", "no" if self.appendfsync is None else "yes",
+            "--appendfsync", self.appendfsync or "always", "--save", "",
             "--logfile", str(self.directory / "redis.log"),
         ]  # fmt: skip
         self.proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

@@ -16,9 +16,10 @@ def s3_timeouts(timeout_s: float) -> dict[str, Any]:
     """obstore options bounding one S3 operation to about ``timeout_s`` seconds, retries included.
 
     obstore's defaults retry a failed request 10 times for up to 3 minutes, each attempt allowed 30 s:
-    a request that needs a dead server would hang for minutes. Here an attempt gets ``timeout_s`` (its
-    connection at most 2 s), and at most 2 retries, 50-500 ms apart, start within ``timeout_s``; then
-    the caller gets :class:`~aisle.core.errors.StorageUnavailable` (503).
+    a request that needs a dead server would hang for minutes. Here an attempt gets ``timeout_s`` (the
+    download included, so the largest object must fit; its connection at most 2 s), and at most 2
+    retries, 50-500 ms apart, start within ``timeout_s``; then the caller gets
+    :class:`~aisle.core.errors.StorageUnavailable` (503). A refused connection fails in milliseconds.
     """
     seconds = f"{max(1, round(timeout_s * 1000))}ms"
     return {
@@ -42,7 +43,7 @@ def open_blob_store(
     s3_region: str = "us-east-1",
     s3_access_key_id: str | None = None,
     s3_secret_access_key: str | None = None,
-    timeout_s: float = 5.0,
+    timeout_s: float = 10.0,
 ) -> BlobStore:
     """Open the object store named by ``url``.
 

@@ -128,6 +128,18 @@ def register_and_deploy(
     return record
 
 
+def write_shop(store: BlobStore, tenant: str, products: pl.DataFrame, event_types: list[str]) -> None:
+    """``tenant`` with ``products``, a deployed CUSTOMERS_ALSO_VIEW model ``m1`` and a container ``c1``
+    serving 4 of its items from slot ``main``."""
+
+    write_tenant(store, tenant, products, event_types=event_types)
+    register_and_deploy(store, tenant, "m1", ModelType.CUSTOMERS_ALSO_VIEW)
+    slot = {"slotConfigId": "main", "modelId": "m1", "itemCount": 4}
+    ContainerStore(Tenants(store).scope(tenant)).create(
+        "c1", ContainerBody.model_validate({"slotConfigurations": [slot]})
+    )
+
+
 def rees46_catalog(events: pl.DataFrame) -> pl.DataFrame:
     """``id, title, price, brand, category`` of every product in REES46 ``events`` (first event wins;
     REES46 has no product names, so the title is the brand and the id)."""
@@ -160,11 +172,5 @@ SMALL_PRODUCTS = pl.DataFrame(
 def small_tenant(tmp: Path) -> Settings:
     """A bucket with tenant ``shop``: 8 products, a deployed model ``m1`` and a container ``c1``."""
     settings = Settings(auth="off", storage_url=f"file://{tmp / 'bucket'}", data_dir=tmp / "data")
-    store = open_blob_store(settings.storage_url)
-    write_tenant(store, "shop", SMALL_PRODUCTS, event_types=["view", "cart", "purchase"])
-    register_and_deploy(store, "shop", "m1", ModelType.CUSTOMERS_ALSO_VIEW)
-    slot = {"slotConfigId": "main", "modelId": "m1", "itemCount": 4}
-    ContainerStore(Tenants(store).scope("shop")).create(
-        "c1", ContainerBody.model_validate({"slotConfigurations": [slot]})
-    )
+    write_shop(open_blob_store(settings.storage_url), "shop", SMALL_PRODUCTS, ["view", "cart", "purchase"])
     return settings

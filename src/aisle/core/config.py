@@ -41,6 +41,13 @@ class Settings(BaseSettings):
     vector_url: str | None = Field(default=None, description="Vector search service; unset means in-process.")
     s3_endpoint: str | None = Field(default=None, description="Endpoint of an S3-compatible server.")
     s3_region: str = "us-east-1"
+    storage_timeout_seconds: float = Field(
+        default=10.0,
+        gt=0,
+        description="S3: seconds one storage operation may take, retries and the download included; past "
+        "it the request is answered 503 storage_unavailable (with Retry-After) rather than left hanging. "
+        "The largest object (a catalog, a model artifact) must upload and download within it.",
+    )
     s3_access_key_id: str | None = None
     s3_secret_access_key: str | None = None
     host: str = "127.0.0.1"

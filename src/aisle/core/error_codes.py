@@ -74,7 +74,17 @@ class ErrorCode(StrEnum):
     STORAGE_URL_INVALID = "storage_url_invalid", 400, "The storage URL's scheme is not supported."
     BLOB_NOT_FOUND = "blob_not_found", 404, "No object at that path in storage."
     EVENT_STORE_URL_INVALID = "event_store_url_invalid", 400, "The event store URL is not supported."
-    EVENT_STORE_UNAVAILABLE = "event_store_unavailable", 503, "The event store (Redis) cannot be reached."
+    EVENT_STORE_UNAVAILABLE = (
+        "event_store_unavailable",
+        503,
+        "The event store (Redis) cannot be reached; send the request again after Retry-After seconds.",
+    )
+    STORAGE_UNAVAILABLE = (
+        "storage_unavailable",
+        503,
+        "Object storage cannot be reached; retry after Retry-After seconds (a write may have landed: "
+        "read it back).",
+    )
 
     # Resource servers' authentication (every service; RFC 6750 section 3 challenge).
     INVALID_TOKEN = "invalid_token", 401, "The token is malformed, forged, expired or for another audience."

@@ -22,7 +22,9 @@ __all__ = [
     "ConfigInvalid",
     "Conflict",
     "ErrorCode",
+    "EventStoreUnavailable",
     "NotFound",
+    "StorageUnavailable",
     "TenantNotFound",
     "Unavailable",
     "ValidationFailed",
@@ -104,7 +106,31 @@ class Conflict(AisleError):
 
 
 class Unavailable(AisleError):
+    """503: a backend the request needs (object storage, the event store, another service) is unavailable.
+
+    Carries ``Retry-After: <retry_after>`` (seconds; RFC 9110 section 10.2.3), so a client knows the
+    outage is transient and when to try again.
+    """
+
     code: str = ErrorCode.UNAVAILABLE
+    retry_after: int = 1
+
+    def __init__(self, message: str, *, retry_after: int | None = None, **kwargs: Any) -> None:
+        super().__init__(message, **kwargs)
+        seconds = self.retry_after if retry_after is None else retry_after
+        self.headers = {**(self.headers or {}), "Retry-After": str(seconds)}
+
+
+class StorageUnavailable(Unavailable):
+    """503 ``storage_unavailable``: object storage failed to answer (see ``aisle.core.storage``)."""
+
+    code = ErrorCode.STORAGE_UNAVAILABLE
+
+
+class EventStoreUnavailable(Unavailable):
+    """503 ``event_store_unavailable``: the event store (Redis) cannot be reached."""
+
+    code = ErrorCode.EVENT_STORE_UNAVAILABLE
 
 
 class TenantNotFound(NotFound):

@@ -28,7 +28,7 @@ from typing import Any
 import orjson
 from pydantic import BaseModel, Field
 
-from aisle.core.errors import AisleError, ErrorCode, NotFound
+from aisle.core.errors import AisleError, ErrorCode, NotFound, Unavailable
 from aisle.core.storage import BlobNotFound, BlobStore, PrefixBlobStore
 from aisle.core.validation import is_resource_id
 
@@ -156,6 +156,8 @@ class JobRunner:
         while not self._stop.is_set():
             try:
                 self.run_pending()
+            except Unavailable as exc:  # storage down: scan again on the next pass
+                log.warning("job scan skipped: %s", exc.message)
             except Exception:  # keep the runner alive; the job itself records its failure
                 log.exception("job scan failed")
             self._wake.wait(self.poll_s)

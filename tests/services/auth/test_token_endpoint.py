@@ -279,4 +279,6 @@ def test_replay_store_down_fails_closed_with_503(kit: AuthKit) -> None:
     key = kit.add_client("shop", ["fashion"])
     down = RedisJtiStore.from_url(f"redis://127.0.0.1:{free_port()}/0")  # nothing listens there
     with TestClient(create_app(kit.settings(), store=kit.store, jti_store=down)) as client:
-        oauth_error(grant(client, kit.assertion("shop", key)), "temporarily_unavailable", status=503)
+        r = grant(client, kit.assertion("shop", key))
+        oauth_error(r, "temporarily_unavailable", status=503)
+        assert int(r.headers["Retry-After"]) >= 1

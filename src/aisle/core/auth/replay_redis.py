@@ -8,6 +8,7 @@ import time
 import redis
 
 from aisle.core.auth.replay import ReplayStoreUnavailable
+from aisle.core.redis_connection import redis_client
 
 
 class RedisJtiStore:
@@ -24,7 +25,7 @@ class RedisJtiStore:
 
     @classmethod
     def from_url(cls, url: str, prefix: str = "aisle:auth:jti:") -> RedisJtiStore:
-        return cls(redis.Redis.from_url(url, socket_timeout=2.0, socket_connect_timeout=2.0), prefix)
+        return cls(redis_client(url), prefix)
 
     def first_use(self, key: str, expires_at: float) -> bool:
         ttl_ms = max(1, math.ceil((expires_at - time.time()) * 1000))

@@ -1,4 +1,8 @@
-"""BlobStore backed by obstore (local filesystem, S3 and S3-compatible servers)."""
+"""BlobStore backed by obstore (local filesystem, S3 and S3-compatible servers).
+
+Every call runs inside :func:`~aisle.core.storage.failures.backend_failures`: a backend failure leaves
+this module as ``StorageUnavailable`` (503), never as an obstore exception.
+"""
 
 from __future__ import annotations
 
@@ -14,6 +18,7 @@ from obstore.exceptions import AlreadyExistsError
 from obstore.exceptions import NotFoundError as ObstoreNotFound
 
 from aisle.core.storage.blob import BlobNotFound
+from aisle.core.storage.failures import backend_failures
 
 
 class ObstoreBlobStore:
@@ -22,6 +27,8 @@ class ObstoreBlobStore:
     Args:
         store: an ``obstore.store.*Store`` instance.
         root: for a ``LocalStore``, its directory (enables :meth:`local_path`).
+
+    Raises (from every method): StorageUnavailable (503) when the backend fails.
     """
 
     def __init__(self, store: Any, root: Path | None = None) -> None:
@@ -30,44 +37,50 @@ class ObstoreBlobStore:
 
     def get(self, path: str) -> bytes:
         try:
-            return bytes(obstore.get(self.store, path).bytes())
+            with backend_failures("read", path):
+                return bytes(obstore.get(self.store, path).bytes())
         except (ObstoreNotFound, FileNotFoundError) as exc:
             raise BlobNotFound(f"object '{path}' not found") from exc
 
     def put(self, path: str, data: bytes) -> None:
-        obstore.put(self.store, path, data)
+        with backend_failures("write", path):
+            obstore.put(self.store, path, data)
 
     def put_if_absent(self, path: str, data: bytes) -> bool:
         try:
-            obstore.put(self.store, path, data, mode="create")
+            with backend_failures("create", path):
+                obstore.put(self.store, path, data, mode="create")
         except (AlreadyExistsError, FileExistsError):
             return False
         return True
 
     def exists(self, path: str) -> bool:
         try:
-            obstore.head(self.store, path)
+            with backend_failures("probe", path):
+                obstore.head(self.store, path)
         except (ObstoreNotFound, FileNotFoundError):
             return False
         return True
 
     def delete(self, path: str) -> None:
-        with contextlib.suppress(ObstoreNotFound, FileNotFoundError):
+        with contextlib.suppress(ObstoreNotFound, FileNotFoundError), backend_failures("delete", path):
             obstore.delete(self.store, path)
 
     def list(self, prefix: str = "") -> Iterator[str]:
         prefix = prefix.strip("/")
         if self.root is not None and not (self.root / prefix).exists():
             return
-        for batch in obstore.list(self.store, prefix=prefix or None):
-            for meta in batch:
-                yield meta["path"]
+        with backend_failures("list", prefix):
+            for batch in obstore.list(self.store, prefix=prefix or None):
+                for meta in batch:
+                    yield meta["path"]
 
     def list_dirs(self, prefix: str = "") -> builtins.list[str]:
         prefix = prefix.strip("/")
         if self.root is not None and not (self.root / prefix).is_dir():
             return []
-        result = obstore.list_with_delimiter(self.store, prefix=prefix or None)
+        with backend_failures("list", prefix):
+            result = obstore.list_with_delimiter(self.store, prefix=prefix or None)
         cut = len(prefix) + 1 if prefix else 0
         return sorted(p[cut:].rstrip("/") for p in result["common_prefixes"])
 

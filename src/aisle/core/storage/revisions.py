@@ -23,6 +23,7 @@ from typing import Any
 import orjson
 
 from aisle.core.storage.blob import BlobNotFound, BlobStore
+from aisle.core.storage.failures import backend_failures
 
 Doc = dict[str, Any]
 
@@ -64,12 +65,12 @@ class RevisionLog:
         return f"{self.root}/{key}/head.json"
 
     def read(self, path: str) -> bytes:
-        """An object's bytes, with plain file IO on a local store. Raises BlobNotFound."""
+        """An object's bytes, with plain file IO on a local store. Raises BlobNotFound, StorageUnavailable."""
         local = self.scope.local_path(path)
         if local is None:
             return self.scope.get(path)
         try:
-            with open(local, "rb") as f:
+            with backend_failures("read", path), open(local, "rb") as f:
                 return f.read()
         except FileNotFoundError as exc:
             raise BlobNotFound(f"object '{path}' not found") from exc

@@ -18,7 +18,7 @@ from aisle.recs.serving.bundles import BundleModelNotFound, Bundles
 from aisle.recs.serving.containers import ContainerCache
 from aisle.recs.serving.engine import PredictEngine
 from aisle.recs.serving.evaluation import ModelEvaluation
-from aisle.recs.serving.items import ItemOut
+from aisle.recs.serving.items import ItemOut, Prediction
 from aisle.recs.serving.models import ModelSource, RegistryModelSource, ServedModel
 from aisle.recs.serving.personal import Personal, Personaliser
 from aisle.recs.serving.query import NotWarm, PredictParams, PredictQuery
@@ -39,6 +39,7 @@ __all__ = [
     "PredictEngine",
     "PredictParams",
     "PredictQuery",
+    "Prediction",
     "RegistryModelSource",
     "ServedModel",
     "TenantCache",

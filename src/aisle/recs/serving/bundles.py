@@ -96,8 +96,9 @@ class Bundles:
         actions: Sequence[PredictAction],
         visitor_id: str | None = None,
         user_id: str | None = None,
-    ) -> list[dict[str, Any]]:
-        """Plans filled with up to ``per_category`` candidates each (spec POST /bundles/recommendations).
+    ) -> tuple[list[dict[str, Any]], list[str]]:
+        """Plans filled with up to ``per_category`` candidates each (spec POST /bundles/recommendations),
+        and the codes of what they did without (as :attr:`Prediction.degraded`).
 
         ``given`` plans (request dicts), else the model's plans of ``product_id``. Purchased items of
         ``visitor_id`` are never candidates; BOOST/BURY and brand affinity reorder each category's
@@ -142,7 +143,7 @@ class Bundles:
                     p["score"] = round(score, 6)
                 products.sort(key=lambda p: -p["score"])
                 category["products"] = products[:per_category]
-        return filled
+        return filled, [personal.degraded] if personal.degraded else []
 
 
 def as_dict(plan: Any) -> dict[str, Any]:

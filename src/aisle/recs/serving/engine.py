@@ -23,7 +23,7 @@ from aisle.recs.containers import Container, SlotConfig
 from aisle.recs.serving.bundles import Bundles
 from aisle.recs.serving.containers import ContainerCache
 from aisle.recs.serving.evaluation import ModelEvaluation
-from aisle.recs.serving.items import ItemOut, item_out
+from aisle.recs.serving.items import ItemOut, Prediction, item_out
 from aisle.recs.serving.models import ModelSource, ServedModel
 from aisle.recs.serving.personal import Personaliser
 from aisle.recs.serving.query import NotWarm, PredictQuery
@@ -81,7 +81,12 @@ class PredictEngine:
         return warm_deployed(self.tenant_cache, self.models)
 
     def predict(self, tenant: str, q: PredictQuery, *, warm_only: bool = False) -> list[ItemOut]:
-        """Recommendations of container ``q.container_id``.
+        """The items of :meth:`recommend` (same arguments and errors)."""
+        return self.recommend(tenant, q, warm_only=warm_only).items
+
+    def recommend(self, tenant: str, q: PredictQuery, *, warm_only: bool = False) -> Prediction:
+        """Recommendations of container ``q.container_id``, and what they did without (``degraded``:
+        not personalised while the event store is unreachable, see :mod:`aisle.recs.serving.personal`).
 
         With ``warm_only`` the call does only CPU work and local file reads (about 1 ms) or raises
         :class:`NotWarm`, so an async route can answer inline and send cold requests to a thread.
@@ -111,7 +116,8 @@ class PredictEngine:
             if model is None:
                 raise NotWarm(slot.modelId)
             ranked += rank_slot(slot, model, q.seeds, table, actions, personal, taken, options)
-        return [item_out(r, table, q.params, personal) for r in ranked]
+        items = [item_out(r, table, q.params, personal) for r in ranked]
+        return Prediction(items, [personal.degraded] if personal.degraded else [])
 
     def evaluate(
         self, tenant: str, q: PredictQuery, model_type: str, model_name: str, k: int = 20

@@ -30,8 +30,9 @@ class ModelEvaluation:
     def evaluate(
         self, tenant: str, q: PredictQuery, model_type: str, model_name: str, k: int = 20
     ) -> dict[str, Any]:
-        """``{modelId, modelType, modelVersion, metrics, items}``: up to ``k`` :class:`ItemOut` of
-        ``model_name`` for ``q`` (its container is ignored), and the record's metrics.
+        """``{modelId, modelType, modelVersion, metrics, items, degraded}``: up to ``k`` :class:`ItemOut`
+        of ``model_name`` for ``q`` (its container is ignored), the record's metrics, and the codes of
+        what the items did without (as :attr:`Prediction.degraded`).
 
         Raises ModelNotFound (404), BadRequest ``model_type_mismatch`` (400) when ``model_type`` is not
         the model's type, BadRequest ``action_slot_unknown`` or ``condition_field_unknown`` (400) for an
@@ -57,4 +58,5 @@ class ModelEvaluation:
             "modelVersion": model.version,
             "metrics": model.metrics,
             "items": [item_out(r, table, q.params, personal) for r in ranked],
+            "degraded": [personal.degraded] if personal.degraded else [],
         }

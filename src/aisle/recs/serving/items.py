@@ -1,8 +1,9 @@
-"""What a predict request gets back: one :class:`ItemOut` per ranked item (spec "RecommendationItem")."""
+"""What a predict request gets back: one :class:`ItemOut` per ranked item (spec "RecommendationItem"),
+in a :class:`Prediction` that also says what the answer had to do without."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from aisle.recs.serving.personal import Personal
@@ -22,6 +23,16 @@ class ItemOut:
     description: str | None = None
     price: float | None = None
     explanation: dict[str, Any] | None = None
+
+
+@dataclass
+class Prediction:
+    """The items of a request and ``degraded``: the codes of what the answer did without (e.g.
+    ``event_store_unavailable``: not personalised while the event store is unreachable); empty when
+    the answer is complete."""
+
+    items: list[ItemOut]
+    degraded: list[str] = field(default_factory=list)
 
 
 def item_out(r: Ranked, table: ProductTable, params: PredictParams, personal: Personal) -> ItemOut:

@@ -71,6 +71,7 @@ def create_app(
 
     @app.exception_handler(OAuthError)
     async def _oauth(_: Request, exc: OAuthError) -> JSONResponse:
-        return JSONResponse(exc.to_dict(), status_code=exc.status, headers=NO_STORE)
+        retry = {"Retry-After": "1"} if exc.status == 503 else {}  # temporarily_unavailable: transient
+        return JSONResponse(exc.to_dict(), status_code=exc.status, headers=NO_STORE | retry)
 
     return app

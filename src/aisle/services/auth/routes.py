@@ -10,9 +10,11 @@ from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
 from aisle.core.auth.assertion import JWT_BEARER
-from aisle.core.auth.errors import invalid_request
+from aisle.core.auth.errors import OAuthError, invalid_request
+from aisle.core.errors import ErrorCode, Unavailable
 from aisle.services.auth.schemas import JwkSet, OAuthErrorResponse, TokenResponse
 from aisle.services.auth.state import Grant, Keys
+from aisle.services.common.errors import RETRY_AFTER_DOC
 
 router = APIRouter()
 
@@ -65,7 +67,15 @@ async def read_form(request: Request) -> dict[str, str]:
 @router.post(
     "/token",
     response_model=TokenResponse,
-    responses={400: {"model": OAuthErrorResponse}, 401: {"model": OAuthErrorResponse}},
+    responses={
+        400: {"model": OAuthErrorResponse},
+        401: {"model": OAuthErrorResponse},
+        503: {
+            "model": OAuthErrorResponse,
+            "description": "temporarily_unavailable: the replay store (Redis) or object storage is down",
+            "headers": {"Retry-After": RETRY_AFTER_DOC},
+        },
+    },
     summary="Trade a signed client assertion for an access token (RFC 7523 JWT bearer grant)",
     openapi_extra={
         "requestBody": {
@@ -82,9 +92,14 @@ async def token(
 
     The exchange runs in the thread pool: client lookups, the replay store (Redis) and signing block.
     """
-    issued = await run_in_threadpool(
-        grant.exchange, form.get("grant_type"), form.get("assertion"), form.get("scope")
-    )
+    try:
+        issued = await run_in_threadpool(
+            grant.exchange, form.get("grant_type"), form.get("assertion"), form.get("scope")
+        )
+    except Unavailable as exc:  # storage down while reading clients or keys: this endpoint's envelope
+        raise OAuthError(
+            ErrorCode.TEMPORARILY_UNAVAILABLE, "object storage unavailable; retry shortly"
+        ) from exc
     body = {
         "access_token": issued.access_token,
         "token_type": issued.token_type,

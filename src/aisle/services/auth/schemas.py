@@ -20,7 +20,8 @@ class OAuthErrorResponse(BaseModel):
     """RFC 6749 section 5.2 error response."""
 
     error: str = Field(
-        description="invalid_request, invalid_grant, unsupported_grant_type or invalid_scope",
+        description="invalid_request, invalid_grant, unsupported_grant_type, invalid_scope, or "
+        "temporarily_unavailable (503: the replay store or object storage is down; see Retry-After)",
         examples=["invalid_grant"],
     )
     error_description: str = Field(examples=["assertion expired"])

@@ -74,10 +74,12 @@ def service_app(
         metrics.add_caches({"tenant_configs": tenants.entry_count})
     install_error_handlers(app, envelope)
     # Every operation refuses query parameters it does not declare (400 unknown_parameter); every one
+    # but /health may need object storage or Redis (503 with Retry-After while they are down); every one
     # that takes a body may answer 413 payload_too_large.
     guard = [Depends(refuse_unknown_query_params)]
-    for router in (*routers, health_router):
-        app.include_router(router, dependencies=guard, responses=error_responses(400, envelope=envelope))
+    for router in routers:
+        app.include_router(router, dependencies=guard, responses=error_responses(400, 503, envelope=envelope))
+    app.include_router(health_router, dependencies=guard, responses=error_responses(400, envelope=envelope))
     app.add_route("/metrics", metrics_endpoint, methods=["GET"], include_in_schema=False)
     # the routers' own routes: FastAPI keeps an included router as one entry of app.routes
     limits = route_limits([r for router in routers for r in router.routes], settings, bulk_paths)

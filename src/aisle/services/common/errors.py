@@ -102,9 +102,27 @@ def install_error_handlers(app: FastAPI, envelope: Envelope = "standard") -> Non
         )
 
 
+RETRY_AFTER_DOC = {
+    "description": "Seconds to wait before retrying (RFC 9110 section 10.2.3); the outage is transient.",
+    "schema": {"type": "integer", "minimum": 0},
+}
+"""OpenAPI description of the ``Retry-After`` header every 503 carries."""
+UNAVAILABLE_DOC = (
+    "a backend the request needs is unavailable: object storage (storage_unavailable), the event store "
+    "(event_store_unavailable), another service, or the tenant's configuration is invalid; Retry-After "
+    "says when to retry"
+)
+
+
 def error_responses(*statuses: int, envelope: Envelope = "standard") -> dict[int | str, dict[str, Any]]:
-    """OpenAPI ``responses=`` entries documenting the (``envelope``) error envelope for the statuses."""
+    """OpenAPI ``responses=`` entries documenting the (``envelope``) error envelope for the given
+    statuses (a 503 with its ``Retry-After`` header)."""
     from aisle.services.common.schemas import ErrorEnvelope, PredictErrorEnvelope
 
     model = PredictErrorEnvelope if envelope == "predict" else ErrorEnvelope
-    return {s: {"model": model, "description": str(HTTP_STATUS_CODES.get(s, "error"))} for s in statuses}
+    out: dict[int | str, dict[str, Any]] = {}
+    for s in statuses:
+        out[s] = {"model": model, "description": str(HTTP_STATUS_CODES.get(s, "error"))}
+        if s == ErrorCode.UNAVAILABLE.status:
+            out[s] |= {"description": UNAVAILABLE_DOC, "headers": {"Retry-After": RETRY_AFTER_DOC}}
+    return out

@@ -15,6 +15,7 @@ from fastapi import FastAPI
 
 from aisle.core.auth.dependencies import Authorizer
 from aisle.core.config import Settings, load_settings
+from aisle.core.errors import Unavailable
 from aisle.core.events import EventStore, open_event_store
 from aisle.core.storage.resolver import open_blob_store_from_settings
 from aisle.core.tenancy import Tenants
@@ -64,7 +65,9 @@ def create_app(
         while not stop.is_set():
             try:
                 state.engine.warm_deployed()
-            except Exception:  # storage hiccup: keep serving, retry on the next pass
+            except Unavailable as exc:  # storage down: keep serving, retry on the next pass
+                log.warning("model warm-up pass skipped: %s", exc.message)
+            except Exception:
                 log.exception("model warm-up pass failed")
             stop.wait(warm_interval_s)
 

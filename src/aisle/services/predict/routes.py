@@ -16,6 +16,7 @@ from aisle.core.auth.scopes import RECS_READ
 from aisle.core.validation import EXTERNAL_ID_PATTERN, ID_PATTERN
 from aisle.recs.serving import ItemOut, NotWarm, PredictParams, PredictQuery
 from aisle.services.common.auth import require_scope
+from aisle.services.common.errors import RETRY_AFTER_DOC
 from aisle.services.common.metrics import count_tenant
 from aisle.services.common.params import TenantQuery
 from aisle.services.common.schemas import PredictErrorEnvelope
@@ -38,25 +39,51 @@ def _errors(*layers: dict[str, str]) -> dict[int | str, dict[str, Any]]:
     merged: dict[str, str] = {}
     for layer in layers:
         merged.update(layer)
-    return {int(s): {"model": PredictErrorEnvelope, "description": d} for s, d in sorted(merged.items())}
+    out: dict[int | str, dict[str, Any]] = {}
+    for s, d in sorted(merged.items()):
+        out[int(s)] = {"model": PredictErrorEnvelope, "description": d}
+        if s == "503":
+            out[503]["headers"] = {"Retry-After": RETRY_AFTER_DOC}
+    return out
 
 
 AUTH_ERRORS = {"401": "missing or invalid bearer token", "403": "scope recs:read or tenant not granted"}
 COMMON = {
     **AUTH_ERRORS,
     "422": "invalid body or query; a missing `tenant` is named (`query.tenant`)",
-    "503": "tenant configuration invalid, or event store unavailable",
+    "503": "object storage unavailable (storage_unavailable), the token service's keys unreadable "
+    "(auth_unavailable) or the tenant configuration invalid (tenant_config_invalid); Retry-After says "
+    "when to retry. An unreachable event store is not a 503: see Aisle-Degraded on the 200",
 }
+
+DEGRADED_HEADER = "Aisle-Degraded"
+"""Set on a 200 answered without something it would normally use (see :data:`DEGRADED_DOC`)."""
+DEGRADED_DOC = {
+    "description": "Present only when the answer is complete but not personalised: "
+    "`personalization;reason=event_store_unavailable` while the event store (Redis) is unreachable "
+    "(a structured-field list, RFC 8941). The items are then what an anonymous visitor gets.",
+    "schema": {"type": "string", "example": "personalization;reason=event_store_unavailable"},
+}
+
+
+def _ok_doc(*layers: dict[str, str]) -> dict[int | str, dict[str, Any]]:
+    """``_errors(*layers)`` plus the 200's ``Aisle-Degraded`` header."""
+    return {200: {"headers": {DEGRADED_HEADER: DEGRADED_DOC}}, **_errors(*layers)}
 
 
 def item_json(item: ItemOut) -> dict[str, Any]:
     return {k: v for k, v in item.__dict__.items() if v is not None}
 
 
-def ok(data: Any) -> Response:
-    """The success envelope, serialised with orjson (the route's response_model documents it)."""
+def ok(data: Any, degraded: list[str] | None = None) -> Response:
+    """The success envelope, serialised with orjson (the route's response_model documents it); with
+    ``degraded`` codes, the ``Aisle-Degraded`` header saying personalisation was skipped and why."""
     body = {"success": True, "response_data": data, "error": None}
-    return Response(orjson.dumps(body), media_type="application/json")
+    headers = None
+    if degraded:
+        reasons = ", ".join(f"personalization;reason={code}" for code in degraded)
+        headers = {DEGRADED_HEADER: reasons}
+    return Response(orjson.dumps(body), media_type="application/json", headers=headers)
 
 
 def to_query(body: PredictRequest, container_id: str) -> PredictQuery:
@@ -82,7 +109,7 @@ def to_query(body: PredictRequest, container_id: str) -> PredictQuery:
     "/predict",
     response_model=PredictResponse,
     dependencies=[READ, count_tenant("predict")],
-    responses=_errors(
+    responses=_ok_doc(
         COMMON,
         {
             "400": "`modelIds` not in the container (model_ids_unknown), an action's unknown slot "
@@ -105,17 +132,17 @@ async def predict(body: PredictRequest, tenant: TenantQuery, engine: Engine) -> 
     # thread; with the container cache on, that holds for S3 as for a local folder.
     query = to_query(body, body.containerId)
     try:
-        items = engine.predict(tenant, query, warm_only=True)
+        out = engine.recommend(tenant, query, warm_only=True)
     except NotWarm:
-        items = await run_in_threadpool(engine.predict, tenant, query)
-    return ok([item_json(i) for i in items])
+        out = await run_in_threadpool(engine.recommend, tenant, query)
+    return ok([item_json(i) for i in out.items], out.degraded)
 
 
 @router.post(
     "/evaluation",
     response_model=EvaluationResponse,
     dependencies=[READ],
-    responses=_errors(
+    responses=_ok_doc(
         COMMON,
         {
             "400": "`modelType` is not the model's type (model_type_mismatch), or a bad action",
@@ -127,7 +154,8 @@ def evaluation(body: EvaluationRequest, tenant: TenantQuery, engine: Engine) -> 
     """One named model's items (deployed or not) and its offline metrics, for quality checks."""
     out = engine.evaluate(tenant, to_query(body, ""), body.modelType, body.modelName, k=body.k)
     out["items"] = [item_json(i) for i in out["items"]]
-    return ok(out)
+    degraded = out.pop("degraded")
+    return ok(out, degraded)
 
 
 @router.get(
@@ -152,7 +180,7 @@ def bundles(
     "/bundles/recommendations",
     response_model=BundlesResponse,
     dependencies=[READ],
-    responses=_errors(
+    responses=_ok_doc(
         COMMON,
         {
             "400": "an action's unknown condition field",
@@ -165,7 +193,7 @@ def bundle_recommendations(
 ) -> Response:
     """The plans (given, or the model's) with each category filled with candidates by ``strategy``."""
     given = None if body.bundles is None else [b.model_dump() for b in body.bundles]
-    filled = engine.bundles.recommendations(
+    filled, degraded = engine.bundles.recommendations(
         tenant,
         body.productId,
         body.containerId,
@@ -176,4 +204,4 @@ def bundle_recommendations(
         visitor_id=body.visitorId,
         user_id=body.userId,
     )
-    return ok(filled)
+    return ok(filled, degraded)

@@ -218,7 +218,8 @@ def tenants(engine: Engine, principal: Annotated[Principal | None, Depends(requi
 async def recommendations(
     state: State, request: Request, tenant: TenantQuery, _body: PredictRequest
 ) -> Response:
-    """Proxied to the predict service's ``POST /predict``: the same body (checked here first) and envelope.
+    """Proxied to the predict service's ``POST /predict``: the same body (checked here first), envelope
+    and ``Aisle-Degraded`` header (set when the items are not personalised: the event store is down).
 
     The request's id goes along (``X-Request-Id``), so both services' log lines of it share one id."""
     body = await request.body()
@@ -236,4 +237,12 @@ async def recommendations(
             f"the recommendation service is unreachable: {exc.__class__.__name__}",
             code=ErrorCode.RECOMMENDATIONS_UNAVAILABLE,
         ) from exc
-    return Response(resp.content, status_code=resp.status_code, media_type="application/json")
+    relayed = {k: v for k in RELAYED_HEADERS if (v := resp.headers.get(k)) is not None}
+    return Response(
+        resp.content, status_code=resp.status_code, media_type="application/json", headers=relayed
+    )
+
+
+RELAYED_HEADERS = ("Retry-After", "Aisle-Degraded")
+"""Headers of predict's answer that ``POST /recommendations`` passes on (a 503's retry hint, and the
+note that the items are not personalised)."""

@@ -16,6 +16,7 @@ from aisle.core.tenancy import Tenants
 from aisle.search.indexes import IndexRegistry
 from aisle.search.rules.book import RuleBooks
 from aisle.services.common.app import service_app
+from aisle.services.rules.console.pages import mount_console
 from aisle.services.rules.routes import router
 from aisle.services.rules.state import RulesState
 
@@ -44,4 +45,5 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         books=RuleBooks(store),
     )
     app.state.authorizer = Authorizer(settings, store)
+    mount_console(app)
     return app

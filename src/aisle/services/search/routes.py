@@ -7,6 +7,7 @@ from typing import Annotated, Any
 import httpx
 import orjson
 from fastapi import APIRouter, Depends, Path, Query, Request
+from fastapi.concurrency import run_in_threadpool
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import Response
 from pydantic import ValidationError
@@ -14,6 +15,7 @@ from pydantic import ValidationError
 from aisle.core.auth.dependencies import Principal
 from aisle.core.auth.scopes import RECS_READ, SEARCH_READ
 from aisle.core.errors import BadRequest, ErrorCode, Unavailable
+from aisle.recs.containers import ContainerStore
 from aisle.search import browse
 from aisle.search.model import FilterSpec, SearchResult, SortOrder
 from aisle.services.common.auth import require_scope, scoped
@@ -32,7 +34,7 @@ from aisle.services.search.schemas import (
     SearchRequest,
     TenantList,
 )
-from aisle.services.search.state import Engine, State
+from aisle.services.search.state import Engine, SearchState, State
 
 router = APIRouter()
 read = scoped(SEARCH_READ)
@@ -208,16 +210,42 @@ def tenants(engine: Engine, principal: Annotated[Principal | None, Depends(requi
     return TenantList(tenants=names)
 
 
+MAX_ACTIONS = 50
+
+
+async def with_container_rules(state: SearchState, tenant: str, raw: bytes, parsed: PredictRequest) -> bytes:
+    """``raw`` with the container's saved rules put before its ``actions`` (unchanged without rules)."""
+    scope = state.engine.tenants.scope(tenant)
+    container = await run_in_threadpool(ContainerStore(scope).find, parsed.containerId)
+    if container is None or not container.recommendationRules:
+        return raw
+    saved = [r.model_dump(mode="json", exclude_none=True) for r in container.recommendationRules]
+    if len(saved) + len(parsed.actions) > MAX_ACTIONS:
+        raise BadRequest(
+            f"container '{parsed.containerId}' has {len(saved)} rules; with the request's "
+            f"{len(parsed.actions)} actions that is over {MAX_ACTIONS}",
+            code=ErrorCode.VALUE_INVALID,
+        )
+    data = orjson.loads(raw)
+    data["actions"] = saved + list(data.get("actions") or [])
+    return orjson.dumps(data)
+
+
 @router.post(
     "/recommendations",
     dependencies=[scoped(RECS_READ)],
-    responses=error_responses(401, 403, 404, 422, 503),
+    responses=error_responses(400, 401, 403, 404, 422, 503),
 )
 async def recommendations(
     state: State, request: Request, tenant: TenantQuery, _body: PredictRequest
 ) -> Response:
-    """Proxied to the predict service's ``POST /predict``: the same body (checked here first) and envelope."""
-    body = await request.body()
+    """Proxied to the predict service's ``POST /predict``: the same body (checked here first) and envelope.
+
+    The container's saved recommendation rules (``recommendationRules``, authored in the merchandising
+    console) go first in the request's ``actions`` (spec: rules authored in the UI reach predict as
+    ``actions``); together at most 50, else 400 ``value_invalid``.
+    """
+    body = await with_container_rules(state, tenant, await request.body(), _body)
     headers = {"content-type": "application/json"}
     if "authorization" in request.headers:
         headers["authorization"] = request.headers["authorization"]

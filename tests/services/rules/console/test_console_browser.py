@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import httpx
-from tests.services.rules.console.conftest import ConsoleEnv, shot, sign_in
+from tests.services.rules.console.conftest import SEED, ConsoleEnv, shot, sign_in
 
 
 def rule(env: ConsoleEnv, rule_id: str) -> httpx.Response:
@@ -153,3 +153,85 @@ def test_read_only_token_sees_no_edit_controls_and_a_forged_edit_is_refused(
         headers={"authorization": f"Bearer {console_env.read_only_token}"},
     )
     assert direct.status_code == 403
+
+
+def brands_of(env: ConsoleEnv, ids: list[str]) -> set[str]:
+    headers = {"authorization": f"Bearer {env.full_token}"}
+    out = set()
+    for pid in ids:
+        item = httpx.get(f"{env.search}/item/{pid}", params={"tenant": "fashion"}, headers=headers).json()
+        out.add(item["brand"])
+    return out
+
+
+def test_author_a_recommendation_filter_and_predict_honours_it(console_env: ConsoleEnv, page: Any) -> None:
+    env = console_env
+    headers = {"authorization": f"Bearer {env.full_token}"}
+    ask = {"containerId": "pdp", "productIds": [SEED]}
+    before = httpx.post(
+        f"{env.search}/recommendations", params={"tenant": "fashion"}, json=ask, headers=headers
+    )
+    ids_before = [i["id"] for i in before.json()["response_data"]]
+    assert len(brands_of(env, ids_before)) > 1
+    brand = sorted(brands_of(env, ids_before))[0]
+
+    sign_in(page, env, env.full_token)
+    page.click("nav >> text=Containers")
+    page.click("text=Product page")
+    page.click("[data-testid=add-rec-filter]")
+    rule = page.locator("#rules-editor .action").first
+    rule.locator("input[aria-label='condition field']").fill("brand")
+    rule.locator("input[aria-label='condition field']").dispatch_event("change")
+    rule.locator("input[aria-label='condition value']").fill(brand)
+    rule.locator("input[aria-label='condition value']").dispatch_event("change")
+    page.fill("input[aria-label='seed product']", SEED)
+    page.click("[data-testid=rec-preview]")
+    page.wait_for_selector("[data-testid=rec-with] .pcard")
+    with_ids = page.eval_on_selector_all(
+        "[data-testid=rec-with] .pcard", "els => els.map(e => e.dataset.productId)"
+    )
+    assert with_ids and brands_of(env, with_ids) == {brand}
+    shot(page, "08-container-rules")
+    page.click("[data-testid=save-container]")
+    page.wait_for_selector("text=Saved as version 2")
+
+    stored = httpx.get(f"{env.edit}/containers/pdp", params={"tenant": "fashion"}, headers=headers).json()
+    assert stored["recommendationRules"] == [
+        {
+            "type": "FILTER",
+            "weight": 1.0,
+            "condition": {"op": "eq", "field": "brand", "value": brand},
+            "slotConfigId": None,
+        }
+    ] or stored["recommendationRules"][0]["condition"] == {"op": "eq", "field": "brand", "value": brand}
+    after = httpx.post(
+        f"{env.search}/recommendations", params={"tenant": "fashion"}, json=ask, headers=headers
+    )
+    ids_after = [i["id"] for i in after.json()["response_data"]]
+    assert ids_after and brands_of(env, ids_after) == {brand}
+    # predict itself, called directly without actions, is unchanged: the rules travel as actions
+    direct = httpx.post(f"{env.predict}/predict", params={"tenant": "fashion"}, json=ask, headers=headers)
+    assert [i["id"] for i in direct.json()["response_data"]] == ids_before
+
+
+def test_containers_models_and_a_deploy_job(console_env: ConsoleEnv, page: Any) -> None:
+    sign_in(page, console_env, console_env.full_token)
+    page.goto(console_env.console + "/console/fashion/containers")
+    assert page.is_visible("text=also-viewed")
+    shot(page, "09-containers")
+    page.goto(console_env.console + "/console/fashion/models")
+    page.click("[data-testid=deploy-also-viewed]")
+    page.wait_for_selector("[data-testid=job][data-status=completed]", timeout=30_000)
+    assert "100%" in page.inner_text("#job-also-viewed")
+    shot(page, "10-models-jobs")
+
+
+def test_bad_container_input_is_shown_and_nothing_saved(console_env: ConsoleEnv, page: Any) -> None:
+    sign_in(page, console_env, console_env.full_token)
+    page.goto(console_env.console + "/console/fashion/containers/pdp")
+    version = page.inner_text("[data-testid=version]")
+    page.fill("input[aria-label='item count']", "0")
+    page.click("[data-testid=save-container]")
+    page.wait_for_selector(".err")
+    assert "itemCount" in page.inner_text(".err")
+    assert page.inner_text("[data-testid=version]") == version

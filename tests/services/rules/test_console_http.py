@@ -142,3 +142,26 @@ def test_every_action_has_a_form_block(client: TestClient, kind: str) -> None:
     sign_in(client)
     resp = client.get(f"/console/fashion/fragments/action?kind={kind}")
     assert resp.status_code == 200 and f'data-action-type="{kind}"' in resp.text
+
+
+def test_schedule_toggle_and_delete(client: TestClient) -> None:
+    client.cookies.clear()
+    csrf = sign_in(client)
+    form = rule_form(csrf, new_id="sched", start="2026-11-27T00:00", end="2026-11-30T23:59")
+    client.post("/console/fashion/rules/save", data=form, follow_redirects=False)
+    stored = client.get("/rules/sched?tenant=fashion").json()
+    assert (stored["conditions"]["start"], stored["conditions"]["end"]) == (
+        "2026-11-27T00:00:00Z",
+        "2026-11-30T23:59:00Z",
+    )
+    assert 'value="2026-11-27T00:00"' in client.get("/console/fashion/rules/sched").text
+    row = client.post("/console/fashion/rules/sched/toggle", data={"csrf": csrf, "version": "1"})
+    assert row.status_code == 200 and "disabled" in row.text and 'value="2"' in row.text
+    assert client.get("/rules/sched?tenant=fashion").json()["enabled"] is False
+    stale = client.post("/console/fashion/rules/sched/toggle", data={"csrf": csrf, "version": "1"})
+    assert "Changed by someone else" in stale.text
+    gone = client.post(
+        "/console/fashion/rules/sched/delete", data={"csrf": csrf, "version": "2"}, follow_redirects=False
+    )
+    assert gone.status_code == 303
+    assert client.get("/rules/sched?tenant=fashion").status_code == 404

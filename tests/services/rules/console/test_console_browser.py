@@ -3,6 +3,7 @@ and its recovery, a read-only token. Screenshots of the main pages go to ``conft
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import httpx
@@ -235,3 +236,63 @@ def test_bad_container_input_is_shown_and_nothing_saved(console_env: ConsoleEnv,
     page.wait_for_selector(".err")
     assert "itemCount" in page.inner_text(".err")
     assert page.inner_text("[data-testid=version]") == version
+
+
+def test_condition_builder_nests_groups_and_not(console_env: ConsoleEnv, page: Any) -> None:
+    sign_in(page, console_env, console_env.full_token)
+    page.goto(console_env.console + "/console/fashion/containers/pdp")
+    existing = len(json.loads(page.input_value("input[name=rules_json]")))
+    page.click("[data-testid=add-rec-boost]")
+    rule = page.locator("#rules-editor .action").nth(existing)
+    rule.locator("input[aria-label='condition field']").fill("price")
+    rule.locator("input[aria-label='condition field']").dispatch_event("change")
+    rule.locator("select[aria-label=operator]").select_option("lt")
+    rule.locator("input[aria-label='condition value']").fill("1000")
+    rule.locator("input[aria-label='condition value']").dispatch_event("change")
+    rule.locator("button[title='wrap in a group']").click()
+    rule.locator("button:has-text('+ condition')").click()
+    second = rule.locator(".leaf").nth(1)
+    second.locator("input[aria-label='condition field']").fill("color")
+    second.locator("input[aria-label='condition field']").dispatch_event("change")
+    second.locator("select[aria-label=operator]").select_option("in")
+    second.locator("input[aria-label='condition value']").fill("Red | Pink")
+    second.locator("input[aria-label='condition value']").dispatch_event("change")
+    rule.locator("select[aria-label=group]").select_option("or")
+    rule.locator(".group-head button:has-text('not')").click()
+    rules = json.loads(page.input_value("input[name=rules_json]"))
+    assert rules[existing]["condition"] == {
+        "op": "not",
+        "condition": {
+            "op": "or",
+            "conditions": [
+                {"op": "lt", "field": "price", "value": 1000},
+                {"op": "in", "field": "color", "value": ["Red", "Pink"]},
+            ],
+        },
+    }
+    page.fill("input[aria-label='seed product']", SEED)
+    page.click("[data-testid=rec-preview]")
+    page.wait_for_selector("[data-testid=rec-with] .pcard")
+    shot(page, "11-condition-builder")
+
+
+def test_add_a_slot_and_read_only_containers(console_env: ConsoleEnv, page: Any) -> None:
+    sign_in(page, console_env, console_env.full_token)
+    page.goto(console_env.console + "/console/fashion/containers/pdp")
+    page.click("[data-testid=add-slot]")
+    page.locator("input[aria-label='slot id']").nth(1).fill("more")
+    page.locator("input[aria-label='placement']").nth(1).fill("1")
+    page.click("[data-testid=save-container]")
+    page.wait_for_selector("text=Saved as version")
+    headers = {"authorization": f"Bearer {console_env.full_token}"}
+    stored = httpx.get(f"{console_env.edit}/containers/pdp", params={"tenant": "fashion"}, headers=headers)
+    assert [s["slotConfigId"] for s in stored.json()["slotConfigurations"]] == ["main", "more"]
+
+    page.click("button:has-text('Sign out')")
+    sign_in(page, console_env, console_env.read_only_token)
+    page.goto(console_env.console + "/console/fashion/containers/pdp")
+    assert page.locator("[data-testid=save-container]").count() == 0
+    assert page.locator("[data-testid^=add-rec-]").count() == 0
+    assert page.is_disabled("input[aria-label='slot id'] >> nth=0")
+    page.goto(console_env.console + "/console/fashion/models")
+    assert page.locator("[data-testid^=deploy-]").count() == 0

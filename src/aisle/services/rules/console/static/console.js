@@ -16,6 +16,19 @@ const Console = {
     if (rows.children.length > 1) button.closest(".clause").remove();
     else button.closest(".clause").querySelectorAll("input").forEach((i) => { i.value = ""; });
   },
+  addSlot() {
+    const body = document.querySelector("#slots tbody");
+    const row = body.lastElementChild.cloneNode(true);
+    row.querySelectorAll("input[type=text]").forEach((i) => { i.value = ""; });
+    row.querySelectorAll(".err").forEach((e) => e.remove());
+    row.classList.remove("has-err");
+    body.appendChild(row);
+    return row;
+  },
+  removeSlot(button) {
+    const body = button.closest("tbody");
+    if (body.children.length > 1) button.closest("tr").remove();
+  },
   // Pin `productId` at `position` in the editor's pin action (created when missing), then re-preview.
   async pin(productId, position) {
     let block = document.querySelector('#actions .action[data-action-type="pin"]');

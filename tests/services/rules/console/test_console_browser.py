@@ -236,6 +236,26 @@ def test_bad_container_input_is_shown_and_nothing_saved(console_env: ConsoleEnv,
     page.wait_for_selector(".err")
     assert "itemCount" in page.inner_text(".err")
     assert page.inner_text("[data-testid=version]") == version
+    # a recommendation rule the edit service refuses: its message beside the rules, nothing saved
+    page.fill("input[aria-label='item count']", "10")
+    page.click("[data-testid=add-rec-filter]")
+    set_leaf(page.locator("#rules-editor .action").last.locator(".leaf").first, "color", "in", " ")
+    page.click("[data-testid=save-container]")
+    page.wait_for_selector("#rules-editor .action.has-err .err")
+    assert page.locator("#rules-editor .action.has-err").count() == 1
+    message = page.inner_text("#rules-editor .action.has-err .err")
+    assert message.startswith("condition.in.value"), message
+    assert page.inner_text("[data-testid=version]") == version
+    shot(page, "12-container-error")
+
+
+def set_leaf(leaf: Any, field: str, op: str, value: str) -> None:
+    """Fill one condition of the builder (its inputs commit on ``change``)."""
+    leaf.locator("input[aria-label='condition field']").fill(field)
+    leaf.locator("input[aria-label='condition field']").dispatch_event("change")
+    leaf.locator("select[aria-label=operator]").select_option(op)
+    leaf.locator("input[aria-label='condition value']").fill(value)
+    leaf.locator("input[aria-label='condition value']").dispatch_event("change")
 
 
 def test_condition_builder_nests_groups_and_not(console_env: ConsoleEnv, page: Any) -> None:
@@ -244,19 +264,10 @@ def test_condition_builder_nests_groups_and_not(console_env: ConsoleEnv, page: A
     existing = len(json.loads(page.input_value("input[name=rules_json]")))
     page.click("[data-testid=add-rec-boost]")
     rule = page.locator("#rules-editor .action").nth(existing)
-    rule.locator("input[aria-label='condition field']").fill("price")
-    rule.locator("input[aria-label='condition field']").dispatch_event("change")
-    rule.locator("select[aria-label=operator]").select_option("lt")
-    rule.locator("input[aria-label='condition value']").fill("1000")
-    rule.locator("input[aria-label='condition value']").dispatch_event("change")
+    set_leaf(rule.locator(".leaf").first, "price", "lt", "1000")
     rule.locator("button[title='wrap in a group']").click()
     rule.locator("button:has-text('+ condition')").click()
-    second = rule.locator(".leaf").nth(1)
-    second.locator("input[aria-label='condition field']").fill("color")
-    second.locator("input[aria-label='condition field']").dispatch_event("change")
-    second.locator("select[aria-label=operator]").select_option("in")
-    second.locator("input[aria-label='condition value']").fill("Red | Pink")
-    second.locator("input[aria-label='condition value']").dispatch_event("change")
+    set_leaf(rule.locator(".leaf").nth(1), "color", "in", "Red | Pink")
     rule.locator("select[aria-label=group]").select_option("or")
     rule.locator(".group-head button:has-text('not')").click()
     rules = json.loads(page.input_value("input[name=rules_json]"))

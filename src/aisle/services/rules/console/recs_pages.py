@@ -44,6 +44,7 @@ async def container_page(
     **extra: Any,
 ) -> Response:
     models = await api(request, session).edit("GET", "/models", tenant)
+    errors = extra.pop("errors", {})
     return page(
         request,
         session,
@@ -56,7 +57,10 @@ async def container_page(
         # inside <script type="application/json">: "<" escaped so no value can close the element
         rules_json=json.dumps(container.get("recommendationRules", [])).replace("<", "\\u003c"),
         slot_ids=[s["slotConfigId"] for s in container["slotConfigurations"]],
-        errors=extra.pop("errors", {}),
+        errors=errors,
+        rule_errors={
+            k.removeprefix("rule"): v for k, v in errors.items() if k[4:].isdigit() and k[:4] == "rule"
+        },
         **extra,
     )
 
@@ -104,10 +108,11 @@ def _errors(reply: Any) -> dict[str, list[str]]:
         if parts[0] == "slotConfigurations" and len(parts) > 1 and parts[1].isdigit():
             slot = f"slot{parts[1]}"
             message = f"{'.'.join(parts[2:])}: {message}" if len(parts) > 2 else message
-        elif parts[0] == "recommendationRules":
-            number = f" {int(parts[1]) + 1}" if len(parts) > 1 and parts[1].isdigit() else "s"
+        elif parts[0] == "recommendationRules" and len(parts) > 1 and parts[1].isdigit():
             rest = ".".join(p for p in parts[2:] if p not in ("FILTER", "BOOST", "BURY"))
-            slot, message = "rules", f"rule{number} {rest}: {message}"
+            slot, message = f"rule{parts[1]}", f"{rest}: {message}" if rest else message
+        elif parts[0] == "recommendationRules":
+            slot = "rules"
         else:
             slot = "_form"
         out.setdefault(slot, []).append(message)

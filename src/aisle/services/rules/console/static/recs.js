@@ -10,6 +10,7 @@
   const readOnly = root.dataset.readonly === "true";
   const slots = JSON.parse(root.dataset.slots || "[]");
   const fields = JSON.parse(root.dataset.fields || "[]");
+  let errors = JSON.parse(root.dataset.errors || "{}"); // rule index -> the edit service's messages
   let rules = data;
   const LEAF_OPS = ["eq", "ne", "in", "not_in", "lt", "lte", "gt", "gte", "exists", "contains"];
 
@@ -37,7 +38,7 @@
   };
   const show = (value) => (Array.isArray(value) ? value.join(" | ") : value === undefined ? "" : String(value));
   const save = () => { out.value = JSON.stringify(rules); };
-  const redraw = () => { save(); render(); };
+  const redraw = () => { errors = {}; save(); render(); };
 
   // A condition node's editor; `set` replaces the node in its parent (null removes it).
   function node(cond, set) {
@@ -83,7 +84,7 @@
     root.replaceChildren();
     if (!rules.length) root.append(el("p", { class: "muted" }, "No recommendation rules: every model result is served as ranked."));
     rules.forEach((rule, i) => {
-      const card = el("div", { class: "action", "data-action-type": rule.type.toLowerCase(), "data-rule": i });
+      const card = el("div", { class: errors[i] ? "action has-err" : "action", "data-action-type": rule.type.toLowerCase(), "data-rule": i });
       card.append(el("div", { class: "head" },
         select(rule.type, [["FILTER", "Filter"], ["BOOST", "Boost"], ["BURY", "Bury"]], (v) => { rule.type = v; redraw(); }, "rule type"),
         rule.type === "FILTER" ? el("span", { class: "muted" }, "keep only matching items")
@@ -94,6 +95,7 @@
         }, "slot"),
         el("span", { class: "spacer" }),
         el("button", { type: "button", class: "small danger", onclick: () => { rules.splice(i, 1); redraw(); } }, "Remove")));
+      (errors[i] || []).forEach((m) => card.append(el("p", { class: "err", role: "alert", "data-error-for": `rule${i}` }, m)));
       if (rule.condition) {
         card.append(node(rule.condition, (n) => { if (n === null) delete rule.condition; else rule.condition = n; }));
       } else {

@@ -25,6 +25,9 @@ def cards(page: Any, column: str) -> list[str]:
 
 
 def test_author_a_rule_preview_it_and_pin_by_dragging(console_env: ConsoleEnv, page: Any) -> None:
+    page.goto(console_env.console + "/")
+    assert page.url.endswith("/console/login")
+    shot(page, "00-sign-in")
     sign_in(page, console_env, console_env.full_token)
     shot(page, "01-rules-empty")
     page.click("[data-testid=new-rule]")

@@ -9,11 +9,13 @@ naming the version read), so a stale version is a 409 and nothing is half-saved.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
+from aisle.catalog.store import CatalogNotFound
 from aisle.services.rules.console.frame import api, page, redirect, render
 from aisle.services.rules.console.preview_pages import card
 from aisle.services.rules.console.session import ConsoleSession, Session
@@ -169,8 +171,11 @@ async def preview(request: Request, session: Session, tenant: str, container_id:
         if not reply.ok:
             return render(request, "rec_preview.html", error=predict_error(reply), session=session)
 
+    rows = catalog_rows(request, tenant)
+
     def cards(reply: Any) -> list[dict[str, Any]]:
-        return [card(request, tenant, p, i + 1) for i, p in enumerate(reply.body["response_data"])]
+        items = [{**rows(str(p["id"])), **p} for p in reply.body["response_data"]]
+        return [card(request, tenant, p, i + 1) for i, p in enumerate(items)]
 
     return render(
         request,
@@ -181,6 +186,15 @@ async def preview(request: Request, session: Session, tenant: str, container_id:
         with_rules=cards(with_rules),
         rule_count=len(rules),
     )
+
+
+def catalog_rows(request: Request, tenant: str) -> Callable[[str], dict[str, Any]]:
+    """Product id -> its catalog row (brand, title, ...) for the cards; {} without a catalog."""
+    try:
+        index = request.app.state.rules.indexes.get(tenant)
+    except CatalogNotFound:
+        return lambda pid: {}
+    return lambda pid: index.rows[index.ord_by_id[pid]] if pid in index.ord_by_id else {}
 
 
 def predict_error(reply: Any) -> str:

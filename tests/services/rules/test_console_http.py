@@ -165,3 +165,19 @@ def test_schedule_toggle_and_delete(client: TestClient) -> None:
     )
     assert gone.status_code == 303
     assert client.get("/rules/sched?tenant=fashion").status_code == 404
+
+
+def test_rule_text_is_escaped(client: TestClient) -> None:
+    client.cookies.clear()
+    csrf = sign_in(client)
+    evil = "<img src=x onerror=alert(1)>"
+    client.post(
+        "/console/fashion/rules/save", data=rule_form(csrf, new_id="evil", name=evil), follow_redirects=False
+    )
+    for url in (
+        "/console/fashion/rules",
+        "/console/fashion/rules/evil",
+        "/console/fashion/rules/evil/history",
+    ):
+        page = client.get(url).text
+        assert evil not in page and "&lt;img src=x onerror=alert(1)&gt;" in page

@@ -15,7 +15,7 @@ from pydantic import ValidationError
 from aisle.core.auth.dependencies import Principal
 from aisle.core.auth.scopes import RECS_READ, SEARCH_READ
 from aisle.core.errors import BadRequest, ErrorCode, Unavailable
-from aisle.recs.containers import ContainerStore
+from aisle.recs.containers import ContainerNotFound, ContainerStore
 from aisle.search import browse
 from aisle.search.model import FilterSpec, SearchResult, SortOrder
 from aisle.services.common.auth import require_scope, scoped
@@ -214,10 +214,19 @@ MAX_ACTIONS = 50
 
 
 async def with_container_rules(state: SearchState, tenant: str, raw: bytes, parsed: PredictRequest) -> bytes:
-    """``raw`` with the container's saved rules put before its ``actions`` (unchanged without rules)."""
-    scope = state.engine.tenants.scope(tenant)
-    container = await run_in_threadpool(ContainerStore(scope).find, parsed.containerId)
-    if container is None or not container.recommendationRules:
+    """``raw`` with the container's saved rules put before its ``actions`` (unchanged without rules).
+
+    The container is read through the process's :class:`ContainerCache`, so an edit reaches
+    recommendations at most ``AISLE_CONTAINER_CACHE_SECONDS`` later, as it reaches predict."""
+    cid = parsed.containerId
+    try:
+        container = state.containers.cached(tenant, cid)
+        if container is None:
+            store = ContainerStore(state.engine.tenants.scope(tenant))
+            container = await run_in_threadpool(state.containers.get, tenant, store, cid)
+    except ContainerNotFound:
+        return raw  # predict answers with its own 404
+    if not container.recommendationRules:
         return raw
     saved = [r.model_dump(mode="json", exclude_none=True) for r in container.recommendationRules]
     if len(saved) + len(parsed.actions) > MAX_ACTIONS:

@@ -34,7 +34,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         "Every rule has a version; a replace or delete naming a stale version gets 409 "
         "`rule_version_conflict` and changes nothing. `POST /rules/preview` runs a search with and "
         "without a rule. Every endpoint but /health takes the `tenant` query parameter. Errors: "
-        '`{"error": {"code", "message", "details"}}`.',
+        '`{"error": {"code", "message", "details"}}`. The merchandising console (HTML, sign-in with an '
+        "access token) is served at `/`.",
         routers=[router],
     )
     app.state.rules = RulesState(

@@ -310,3 +310,30 @@ def test_add_a_slot_and_read_only_containers(console_env: ConsoleEnv, page: Any)
     assert page.is_disabled("input[aria-label='slot id'] >> nth=0")
     page.goto(console_env.console + "/console/fashion/models")
     assert page.locator("[data-testid^=deploy-]").count() == 0
+
+
+def test_a_stale_container_save_is_a_409_and_changes_nothing(console_env: ConsoleEnv, page: Any) -> None:
+    env = console_env
+    headers = {"authorization": f"Bearer {env.full_token}"}
+    sign_in(page, env, env.full_token)
+    page.goto(env.console + "/console/fashion/containers/pdp")
+    current = httpx.get(f"{env.edit}/containers/pdp", params={"tenant": "fashion"}, headers=headers).json()
+    moved = httpx.put(
+        f"{env.edit}/containers/pdp",
+        params={"tenant": "fashion"},
+        json={**current, "name": "Theirs"},
+        headers=headers,
+    )
+    assert moved.status_code == 200
+    page.fill("#cname", "Mine")
+    page.click("[data-testid=save-container]")
+    page.wait_for_selector("[data-testid=conflict]")
+    assert "409" in page.inner_text("[data-testid=conflict]")
+    stored = httpx.get(f"{env.edit}/containers/pdp", params={"tenant": "fashion"}, headers=headers).json()
+    assert stored["name"] == "Theirs" and stored["version"] == moved.json()["version"]
+    page.click("[data-testid=conflict] button")
+    page.wait_for_selector("text=Saved as version")
+    assert (
+        httpx.get(f"{env.edit}/containers/pdp", params={"tenant": "fashion"}, headers=headers).json()["name"]
+        == "Mine"
+    )

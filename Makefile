@@ -22,7 +22,8 @@ demo: install
 
 run: demo
 	@$(BIN)/aisle auth demo-client
-	$(BIN)/aisle serve
+	@echo "Merchandising console: http://127.0.0.1:8085/ (sign in with the token above)"
+	AISLE_PHOTOS_DIR=$${AISLE_PHOTOS_DIR:-$(abspath $(SHARED_DATA))} $(BIN)/aisle serve
 
 test: install
 	$(BIN)/python -m pytest -q $(PYTEST_ARGS)

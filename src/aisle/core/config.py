@@ -39,6 +39,15 @@ class Settings(BaseSettings):
         default="http://127.0.0.1:8081", description="Predict service, for /recommendations."
     )
     vector_url: str | None = Field(default=None, description="Vector search service; unset means in-process.")
+    edit_url: str = Field(
+        default="http://127.0.0.1:8084",
+        description="Recommendation edit service, for the merchandising console's containers and models.",
+    )
+    photos_dir: Path | None = Field(
+        default=None,
+        description="Product photos for the merchandising console: <dir>/<tenant>/images/<product id>.jpg "
+        "(the shared demo data's layout); unset: product cards without photos.",
+    )
     s3_endpoint: str | None = Field(default=None, description="Endpoint of an S3-compatible server.")
     s3_region: str = "us-east-1"
     storage_timeout_seconds: float = Field(

@@ -20,11 +20,12 @@ from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from aisle.core.errors import Conflict, ErrorCode, NotFound
+from aisle.core.errors import BadRequest, Conflict, ErrorCode, NotFound
 from aisle.core.storage import BlobStore
 from aisle.core.storage.documents import VersionedDocuments
 from aisle.core.storage.revisions import RevisionLog
 from aisle.core.validation import ID_PATTERN, ResourceId
+from aisle.recs.actions import PredictAction
 from aisle.recs.diversity import DiversityLevel
 
 ROOT = "containers"
@@ -78,6 +79,12 @@ class ContainerBody(BaseModel):
     name: Annotated[str, Field(max_length=200)] = ""
     description: Annotated[str, Field(max_length=2000)] = ""
     slotConfigurations: Annotated[list[SlotConfig], Field(min_length=1, max_length=20)]
+    recommendationRules: Annotated[list[PredictAction], Field(max_length=50)] = Field(
+        default_factory=list,
+        description="FILTER / BOOST / BURY rules of this placement (authored in the merchandising console). "
+        "The search service's POST /recommendations sends them to predict as `actions`, before the "
+        "request's own; versioned with the container. A rule's `slotConfigId` must name one of its slots.",
+    )
 
     @field_validator("slotConfigurations")
     @classmethod
@@ -87,6 +94,23 @@ class ContainerBody(BaseModel):
         if dupes:
             raise ValueError(f"slotConfigId must be unique in a container; repeated: {', '.join(dupes)}")
         return slots
+
+    def check_rule_slots(self) -> None:
+        """Raises BadRequest (400 ``value_invalid``) when a recommendation rule names a slot not in here.
+
+        A rule the schema admits: refused by this documented rule as a 400, not a 422."""
+        slots = {s.slotConfigId for s in self.slotConfigurations}
+        for i, rule in enumerate(self.recommendationRules):
+            if rule.slotConfigId is not None and rule.slotConfigId not in slots:
+                field = f"recommendationRules.{i}.slotConfigId"
+                message = (
+                    f"'{rule.slotConfigId}' is not a slot of this container ({', '.join(sorted(slots))})"
+                )
+                raise BadRequest(
+                    f"{field}: {message}",
+                    code=ErrorCode.VALUE_INVALID,
+                    details=[{"field": f"body.{field}", "message": message}],
+                )
 
 
 class Container(ContainerBody):

@@ -201,3 +201,22 @@ def test_auth_is_wired(settings: Any, store: BlobStore, loader: Any) -> None:
         other = {"authorization": f"Bearer {kit.token(['other'], scopes=['recs:read'])}"}
         assert c.get("/containers", params=T, headers=other).status_code == 403
         assert c.get("/health").status_code == 200 and c.get("/docs").status_code == 200
+
+
+def test_recommendation_rules_are_versioned_with_the_container(client: TestClient) -> None:
+    only_nike = {"type": "FILTER", "condition": {"op": "eq", "field": "brand", "value": "nike"}}
+    created = client.post("/containers", params=T, json={"containerId": "rr", "slotConfigurations": [SLOT]})
+    assert created.status_code == 201 and created.json()["recommendationRules"] == []
+    body = {**created.json(), "recommendationRules": [only_nike]}
+    replaced = client.put("/containers/rr", params=T, json=body)
+    assert replaced.status_code == 200, replaced.text
+    assert replaced.json()["version"] == 2
+    assert replaced.json()["recommendationRules"][0]["condition"] == only_nike["condition"]
+    # a rule naming a slot the container does not have: 400, nothing written
+    stray = {**replaced.json(), "recommendationRules": [{**only_nike, "slotConfigId": "nope"}]}
+    r = client.put("/containers/rr", params=T, json=stray)
+    assert r.status_code == 400 and r.json()["error"]["code"] == "value_invalid"
+    assert r.json()["error"]["details"][0]["field"] == "body.recommendationRules.0.slotConfigId"
+    bad_op = {**replaced.json(), "recommendationRules": [{"type": "FILTER", "condition": {"op": "like"}}]}
+    assert client.put("/containers/rr", params=T, json=bad_op).status_code == 422
+    assert client.get("/containers/rr", params=T).json()["version"] == 2

@@ -245,3 +245,16 @@ def test_rule_and_preview_numbers_beyond_2_53_are_400(client: TestClient, value:
     assert r.status_code == 400 and "2^53" in r.json()["error"]["message"]
     preview = {"search": {"query": "shoes", "filters": [{"field": "year", "value": value}]}, "rule": rule()}
     assert client.post("/rules/preview", params=T, json=preview).status_code == 400
+
+
+def test_version_history_keeps_every_version_and_tombstones(client: TestClient) -> None:
+    client.post("/rules", params=T, json=rule(id="hist", name="one"))
+    client.put("/rules/hist", params=T, json={**rule(name="two"), "version": 1})
+    client.delete("/rules/hist", params={**T, "version": 2})
+    r = client.get("/rules/hist/versions", params=T)
+    assert r.status_code == 200
+    versions = r.json()["versions"]
+    assert [(v["version"], v["deleted"]) for v in versions] == [(3, True), (2, False), (1, False)]
+    assert [v["rule"]["name"] for v in versions[1:]] == ["two", "one"] and versions[0]["rule"] is None
+    missing = client.get("/rules/never/versions", params=T)
+    assert missing.status_code == 404 and missing.json()["error"]["code"] == "rule_not_found"

@@ -119,7 +119,11 @@ class Authorizer:
 
     async def authenticate(self, request: Request) -> Principal:
         """The verified principal of the request's bearer token. Raises Unauthorized or InvalidToken."""
-        token = bearer_token(request.headers.get("authorization"))
+        return await self.principal_of(bearer_token(request.headers.get("authorization")))
+
+    async def principal_of(self, token: str) -> Principal:
+        """The verified principal of an access token (a console's sign-in form hands one over without a
+        request header). Raises InvalidToken (401), Unavailable (503) when the keys cannot be fetched."""
         principal = self.verifier.cached(token)
         if principal is not None:
             return principal

@@ -104,6 +104,18 @@ class RevisionLog:
             self._cache[(key, revision)] = body
         return revision, body
 
+    def revisions(self, key: str) -> list[tuple[int, Doc | None]]:
+        """Every revision of ``key``, oldest first: ``(revision, body or None for a tombstone)``."""
+        latest, _ = self.latest(key)
+        out: list[tuple[int, Doc | None]] = []
+        for revision in range(1, latest + 1):
+            try:
+                doc = orjson.loads(self.read(self.revision_path(key, revision)))
+            except BlobNotFound:
+                continue
+            out.append((revision, None if doc.get("deleted") else doc[self.body_key]))
+        return out
+
     def write(self, key: str, revision: int, body: Doc | None) -> bool:
         """Create ``revision`` (``body`` None: a tombstone). False when another writer created it first."""
         doc = {"revision": revision, "deleted": body is None, self.body_key: body}

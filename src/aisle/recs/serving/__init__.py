@@ -14,6 +14,7 @@ The predict service imports this front door only. One job per module:
 * ``evaluation``: one named model through the same ranking (:class:`ModelEvaluation`).
 """
 
+from aisle.recs.actions import PredictAction
 from aisle.recs.serving.bundles import BundleModelNotFound, Bundles
 from aisle.recs.serving.containers import ContainerCache
 from aisle.recs.serving.engine import PredictEngine
@@ -22,7 +23,6 @@ from aisle.recs.serving.items import ItemOut, Prediction
 from aisle.recs.serving.models import ModelSource, RegistryModelSource, ServedModel
 from aisle.recs.serving.personal import Personal, Personaliser
 from aisle.recs.serving.query import NotWarm, PredictParams, PredictQuery
-from aisle.recs.serving.rank import PredictAction
 from aisle.recs.serving.tenants import TenantCache
 
 __all__ = [

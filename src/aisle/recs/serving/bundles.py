@@ -14,11 +14,12 @@ from collections.abc import Sequence
 from typing import Any
 
 from aisle.core.errors import AisleError, ErrorCode, NotFound
+from aisle.recs.actions import PredictAction
 from aisle.recs.models.base import ModelType
 from aisle.recs.serving.containers import ContainerCache
 from aisle.recs.serving.models import ModelSource, ServedModel
 from aisle.recs.serving.personal import Personaliser
-from aisle.recs.serving.rank import PredictAction, compile_actions
+from aisle.recs.serving.rank import compile_actions
 from aisle.recs.serving.tenants import TenantCache
 
 

@@ -17,96 +17,20 @@ case-insensitive. A product without the field fails every comparison except ``ne
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Annotated, Any, Literal
-
-from pydantic import BaseModel, ConfigDict, Field
+from typing import Any
 
 from aisle.core.errors import BadRequest, ErrorCode
-from aisle.core.validation import NumbersChecked
+from aisle.recs.actions import (
+    AndCondition,
+    Condition,
+    EqCondition,
+    ExistsCondition,
+    InCondition,
+    NotCondition,
+    OrCondition,
+    RangeCondition,
+)
 from aisle.recs.serving.products import ProductTable
-
-Scalar = str | int | float | bool
-
-
-class _Node(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class EqCondition(_Node):
-    """``field`` equals (``eq``) or differs from (``ne``) ``value``."""
-
-    op: Literal["eq", "ne"]
-    field: str
-    value: Annotated[Scalar, NumbersChecked]
-
-
-class InCondition(_Node):
-    """``field`` is (``in``) or is not (``not_in``) one of ``value``."""
-
-    op: Literal["in", "not_in"]
-    field: str
-    value: Annotated[list[Scalar], Field(min_length=1, max_length=1000), NumbersChecked]
-
-
-class RangeCondition(_Node):
-    """``field`` compared to ``value`` with ``<`` (lt), ``<=`` (lte), ``>`` (gt) or ``>=`` (gte)."""
-
-    op: Literal["lt", "lte", "gt", "gte"]
-    field: str
-    value: Annotated[float | str, NumbersChecked]
-
-
-class ExistsCondition(_Node):
-    """``field`` is set and non-empty (``value`` true, the default) or missing (``value`` false)."""
-
-    op: Literal["exists"]
-    field: str
-    value: bool = True
-
-
-class ContainsCondition(_Node):
-    """``value`` is a case-insensitive substring of ``field`` (or an element of a list field)."""
-
-    op: Literal["contains"]
-    field: str
-    value: Annotated[str, Field(min_length=1)]
-
-
-class AndCondition(_Node):
-    """Every sub-condition holds."""
-
-    op: Literal["and"]
-    conditions: Annotated[list[Condition], Field(min_length=1, max_length=100)]
-
-
-class OrCondition(_Node):
-    """At least one sub-condition holds."""
-
-    op: Literal["or"]
-    conditions: Annotated[list[Condition], Field(min_length=1, max_length=100)]
-
-
-class NotCondition(_Node):
-    """The sub-condition does not hold."""
-
-    op: Literal["not"]
-    condition: Condition
-
-
-Condition = Annotated[
-    AndCondition
-    | OrCondition
-    | NotCondition
-    | EqCondition
-    | InCondition
-    | RangeCondition
-    | ExistsCondition
-    | ContainsCondition,
-    Field(discriminator="op"),
-]
-
-for _m in (AndCondition, OrCondition, NotCondition):
-    _m.model_rebuild()
 
 RowPredicate = Callable[[int], bool]
 MAX_DEPTH = 32

@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from aisle.recs.actions import PredictAction
 from aisle.recs.diversity import DiversityLevel
-from aisle.recs.serving.rank import PredictAction
 
 
 @dataclass(frozen=True)

@@ -11,51 +11,17 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal
-
-from pydantic import BaseModel, ConfigDict, Field
+from typing import Any
 
 from aisle.core.errors import BadRequest, ErrorCode
+from aisle.recs.actions import PredictAction
 from aisle.recs.containers import SlotConfig
 from aisle.recs.diversity import DiversityLevel, mmr
 from aisle.recs.models.base import RecContext
-from aisle.recs.serving.conditions import Condition, RowPredicate, compile_condition
+from aisle.recs.serving.conditions import RowPredicate, compile_condition
 from aisle.recs.serving.models import ServedModel
 from aisle.recs.serving.personal import Personal
 from aisle.recs.serving.products import ProductTable
-
-
-class PredictAction(BaseModel):
-    """A rule of the request (spec "PredictAction"), authored in the rules UI.
-
-    ``weight`` is in units of the slot's normalised score range (see module docs); FILTER ignores it.
-    Without ``condition`` the action matches every product; without ``slotConfigId`` it applies to
-    every slot.
-    """
-
-    model_config = ConfigDict(extra="forbid")
-
-    type: Literal["FILTER", "BOOST", "BURY"] = Field(
-        description="FILTER keeps matching items only; BOOST adds `weight` to their score; BURY subtracts it."
-    )
-    weight: Annotated[float, Field(ge=0, le=100)] = Field(
-        default=1.0,
-        description="Score change in units of the slot's normalised score range [0, 1]: 1 moves an item "
-        "across the whole range, 0.1 nudges it. Ignored by FILTER.",
-    )
-    condition: Condition | None = Field(
-        default=None,
-        description='Recursive condition on product fields, discriminated by `op`: `and` / `or` '
-        '(`conditions`: list), `not` (`condition`), and leaves `{"op", "field", "value"}` with op '
-        "`eq ne` (one value; strings case-insensitive), `in not_in` (list), `lt lte gt gte` (number), "
-        "`exists` (true/false), `contains` (substring, or element of a list field). Omitted: every "
-        "product matches.",
-        examples=[{"op": "and", "conditions": [{"op": "eq", "field": "brand", "value": "Nike"},
-                                                {"op": "lt", "field": "price", "value": 100}]}],
-    )  # fmt: skip
-    slotConfigId: str | None = Field(
-        default=None, description="Apply to this slot of the container only; omitted: every slot."
-    )
 
 
 @dataclass(frozen=True)

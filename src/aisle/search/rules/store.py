@@ -24,6 +24,7 @@ from aisle.core.errors import Conflict, ErrorCode, NotFound
 from aisle.core.storage import BlobNotFound, BlobStore
 from aisle.core.storage.documents import VersionedDocuments
 from aisle.core.storage.revisions import RevisionLog
+from aisle.core.validation import is_resource_id
 from aisle.search.rules.model import Rule, RuleBody
 
 ROOT = "rules"
@@ -84,6 +85,15 @@ class RuleStore(VersionedDocuments[Rule]):
     def list(self) -> builtins.list[Rule]:
         """Every live rule, highest priority first, then by id."""
         return sorted(self._live(), key=lambda r: (-r.priority, r.id))
+
+    def history(self, rule_id: str) -> builtins.list[tuple[int, Rule | None]]:
+        """Every version of the rule, newest first: ``(version, rule or None where it was deleted)``.
+
+        Raises RuleNotFound (404) for an id never written."""
+        revisions = self.log.revisions(rule_id) if is_resource_id(rule_id) else []
+        if not revisions:
+            raise self._not_found(rule_id)
+        return [(n, None if body is None else Rule.model_validate(body)) for n, body in reversed(revisions)]
 
     def create(self, body: RuleBody, rule_id: str | None = None) -> Rule:
         """Store a new rule (a random id when none is given).

@@ -136,10 +136,12 @@ def get_container(scope: Scope, container_id: PathId) -> Container:
     status_code=201,
     response_model=Container,
     dependencies=[WRITE],
-    responses=error_responses(404, 409, 422),
+    responses=error_responses(400, 404, 409, 422),
 )
 def create_container(scope: Scope, body: ContainerCreate) -> Container:
-    """Create at version 1; every slot's model must be deployed (409 ``model_not_deployed``)."""
+    """Create at version 1; every slot's model must be deployed (409 ``model_not_deployed``); a
+    recommendation rule naming a slot not in the container is a 400 ``value_invalid``."""
+    body.check_rule_slots()
     Deployments(scope).require_deployed(list(dict.fromkeys(s.modelId for s in body.slotConfigurations)))
     return ContainerStore(scope).create(
         body.containerId, ContainerBody(**body.model_dump(exclude={"containerId"}))
@@ -150,17 +152,19 @@ def create_container(scope: Scope, body: ContainerCreate) -> Container:
     "/containers/{container_id}",
     response_model=Container,
     dependencies=[WRITE],
-    responses=error_responses(404, 409, 422),
+    responses=error_responses(400, 404, 409, 422),
 )
 def replace_container(scope: Scope, container_id: PathId, body: ContainerReplace) -> Container:
     """Replace the container at ``version``; the result has ``version + 1``. A stale version: 409
     ``container_version_conflict``, nothing changed. The body may be what ``GET`` returned (its
-    read-only fields are ignored; a ``containerId`` other than the path's is a 400)."""
+    read-only fields are ignored; a ``containerId`` other than the path's is a 400, as is a
+    recommendation rule naming a slot not in the container)."""
     if body.containerId is not None and body.containerId != container_id:
         raise BadRequest(
             f"containerId '{body.containerId}' is not the path's '{container_id}'",
             code=ErrorCode.CONTAINER_ID_MISMATCH,
         )
+    body.check_rule_slots()
     Deployments(scope).require_deployed(list(dict.fromkeys(s.modelId for s in body.slotConfigurations)))
     return ContainerStore(scope).replace(
         container_id, ContainerBody(**body.model_dump(exclude=ContainerReplace.READ_ONLY)), body.version

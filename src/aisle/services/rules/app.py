@@ -16,6 +16,7 @@ from aisle.core.tenancy import Tenants
 from aisle.search.indexes import IndexRegistry
 from aisle.search.rules.book import RuleBooks
 from aisle.services.common.app import service_app
+from aisle.services.rules.console.pages import mount_console
 from aisle.services.rules.routes import router
 from aisle.services.rules.state import RulesState
 
@@ -33,7 +34,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         "Every rule has a version; a replace or delete naming a stale version gets 409 "
         "`rule_version_conflict` and changes nothing. `POST /rules/preview` runs a search with and "
         "without a rule. Every endpoint but /health takes the `tenant` query parameter. Errors: "
-        '`{"error": {"code", "message", "details"}}`.',
+        '`{"error": {"code", "message", "details"}}`. The merchandising console (HTML, sign-in with an '
+        "access token) is served at `/`.",
         routers=[router],
         settings=settings,
         tenants=tenants,
@@ -48,4 +50,5 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     caches = {"indexes": state.indexes.entry_count, "rule_books": state.books.entry_count}
     app.state.metrics.add_caches(caches)
     app.state.authorizer = Authorizer(settings, store)
+    mount_console(app)
     return app

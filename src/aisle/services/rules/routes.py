@@ -26,9 +26,11 @@ from aisle.services.rules.schemas import (
     PreviewRequest,
     PreviewResponse,
     RuleCreate,
+    RuleHistory,
     RuleList,
     RuleReplace,
     RuleSaved,
+    RuleVersion,
     RuleWarningOut,
 )
 from aisle.services.rules.state import RulesState, State
@@ -140,6 +142,24 @@ def get_rule(state: State, tenant: TenantQuery, rule_id: RuleId, response: Respo
     rule = rules.get(rule_id)
     response.headers["ETag"] = f'"{rule.version}"'
     return rule
+
+
+@router.get(
+    "/rules/{rule_id}/versions",
+    response_model=RuleHistory,
+    dependencies=[read],
+    responses=error_responses(401, 403, 404, 422),
+    summary="Version history of a rule",
+)
+def rule_history(state: State, tenant: TenantQuery, rule_id: RuleId) -> RuleHistory:
+    """Every version of the rule, newest first, deleted ones as tombstones (404 for an id never used).
+
+    Versions are immutable; to revert, ``PUT`` an old version's rule naming the current version."""
+    _, rules = tenant_parts(state, tenant)
+    return RuleHistory(
+        ruleId=rule_id,
+        versions=[RuleVersion(version=n, deleted=r is None, rule=r) for n, r in rules.history(rule_id)],
+    )
 
 
 @router.put(

@@ -51,6 +51,21 @@ class RuleList(BaseModel):
     limit: int
 
 
+class RuleVersion(BaseModel):
+    """One version of a rule: the rule as it was, or ``deleted`` (a tombstone, ``rule`` null)."""
+
+    version: int
+    deleted: bool
+    rule: Rule | None = None
+
+
+class RuleHistory(BaseModel):
+    """Every version of a rule, newest first (revert: ``PUT`` an old one at the current version)."""
+
+    ruleId: str
+    versions: list[RuleVersion]
+
+
 class PreviewSearch(BaseModel):
     """The search to preview (``POST /search`` fields; the tenant is the ``tenant`` query parameter)."""
 

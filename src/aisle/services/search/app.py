@@ -15,6 +15,7 @@ from fastapi import FastAPI
 from aisle.core.auth.dependencies import Authorizer
 from aisle.core.config import Settings, load_settings
 from aisle.core.storage.resolver import open_blob_store_from_settings
+from aisle.recs.serving import ContainerCache
 from aisle.search.engine import SearchEngine
 from aisle.services.common.app import service_app
 from aisle.services.search import routes, suggest_routes, vector_routes
@@ -32,6 +33,7 @@ def create_app(settings: Settings | None = None, *, preload: bool = True) -> Fas
         settings=settings,
         engine=SearchEngine.from_settings(settings, store),
         predict_client=httpx.AsyncClient(base_url=settings.predict_url, timeout=5.0),
+        containers=ContainerCache(settings.container_cache_seconds),
     )
 
     @asynccontextmanager

@@ -21,7 +21,9 @@ def open_external_search(crs: CrsConfig) -> ExternalSearch:
     if not crs.enabled or backend is None:
         raise ExternalSearchNotConfigured("the tenant has no external search service (crs_config.json)")
     if isinstance(backend, TypesenseBackendConfig):
-        raise ExternalSearchNotConfigured("the typesense backend is not built yet")
+        from aisle.search.external.external_search_typesense import TypesenseExternalSearch
+
+        return TypesenseExternalSearch(backend, max_connections=crs.fallback.max_concurrency)
     if isinstance(backend, GoogleRetailBackendConfig):
         # The google_retail backend (google-cloud-retail, Vision Product Search) plugs in here.
         raise ExternalSearchNotConfigured("the google_retail backend is not in this build")

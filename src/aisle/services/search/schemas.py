@@ -33,6 +33,12 @@ class SearchRequest(BaseModel):
         max_length=64,
         description="The shopper's user group (user_group_configuration.json); rules may target it.",
     )
+    visitor_id: str | None = Field(
+        default=None,
+        alias="visitorId",
+        max_length=128,
+        description="The shopper's visitor id, for the tenant's external search service (crs_config.json).",
+    )
 
     def options(self) -> SearchOptions:
         """Everything but the tenant and the text, as the engine takes it."""
@@ -43,6 +49,7 @@ class SearchRequest(BaseModel):
             "facets": self.facets,
             "sort": self.sort,
             "user_group": self.user_group,
+            "visitor_id": self.visitor_id,
         }
 
 

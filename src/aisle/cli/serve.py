@@ -34,10 +34,15 @@ def serve(
 ) -> None:
     """Start every available service and wait; Ctrl-C stops them all."""
     from aisle.core.config import load_settings
+    from aisle.demo.external import start_demo_typesense
 
     settings = load_settings()
     n_workers = workers or settings.workers
     procs: list[tuple[str, subprocess.Popen[bytes]]] = []
+    typesense = start_demo_typesense(settings) if not only or "typesense" in only else None
+    if typesense is not None and typesense.proc is not None:
+        procs.append(("typesense", typesense.proc))
+        typer.echo(f"{'typesense':<8} {typesense.url}  (the fashion tenant's external search)")
     for name, module, port_attr in available_services():
         if only and name not in only:
             continue

@@ -226,3 +226,28 @@ def test_vector_guesses_do_not_count_as_results(
         engine.close()
     finally:
         set_crs(store, "fashion", original)
+
+
+def test_a_rule_with_an_external_action_routes_the_query(shop: Shop) -> None:
+    from aisle.search.rules.book import RuleBooks
+    from aisle.search.rules.model import RuleBody
+    from aisle.search.rules.store import RuleStore
+
+    shop.configure(crs_config(shop.url, when=["rule"], merge="replace"))
+    body = RuleBody.model_validate(
+        {
+            "name": "lamps from the partner",
+            "conditions": {"query": {"match": "exact", "value": "headlamp"}},
+            "actions": [{"type": "external"}],
+        }
+    )
+    RuleStore(shop.tenants.scope(TENANT)).create(body, "lamps")
+    pipeline = SearchPipeline(
+        default_stages(rules=RuleBooks(shop.tenants.store), external=shop.external), budget_s=2.0
+    )
+    result = shop.search("headlamp", pipeline)
+    graph = result.query_graph.external
+    assert graph is not None and (graph.status, graph.reason) == ("answered", "rule")
+    assert ids(result) == ["ext-11"] and result.products[0]["brand"] == "Petzl"
+    other = shop.search("tent", pipeline).query_graph.external  # the rule does not fire
+    assert other is not None and other.reason == "not_triggered"

@@ -95,8 +95,8 @@ ExternalBackendConfig = Annotated[
 
 FallbackTrigger = Literal["no_results", "few_results", "rule", "error"]
 """When the search pipeline asks the external service: ``no_results`` (Aisle found nothing),
-``few_results`` (fewer than ``min_results``), ``rule`` (a merchandising rule's ``external`` action or a
-query in ``queries``), ``error`` (an Aisle stage failed; the fallback still answers)."""
+``few_results`` (fewer than ``min_results``), ``rule`` (a merchandising rule with an ``external`` action
+fired, or the query is in ``queries``), ``error`` (an Aisle stage failed; the fallback still answers)."""
 
 
 class BreakerConfig(_Strict):

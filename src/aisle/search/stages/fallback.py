@@ -2,7 +2,8 @@
 
 Spec "Search service": "optional fallback to an external retail search service". Per tenant,
 ``crs_config.json`` says when (``fallback.when``: ``no_results``, ``few_results`` below
-``min_results``, ``rule`` for a query in ``fallback.queries``, ``error`` when an Aisle stage failed)
+``min_results``, ``rule`` when a merchandising rule with an ``external`` action fired or the query is
+one of ``fallback.queries``, ``error`` when an Aisle stage failed)
 and how to merge (``replace``, or ``append`` after Aisle's products without repeating them). Results
 are counted as products the query's words matched: the nearest products hybrid retrieval adds when no
 word matched (``SearchContext.vector_only``) are Aisle's guesses, not an answer, so a query only they
@@ -30,6 +31,7 @@ from aisle.search.external.protocol import ExternalSearchRequest
 from aisle.search.external.registry import ExternalSearches
 from aisle.search.model import ExternalSearchGraph, QueryGraph
 from aisle.search.normalize import normalize
+from aisle.search.rules.model import ExternalAction
 
 MIN_BUDGET_S = 0.005
 """Below this much time left before the deadline the external service is not asked."""
@@ -127,8 +129,7 @@ def trigger_for(ctx: SearchContext, settings: FallbackConfig) -> FallbackTrigger
     when = settings.when
     if "error" in when and ctx.stage_error is not None:
         return "error"
-    routed = {normalize(q).strip() for q in settings.queries} if "rule" in when else set()
-    if ctx.graph is not None and ctx.graph.normalized.strip() in routed:
+    if "rule" in when and routed_by_rule(ctx, settings):
         return "rule"
     matched = ctx.total - ctx.vector_only
     if "no_results" in when and matched == 0:
@@ -136,6 +137,16 @@ def trigger_for(ctx: SearchContext, settings: FallbackConfig) -> FallbackTrigger
     if "few_results" in when and matched < settings.min_results:
         return "few_results"
     return None
+
+
+def routed_by_rule(ctx: SearchContext, settings: FallbackConfig) -> bool:
+    """Whether a merchandising rule that fired has an ``external`` action, or the normalised query is
+    one of ``fallback.queries``."""
+    fired = ctx.rules.fired if ctx.rules is not None else []
+    if any(isinstance(a, ExternalAction) for rule in fired for a in rule.actions):
+        return True
+    routed = {normalize(q).strip() for q in settings.queries}
+    return ctx.graph is not None and ctx.graph.normalized.strip() in routed
 
 
 def _bare_graph(ctx: SearchContext) -> QueryGraph:

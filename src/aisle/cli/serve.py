@@ -8,12 +8,8 @@ import signal
 import subprocess
 import sys
 import time
-from typing import TYPE_CHECKING
 
 import typer
-
-if TYPE_CHECKING:
-    from aisle.core.config import Settings
 
 # (name, app factory module, settings attribute holding its port)
 SERVICES: list[tuple[str, str, str]] = [
@@ -30,24 +26,6 @@ SERVICES: list[tuple[str, str, str]] = [
 def available_services() -> list[tuple[str, str, str]]:
     """The services whose app module is installed."""
     return [s for s in SERVICES if importlib.util.find_spec(s[1]) is not None]
-
-
-def _start_typesense(settings: Settings, only: list[str]) -> tuple[str, subprocess.Popen[bytes]] | None:
-    """The demo's Typesense server (:mod:`aisle.demo.external`) when ``aisle demo`` prepared one; a
-    failure to start is printed and the services go on (the fallback then skips)."""
-    from aisle.demo.external import start_demo_typesense
-
-    if only and "typesense" not in only:
-        return None
-    try:
-        server = start_demo_typesense(settings)
-    except RuntimeError as exc:  # e.g. its port is taken
-        typer.secho(f"typesense not started: {exc}", fg="yellow", err=True)
-        return None
-    if server is None or server.proc is None:
-        return None
-    typer.echo(f"{'typesense':<8} {server.url}  (the fashion tenant's external search)")
-    return "typesense", server.proc
 
 
 def serve(
@@ -96,7 +74,9 @@ def serve(
         stop()
         sys.exit(0)
 
-    demo_search = _start_typesense(settings, only)
+    from aisle.demo.external import typesense_process
+
+    demo_search = typesense_process(settings, only, typer.echo)  # started last: nothing waits for it
     if demo_search is not None:
         procs.append(demo_search)
     signal.signal(signal.SIGTERM, on_sigterm)

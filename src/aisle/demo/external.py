@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import csv
 import secrets
+import subprocess
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -103,3 +104,22 @@ def start_demo_typesense(settings: Settings) -> TypesenseServer | None:
         return None
     key = (folder / "api_key").read_text().strip()
     return TypesenseServer(folder, api_key=key, port=settings.typesense_port).start()
+
+
+def typesense_process(
+    settings: Settings, only: list[str], echo: Callable[[str], None]
+) -> tuple[str, subprocess.Popen[bytes]] | None:
+    """For ``aisle serve``: ``("typesense", process)`` of the demo's server when ``aisle demo`` prepared
+    one and ``only`` is empty or names it. A failure to start is told through ``echo`` and None
+    returned: the services go on, the fashion fallback then skips."""
+    if only and "typesense" not in only:
+        return None
+    try:
+        server = start_demo_typesense(settings)
+    except RuntimeError as exc:  # e.g. its port is taken
+        echo(f"typesense not started: {exc}")
+        return None
+    if server is None or server.proc is None:
+        return None
+    echo(f"{'typesense':<8} {server.url}  (the fashion tenant's external search)")
+    return "typesense", server.proc

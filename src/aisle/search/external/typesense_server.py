@@ -88,7 +88,7 @@ class TypesenseServer:
             f"--api-address={self.host}",
             f"--api-port={self.port}",
             f"--peering-address={self.host}",
-            f"--peering-port={free_port(self.host)}",
+            f"--peering-port={self._peering_port()}",
             "--enable-cors=false",
         ]
         log = (self.data_dir / "typesense.log").open("ab")
@@ -105,6 +105,18 @@ class TypesenseServer:
             time.sleep(0.1)
         self.stop()
         raise RuntimeError(f"typesense was not healthy within {wait_s:.0f} s")
+
+    def _peering_port(self) -> int:
+        """The Raft peering port, kept in ``data_dir/peering_port``: the node's identity in its Raft log
+        includes it, so a new one on every start makes the server wait out the old peers (seconds)."""
+        path = self.data_dir / "peering_port"
+        if path.exists():
+            kept = int(path.read_text().strip() or 0)
+            if kept and not _listening(self.host, kept):
+                return kept
+        port = free_port(self.host)
+        path.write_text(str(port))
+        return port
 
     def healthy(self) -> bool:
         try:

@@ -44,8 +44,8 @@ def serve(
         if only and name not in only:
             continue
         port = getattr(settings, port_attr)
-        # search and predict carry the query load; the others are configuration and auth traffic
-        service_workers = n_workers if name in ("search", "predict") else 1
+        # search, proxy and predict carry the query load; the others are configuration and auth traffic
+        service_workers = n_workers if name in ("search", "proxy", "predict") else 1
         cmd = [
             sys.executable,
             "-m",

@@ -27,6 +27,7 @@ MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
 # (name, app factory module, settings attribute holding its port)
 SERVICES: list[tuple[str, str, str]] = [
     ("search", "aisle.services.search.app", "search_port"),
+    ("proxy", "aisle.services.proxy.app", "proxy_port"),
     ("predict", "aisle.services.predict.app", "predict_port"),
     ("edit", "aisle.services.edit.app", "edit_port"),
     ("rules", "aisle.services.rules.app", "rules_port"),
@@ -41,7 +42,9 @@ def available_services() -> list[tuple[str, str, str]]:
 
 
 def serve(
-    only: list[str] = typer.Option([], "--only", help="Start only these services (search, predict, ...)."),
+    only: list[str] = typer.Option(
+        [], "--only", help="Start only these services (search, proxy, predict, ..., typesense)."
+    ),
     workers: int = typer.Option(None, help="Worker processes per service (default: AISLE_WORKERS)."),
 ) -> None:
     """Start every available service and wait; Ctrl-C stops them all."""
@@ -59,8 +62,8 @@ def serve(
         if only and name not in only:
             continue
         port = getattr(settings, port_attr)
-        # search and predict carry the query load; the others are configuration and auth traffic
-        service_workers = n_workers if name in ("search", "predict") else 1
+        # search, proxy and predict carry the query load; the others are configuration and auth traffic
+        service_workers = n_workers if name in ("search", "proxy", "predict") else 1
         cmd = [
             sys.executable,
             "-m",
@@ -98,6 +101,11 @@ def serve(
         stop()
         sys.exit(0)
 
+    from aisle.demo.external import typesense_process
+
+    demo_search = typesense_process(settings, only, typer.echo)  # started last: nothing waits for it
+    if demo_search is not None:
+        procs.append(demo_search)
     signal.signal(signal.SIGTERM, on_sigterm)
     try:
         while procs:

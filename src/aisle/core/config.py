@@ -67,6 +67,9 @@ class Settings(BaseSettings):
     edit_port: int = 8084
     rules_port: int = 8085
     auth_port: int = 8086
+    typesense_port: int = Field(
+        default=8108, description="The demo's local Typesense server (`aisle serve`), the fashion fallback."
+    )
     workers: int = Field(
         default=2, ge=1, description="Worker processes per service started by `aisle serve`."
     )

@@ -4,7 +4,8 @@ Steps, each idempotent (a second run costs seconds): the demo tenants' configura
 full-text indexes (fashion, homedepot, default, yoochoose); the Home Depot query log for
 autocomplete; the product embeddings for vector and image search; the demo recommendation models
 (trained on the training part of each protocol only; SIMILAR_ITEMS reuses the text embeddings)
-deployed into the demo containers; and the Home Depot search ranker.
+deployed into the demo containers; the Home Depot search ranker; and the fashion tenant's fallback to a
+local Typesense server holding hardware it does not sell (:mod:`aisle.demo.external`).
 """
 
 from __future__ import annotations
@@ -109,6 +110,12 @@ def _ranker(settings, tenants, data: Path | None) -> None:  # type: ignore[no-un
     train_demo_rankers(tenants, settings.data_dir, data, echo=typer.echo)
 
 
+def _external(settings, tenants, data: Path | None) -> None:  # type: ignore[no-untyped-def]
+    from aisle.demo.external import build_demo_external
+
+    build_demo_external(settings, tenants, data, echo=typer.echo)
+
+
 def build_demo(
     settings: Settings,
     store: BlobStore,
@@ -131,3 +138,4 @@ def build_demo(
         _recs(settings, store, data)
     if ranker:
         _ranker(settings, tenants, data)
+    _external(settings, tenants, data)

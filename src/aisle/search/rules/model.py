@@ -218,8 +218,15 @@ class RewriteAction(_Strict):
     )
 
 
+class ExternalAction(_Strict):
+    """Send this query to the tenant's external retail search service (``crs_config.json``), whose
+    answer replaces or follows Aisle's as ``fallback.merge`` says; needs ``rule`` in ``fallback.when``."""
+
+    type: Literal["external"]
+
+
 Action = Annotated[
-    PinAction | HideAction | BoostAction | FilterAction | RedirectAction | RewriteAction,
+    PinAction | HideAction | BoostAction | FilterAction | RedirectAction | RewriteAction | ExternalAction,
     Field(discriminator="type"),
 ]
 
@@ -242,7 +249,7 @@ class RuleBody(_Strict):
     @field_validator("actions")
     @classmethod
     def _one_each(cls, actions: list[Action]) -> list[Action]:
-        for kind in ("redirect", "rewrite"):
+        for kind in ("redirect", "rewrite", "external"):
             if sum(1 for a in actions if a.type == kind) > 1:
                 raise ValueError(f"at most one '{kind}' action per rule")
         return actions

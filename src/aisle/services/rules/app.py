@@ -30,7 +30,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         "rules",
         title="Aisle rule management service",
         description="Merchandising rules per tenant: conditions (query exact / contains / prefix / regex / "
-        "any, time window, user group) and actions (pin, hide, boost, bury, filter, redirect, rewrite). "
+        "any, time window, user group) and actions (pin, hide, boost, bury, filter, redirect, rewrite, "
+        "external: to the tenant's external search service). "
         "Every rule has a version; a replace or delete naming a stale version gets 409 "
         "`rule_version_conflict` and changes nothing. `POST /rules/preview` runs a search with and "
         "without a rule. Every endpoint but /health takes the `tenant` query parameter. Errors: "

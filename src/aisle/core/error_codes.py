@@ -147,6 +147,43 @@ class ErrorCode(StrEnum):
     IMAGE_FORMAT = "image_format", 415, "An image format that is not taken."
     IMAGE_SEARCH_UNAVAILABLE = "image_search_unavailable", 503, "The image encoder is not installed."
 
+    # The external retail search service (crs_config.json): proxy service and search fallback.
+    EXTERNAL_SEARCH_NOT_CONFIGURED = (
+        "external_search_not_configured",
+        409,
+        "The tenant has no external retail search service enabled in crs_config.json.",
+    )
+    EXTERNAL_SEARCH_UNSUPPORTED = (
+        "external_search_unsupported",
+        409,
+        "The tenant's external search backend does not offer this operation (e.g. image search).",
+    )
+    EXTERNAL_SEARCH_REJECTED = (
+        "external_search_rejected",
+        400,
+        "The external search service refused the request as invalid (e.g. a field it does not know).",
+    )
+    EXTERNAL_SEARCH_UNAVAILABLE = (
+        "external_search_unavailable",
+        502,
+        "The external search service is down, failed, or its circuit breaker is open.",
+    )
+    EXTERNAL_SEARCH_AUTH_FAILED = (
+        "external_search_auth_failed",
+        502,
+        "The external search service refused Aisle's credentials (its 401 or 403), or none could be read.",
+    )
+    EXTERNAL_SEARCH_RATE_LIMITED = (
+        "external_search_rate_limited",
+        503,
+        "The external search service is rate-limiting Aisle (its 429); retry later.",
+    )
+    EXTERNAL_SEARCH_TIMEOUT = (
+        "external_search_timeout",
+        504,
+        "The external search service did not answer within the deadline.",
+    )
+
     # Recommendations: containers, models, jobs, events.
     CONTAINER_NOT_FOUND = "container_not_found", 404, "No container of that id."
     CONTAINER_EXISTS = "container_exists", 409, "A container of that id exists already."

@@ -12,6 +12,8 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from aisle.core.crs_config import CrsConfig as CrsConfig  # its own module; re-exported here
+
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
@@ -180,26 +182,6 @@ class AutocompleteConfiguration(_Strict):
     min_prefix_length: Annotated[int, Field(ge=1, le=10)] = 1
     typo_tolerance: bool = True
     types: dict[SuggestionType, TypeSuggestionConfig] = Field(default_factory=_default_suggestion_types)
-
-
-class CrsConfig(_Strict):
-    """``crs_config.json``: the external retail search service used as a fallback."""
-
-    version: Literal[1] = 1
-    enabled: bool = False
-    endpoint: str | None = None
-    project: str | None = None
-    catalog: str | None = None
-    timeout_ms: Annotated[int, Field(ge=10, le=10_000)] = 800
-    min_results: Annotated[int, Field(ge=0)] = Field(
-        default=0, description="Fall back when fewer hits than this."
-    )
-
-    @model_validator(mode="after")
-    def _endpoint_when_enabled(self) -> CrsConfig:
-        if self.enabled and not self.endpoint:
-            raise ValueError("endpoint is required when enabled is true")
-        return self
 
 
 class Synonym(_Strict):

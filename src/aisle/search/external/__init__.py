@@ -1,0 +1,1 @@
+"""External retail search backends (``crs_config.json``): protocol, errors, resolver, backends."""

@@ -1,0 +1,28 @@
+"""Choosing a tenant's external search backend from its ``crs_config.json``, in this one place."""
+
+from __future__ import annotations
+
+from aisle.core.crs_config import CrsConfig, GoogleRetailBackendConfig, TypesenseBackendConfig
+from aisle.search.external.errors import ExternalSearchNotConfigured
+from aisle.search.external.protocol import ExternalSearch
+
+
+def open_external_search(crs: CrsConfig) -> ExternalSearch:
+    """The backend ``crs.backend`` names (``typesense`` or ``google_retail``), ready to call.
+
+    Opening reads the secrets the file refers to but makes no network call.
+
+    Raises:
+        ExternalSearchNotConfigured (409): ``enabled`` is false or no backend is given, or this build
+            lacks the backend's client library.
+        ExternalSearchAuthFailed (502): a secret reference that cannot be read.
+    """
+    backend = crs.backend
+    if not crs.enabled or backend is None:
+        raise ExternalSearchNotConfigured("the tenant has no external search service (crs_config.json)")
+    if isinstance(backend, TypesenseBackendConfig):
+        raise ExternalSearchNotConfigured("the typesense backend is not built yet")
+    if isinstance(backend, GoogleRetailBackendConfig):
+        # The google_retail backend (google-cloud-retail, Vision Product Search) plugs in here.
+        raise ExternalSearchNotConfigured("the google_retail backend is not in this build")
+    raise ExternalSearchNotConfigured(f"unknown backend {backend!r}")  # pragma: no cover

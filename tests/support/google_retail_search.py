@@ -46,9 +46,7 @@ def retail_product(product: dict[str, Any], *, currency: str = "USD") -> dict[st
 def _words(product: dict[str, Any]) -> tuple[set[str], set[str]]:
     title = set(re.findall(r"\w+", str(product.get("title", "")).lower()))
     other = " ".join(
-        str(v)
-        for key in ("brands", "categories", "description")
-        for v in field_values(product, key)
+        str(v) for key in ("brands", "categories", "description") for v in field_values(product, key)
     )
     texts = [t for a in product.get("attributes", {}).values() for t in a.get("text", [])]
     return title, set(re.findall(r"\w+", (other + " " + " ".join(texts)).lower()))
@@ -114,7 +112,9 @@ def facets(hits: list[dict[str, Any]], specs: list[dict[str, Any]]) -> list[dict
         if key_spec.get("intervals"):
             for interval in key_spec["intervals"]:
                 count = sum(
-                    1 for p in hits if any(_in(v, interval) for v in field_values(p, key) if not isinstance(v, str))
+                    1
+                    for p in hits
+                    if any(_in(v, interval) for v in field_values(p, key) if not isinstance(v, str))
                 )
                 if count:
                     values.append({"interval": interval, "count": str(count)})

@@ -39,7 +39,9 @@ from tests.support.google_retail_search import facets, order, page_token, search
 
 STATUS = {400: "INVALID_ARGUMENT", 401: "UNAUTHENTICATED", 404: "NOT_FOUND", 429: "RESOURCE_EXHAUSTED"}
 STATUS |= {500: "INTERNAL", 503: "UNAVAILABLE", 504: "DEADLINE_EXCEEDED"}
-_SEARCH = re.compile(r"^/v2/(projects/[^/]+/locations/[^/]+/catalogs/[^/]+)/(servingConfigs|placements)/[^/]+:search$")
+_SEARCH = re.compile(
+    r"^/v2/(projects/[^/]+/locations/[^/]+/catalogs/[^/]+)/(servingConfigs|placements)/[^/]+:search$"
+)
 _COMPLETE = re.compile(r"^/v2/(projects/[^/]+/locations/[^/]+/catalogs/[^/]+):completeQuery$")
 _ANNOTATE = re.compile(r"^/v1/(projects/[^/]+/(locations/[^/]+/)?)?images:annotate$")
 
@@ -83,7 +85,7 @@ class GoogleStandin:
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
         self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,), daemon=True)
         self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
 
     def __enter__(self) -> GoogleStandin:
@@ -130,7 +132,9 @@ class GoogleStandin:
         raise GoogleError(404, f"no method {method} {path}")
 
     def _token(self, form: dict[str, list[str]]) -> dict[str, Any]:
-        if form.get("grant_type") != ["urn:ietf:params:oauth:grant-type:jwt-bearer"] or not form.get("assertion"):
+        if form.get("grant_type") != ["urn:ietf:params:oauth:grant-type:jwt-bearer"] or not form.get(
+            "assertion"
+        ):
             raise GoogleError(400, "invalid_grant")
         return {"access_token": self.access_token or "anonymous", "expires_in": 3600, "token_type": "Bearer"}
 
@@ -226,7 +230,7 @@ class GoogleStandin:
                         "score": score,
                     }
                     for score, p in scored[:limit]
-                ]
+                ],
             }
         }
 
@@ -250,7 +254,7 @@ def _signature(data: bytes) -> list[int]:
     from PIL import Image
 
     with Image.open(io.BytesIO(data)) as img:
-        return list(img.convert("L").resize((8, 8)).getdata())
+        return list(img.convert("L").resize((8, 8)).tobytes())
 
 
 def _handler(standin: GoogleStandin) -> type[BaseHTTPRequestHandler]:
@@ -265,14 +269,22 @@ def _handler(standin: GoogleStandin) -> type[BaseHTTPRequestHandler]:
                 if parts.path == "/token":
                     query = parse_qs(raw.decode())
                 body = json.loads(raw) if raw and parts.path != "/token" else {}
-                status, payload = 200, standin.handle(
-                    self.command, parts.path, query, body, self.headers.get("Authorization", "")
+                status, payload = (
+                    200,
+                    standin.handle(
+                        self.command, parts.path, query, body, self.headers.get("Authorization", "")
+                    ),
                 )
             except GoogleError as exc:
                 status = exc.status
-                payload = {"error": {"code": status, "message": exc.message, "status": STATUS.get(status, "UNKNOWN")}}
+                payload = {
+                    "error": {"code": status, "message": exc.message, "status": STATUS.get(status, "UNKNOWN")}
+                }
             except json.JSONDecodeError as exc:
-                status, payload = 400, {"error": {"code": 400, "message": str(exc), "status": "INVALID_ARGUMENT"}}
+                status, payload = (
+                    400,
+                    {"error": {"code": 400, "message": str(exc), "status": "INVALID_ARGUMENT"}},
+                )
             data = json.dumps(payload).encode()
             try:
                 self.send_response(status)
@@ -289,3 +301,22 @@ def _handler(standin: GoogleStandin) -> type[BaseHTTPRequestHandler]:
             pass
 
     return Handler
+
+
+def backend_config(standin: GoogleStandin, *, vision: bool = True, **extra: Any) -> dict[str, Any]:
+    """The ``backend`` of a ``crs_config.json`` pointing at ``standin`` (``type: google_retail``)."""
+    host = standin.url.removeprefix("http://")
+    config: dict[str, Any] = {
+        "type": "google_retail",
+        "project": "aisle-test",
+        "endpoint": host,
+        "url_scheme": "http",
+        **extra,
+    }
+    if vision:
+        config["vision"] = {
+            "product_set": "projects/aisle-test/locations/us-west1/productSets/catalog",
+            "product_categories": ["apparel-v2"],
+            "endpoint": host,
+        }
+    return config

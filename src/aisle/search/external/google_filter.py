@@ -68,21 +68,18 @@ def number(value: float) -> str:
     return text if "." in text else text + ".0"
 
 
+def _bound(strict: float | None, loose: float | None, tighter: bool) -> str:
+    """One end of ``IN(lo, hi)``: ``strict`` (gt/lt, suffix ``e``) or ``loose`` (gte/lte, ``i``); with
+    both, the tighter one (``tighter``: whether ``strict`` is at least as tight), ``*`` with neither."""
+    if strict is not None and (loose is None or tighter):
+        return number(strict) + "e"
+    return "*" if loose is None else number(loose) + "i"
+
+
 def _range(key: str, bounds: Mapping[str, float]) -> str:
-    lo, hi = "*", "*"
-    if "gt" in bounds or "gte" in bounds:
-        gt, gte = bounds.get("gt"), bounds.get("gte")
-        # Both given: the tighter one wins (gt x excludes x; gte y includes y).
-        if gt is not None and (gte is None or gt >= gte):
-            lo = number(gt) + "e"
-        else:
-            lo = number(gte) + "i"  # type: ignore[arg-type]
-    if "lt" in bounds or "lte" in bounds:
-        lt, lte = bounds.get("lt"), bounds.get("lte")
-        if lt is not None and (lte is None or lt <= lte):
-            hi = number(lt) + "e"
-        else:
-            hi = number(lte) + "i"  # type: ignore[arg-type]
+    gt, gte, lt, lte = (bounds.get(k) for k in ("gt", "gte", "lt", "lte"))
+    lo = _bound(gt, gte, gt is not None and gte is not None and gt >= gte)
+    hi = _bound(lt, lte, lt is not None and lte is not None and lt <= lte)
     return f"{key}: IN({lo}, {hi})"
 
 

@@ -140,7 +140,9 @@ def search_page(
     for facet in response.facets:
         name = names.get(facet.key)
         if name is not None:
-            out[name] = [FacetValue(value=_facet_label(v), count=int(v.count)) for v in facet.values if v.count]
+            out[name] = [
+                FacetValue(value=_facet_label(v), count=int(v.count)) for v in facet.values if v.count
+            ]
     return RetailPage(
         ids=[r.id or r.product.name.rsplit("/", 1)[-1] for r in response.results],
         total=int(response.total_size),
@@ -153,16 +155,13 @@ def search_page(
     )
 
 
-def complete_request(catalog: str, prefix: str, *, size: int, visitor_id: str | None) -> retail_v2.CompleteQueryRequest:
+def complete_request(
+    catalog: str, prefix: str, *, size: int, visitor_id: str | None
+) -> retail_v2.CompleteQueryRequest:
     """CompleteQueryRequest for ``prefix`` (``catalog``: the catalog's full name; at most 20)."""
     return retail_v2.CompleteQueryRequest(
         catalog=catalog, query=prefix, max_suggestions=max(1, min(size, 20)), visitor_id=visitor_id or ""
     )
-
-
-def suggestions(response: retail_v2.CompleteQueryResponse) -> list[str]:
-    """The suggestion texts of a CompleteQueryResponse, in Retail's order."""
-    return [r.suggestion for r in response.completion_results if r.suggestion]
 
 
 def vision_filter(filters: Sequence[FilterSpec]) -> str:

@@ -23,6 +23,11 @@ def open_external_search(crs: CrsConfig) -> ExternalSearch:
     if isinstance(backend, TypesenseBackendConfig):
         raise ExternalSearchNotConfigured("the typesense backend is not built yet")
     if isinstance(backend, GoogleRetailBackendConfig):
-        # The google_retail backend (google-cloud-retail, Vision Product Search) plugs in here.
-        raise ExternalSearchNotConfigured("the google_retail backend is not in this build")
+        try:  # the optional extra `google` (google-cloud-retail, google-cloud-vision)
+            from aisle.search.external.google_retail import GoogleRetailSearch
+        except ImportError as exc:
+            raise ExternalSearchNotConfigured(
+                f"the google_retail backend needs the 'google' extra ({exc.name} is not installed)"
+            ) from exc
+        return GoogleRetailSearch(backend)
     raise ExternalSearchNotConfigured(f"unknown backend {backend!r}")  # pragma: no cover

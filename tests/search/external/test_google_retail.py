@@ -213,6 +213,6 @@ def test_nobody_listening_is_unavailable(standin: Any) -> None:
 
 
 def open_backend_from(config: dict[str, Any]) -> Any:
-    from aisle.search.external.google_retail import GoogleRetailSearch
+    from aisle.search.external.external_search_google import GoogleRetailSearch
 
     return GoogleRetailSearch(GoogleRetailBackendConfig.model_validate(config))

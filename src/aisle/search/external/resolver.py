@@ -26,7 +26,7 @@ def open_external_search(crs: CrsConfig) -> ExternalSearch:
         return TypesenseExternalSearch(backend, max_connections=crs.fallback.max_concurrency)
     if isinstance(backend, GoogleRetailBackendConfig):
         try:  # the optional extra `google` (google-cloud-retail, google-cloud-vision)
-            from aisle.search.external.google_retail import GoogleRetailSearch
+            from aisle.search.external.external_search_google import GoogleRetailSearch
         except ImportError as exc:
             raise ExternalSearchNotConfigured(
                 f"the google_retail backend needs the 'google' extra ({exc.name} is not installed)"

@@ -96,6 +96,15 @@ def test_size_zero_counts_without_products(backend: Any) -> None:
     assert {v.value: v.count for v in result.facets["color"]} == {"Red": 2, "Black": 1}
 
 
+def test_an_empty_query_browses_the_category_filters_pages(backend: Any, standin: Any) -> None:
+    shoes = FilterSpec(field="category", value="Footwear > Shoes")
+    result = backend.search(ExternalSearchRequest(query="", filters=(shoes,), sort="price_asc"))
+    assert ids(result) == ["p1", "p2", "p5"]
+    assert standin.requests[-1][2]["pageCategories"] == ["Footwear > Shoes"]
+    backend.search(ExternalSearchRequest(query="shoe", filters=(shoes,)))
+    assert "pageCategories" not in standin.requests[-1][2]  # a text query is no category page
+
+
 def test_corrected_query_and_redirect_are_carried(backend: Any) -> None:
     corrected = backend.search(ExternalSearchRequest(query="nkie cap"))
     assert corrected.corrected_query == "nike cap" and ids(corrected) == ["p3"]
@@ -178,6 +187,7 @@ CALLS = {
         (503, ExternalSearchUnavailable, "external_search_unavailable"),
         (500, ExternalSearchUnavailable, "external_search_unavailable"),
         (400, ExternalSearchRejected, "external_search_rejected"),
+        (404, ExternalSearchUnavailable, "external_search_unavailable"),  # a wrong catalog or serving config
     ],
 )
 def test_google_error_statuses(

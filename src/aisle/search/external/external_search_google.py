@@ -15,7 +15,10 @@ plain-HTTP endpoint is never Google's, so no token is sent to it).
 Every call takes its ``timeout_s`` as the HTTP timeout and is not retried here (the fallback stage and
 the proxy own retries and the circuit breaker); Google's errors become the
 :mod:`aisle.search.external.errors` hierarchy by HTTP status (401/403 auth, 429 rate limited, 408/504
-timeout, other 4xx rejected, 5xx unavailable).
+timeout, 404 (a project, catalog or serving config that does not exist) and 5xx unavailable, other 4xx
+rejected). The timeout bounds each HTTP exchange (connecting, and each read): a call that must
+first fetch an access token (hourly, with a service account key) makes two exchanges, and one whose
+token Google refuses renews it once.
 """
 
 from __future__ import annotations
@@ -116,6 +119,10 @@ def google_call(what: str, timeout_s: float) -> Iterator[None]:
         raise
     except google_errors.GoogleAPICallError as exc:
         status = exc.code if isinstance(exc.code, int) else 502
+        if status == 404:  # no such project, catalog or serving config: crs_config.json names a wrong one
+            raise ExternalSearchUnavailable(
+                f"{what} answered 404 (check crs_config.json): {exc.message}"
+            ) from exc
         raise error_for_status(status, f"{what} answered {status}: {exc.message}") from exc
     except requests.exceptions.Timeout as exc:
         raise ExternalSearchTimeout(f"{what} did not answer within {timeout_s:.3g} s") from exc

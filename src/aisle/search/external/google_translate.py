@@ -94,7 +94,8 @@ def search_request(
     ``placement``: the serving config's full name. ``size`` is capped at :data:`MAX_PAGE_SIZE`.
     ``visitor_id`` is required by Retail: a request without one sends ``"anonymous"``. Spell
     correction ``AUTO`` searches the corrected query (``correctedQuery`` says so); query expansion
-    ``AUTO`` lets Retail widen a query that finds little.
+    ``AUTO`` lets Retail widen a query that finds little. An empty query is Retail's category browsing:
+    the category filter's paths go in ``pageCategories`` too.
 
     Raises:
         BadRequest (``filter_not_allowed`` / ``filter_value_invalid``): see :mod:`google_filter`.
@@ -103,6 +104,7 @@ def search_request(
     return Spec(
         placement=placement,
         query=query,
+        page_categories=page_categories(query, filters),
         visitor_id=visitor_id or "anonymous",
         page_size=max(1, min(size, MAX_PAGE_SIZE)),
         offset=offset,
@@ -120,6 +122,18 @@ def search_request(
             else Spec.QueryExpansionSpec.Condition.DISABLED
         ),
     )
+
+
+def page_categories(query: str, filters: Sequence[FilterSpec]) -> list[str]:
+    """``pageCategories`` of a browse (empty query): the ``category`` filter's paths (``A > B``)."""
+    if query.strip():
+        return []
+    out: list[str] = []
+    for spec in filters:
+        if spec.field == "category":
+            values = spec.value if isinstance(spec.value, list) else [spec.value]
+            out.extend(v for v in values if isinstance(v, str))
+    return out
 
 
 def _facet_label(value: retail_v2.SearchResponse.Facet.FacetValue) -> str:

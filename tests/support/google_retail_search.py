@@ -44,6 +44,13 @@ def retail_product(product: dict[str, Any], *, currency: str = "USD") -> dict[st
 
 
 def _words(product: dict[str, Any]) -> tuple[set[str], set[str]]:
+    cached = product.get("__words")  # the stand-in's own products: computed once, never sent
+    if cached is None:
+        cached = product["__words"] = _split(product)
+    return cached  # type: ignore[no-any-return]
+
+
+def _split(product: dict[str, Any]) -> tuple[set[str], set[str]]:
     title = set(re.findall(r"\w+", str(product.get("title", "")).lower()))
     other = " ".join(
         str(v) for key in ("brands", "categories", "description") for v in field_values(product, key)

@@ -125,6 +125,29 @@ def auth_app(tmp: Path, shared_data: Path) -> Iterator[Any]:
     yield create_app(kit.settings(), store=kit.store)
 
 
+@contextmanager
+def proxy_app(tmp: Path, shared_data: Path) -> Iterator[Any]:
+    """The proxy service on tenant ``outdoor``, falling back to a real Typesense server of its own."""
+    from tests.support.external import (
+        KEY_ENV,
+        crs_config,
+        load_external,
+        require_typesense,
+        write_outdoor_tenant,
+    )
+
+    from aisle.search.external.typesense_server import TypesenseServer
+    from aisle.services.proxy.app import create_app
+
+    require_typesense()
+    settings = Settings(auth="off", storage_url=f"file://{tmp / 'bucket'}", data_dir=tmp / "data")
+    with TypesenseServer(tmp / "typesense", api_key="fuzz-key") as server, pytest.MonkeyPatch.context() as mp:
+        mp.setenv(KEY_ENV, server.api_key)
+        load_external(server.url, server.api_key)
+        write_outdoor_tenant(open_blob_store(settings.storage_url), "outdoor", crs_config(server.url))
+        yield create_app(settings)
+
+
 APPS: dict[str, tuple[str, Callable[[Path, Path], AbstractContextManager[Any]]]] = {
     "edit": ("shop", edit_app),
     "predict": ("shop", predict_app),
@@ -132,6 +155,7 @@ APPS: dict[str, tuple[str, Callable[[Path, Path], AbstractContextManager[Any]]]]
     "rules": ("fashion", rules_app),
     "vectors": ("fashion", vectors_app),
     "auth": ("shop", auth_app),
+    "proxy": ("outdoor", proxy_app),
 }
 
 

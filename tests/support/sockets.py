@@ -5,7 +5,7 @@ from __future__ import annotations
 import socket
 import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 
 
 def free_port() -> int:
@@ -46,3 +46,61 @@ def silent_server() -> Iterator[int]:
         for conn in held:
             conn.close()
         server.close()
+
+
+class Relay:
+    """A loopback TCP relay to ``target_port`` that can be taken down and brought back: while
+    ``down`` it closes every new connection at once (a service that is down), else it forwards bytes
+    both ways. Its ``port`` stays the same, so a client configured with it sees the service come back.
+    """
+
+    def __init__(self, target_port: int) -> None:
+        self.target_port = target_port
+        self.down = False
+        self._server = socket.socket()
+        self._server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self._server.bind(("127.0.0.1", 0))
+        self._server.listen(128)
+        self._server.settimeout(0.1)
+        self.port = int(self._server.getsockname()[1])
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._accept, name="relay", daemon=True)
+        self._thread.start()
+
+    def _accept(self) -> None:
+        while not self._stop.is_set():
+            try:
+                conn, _ = self._server.accept()
+            except OSError:
+                continue
+            if self.down:
+                conn.close()
+                continue
+            try:
+                upstream = socket.create_connection(("127.0.0.1", self.target_port), timeout=5)
+            except OSError:
+                conn.close()
+                continue
+            for a, b in ((conn, upstream), (upstream, conn)):
+                threading.Thread(target=self._pipe, args=(a, b), daemon=True).start()
+
+    def _pipe(self, src: socket.socket, dst: socket.socket) -> None:
+        try:
+            while not self._stop.is_set():
+                src.settimeout(None)
+                data = src.recv(65536)
+                if not data or self.down:
+                    break
+                dst.sendall(data)
+        except OSError:
+            pass
+        finally:
+            for sock in (src, dst):
+                with suppress(OSError):
+                    sock.shutdown(socket.SHUT_RDWR)
+                sock.close()
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=2)
+        self._server.close()

@@ -14,6 +14,7 @@ import typer
 # (name, app factory module, settings attribute holding its port)
 SERVICES: list[tuple[str, str, str]] = [
     ("search", "aisle.services.search.app", "search_port"),
+    ("proxy", "aisle.services.proxy.app", "proxy_port"),
     ("predict", "aisle.services.predict.app", "predict_port"),
     ("edit", "aisle.services.edit.app", "edit_port"),
     ("rules", "aisle.services.rules.app", "rules_port"),

@@ -9,6 +9,7 @@ import tantivy
 
 from aisle.core.tenancy import TenantConfig
 from aisle.search.attributes import PriceConstraint
+from aisle.search.external.hydrate import ExternalPage
 from aisle.search.hits import Candidates, Hit
 from aisle.search.index.reader import TenantIndex
 from aisle.search.model import FilterSpec, QueryGraph, SortOrder
@@ -34,6 +35,8 @@ class SearchContext:
     merchandising stages share (the rules that fired), ``pins`` the page plan when a rule pins products:
     ``offset``/``size`` always stay the shopper's page, stages cut results by :meth:`window`.
     ``deadline`` is a ``time.perf_counter()`` instant after which optional work is skipped.
+    ``visitor_id`` is the shopper as the external search service knows them; ``external`` the page the
+    fallback stage got from it, ``stage_error`` the exception of an Aisle stage the fallback answers for.
     """
 
     index: TenantIndex
@@ -65,6 +68,9 @@ class SearchContext:
     total: int = 0
     facet_counts: dict[str, list[tuple[str, int]]] = field(default_factory=dict)
     category_level: dict[str, int] = field(default_factory=dict)
+    visitor_id: str | None = None
+    external: ExternalPage | None = None
+    stage_error: Exception | None = None
 
     @classmethod
     def start(
@@ -79,6 +85,7 @@ class SearchContext:
         facets: list[str] | None,
         sort: SortOrder,
         user_group: str | None = None,
+        visitor_id: str | None = None,
         budget_s: float = 0.5,
     ) -> SearchContext:
         """A fresh context for one search, due ``budget_s`` seconds from now; facets de-duplicated."""
@@ -93,6 +100,7 @@ class SearchContext:
             facets=list(dict.fromkeys(facets or [])),
             sort=sort,
             user_group=user_group,
+            visitor_id=visitor_id,
             deadline=now + budget_s,
             started=now,
         )

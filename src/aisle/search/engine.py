@@ -22,6 +22,7 @@ from aisle.core.errors import AisleError, BadRequest, ErrorCode
 from aisle.core.storage import BlobStore
 from aisle.core.tenancy import Tenants
 from aisle.search import browse
+from aisle.search.external.registry import ExternalSearches
 from aisle.search.filter_rows import FilterRows
 from aisle.search.indexes import IndexRegistry
 from aisle.search.model import FilterSpec, SearchResult
@@ -68,6 +69,7 @@ class SearchEngine:
         vector_url: where ``vector_search``/``image_search`` get neighbours (``AISLE_VECTOR_URL``: empty
             for ``vectors``, or the vector search service's http(s) URL).
         rules, rankers: merchandising rules and learned rankers (None: stages that do nothing).
+        external: each tenant's external retail search service for the fallback stage (None: none).
         budget_s: the search deadline (seconds) after which optional stages are skipped.
     """
 
@@ -80,17 +82,21 @@ class SearchEngine:
         vector_url: str | None = None,
         rules: RuleBooks | None = None,
         rankers: RankerStore | None = None,
+        external: ExternalSearches | None = None,
         budget_s: float = 0.25,
     ) -> None:
         self.tenants = tenants
         self.indexes = indexes
         self.vectors = vectors
         self.rankers = rankers
+        self.external = external
         self.filter_rows = FilterRows(indexes.get)
         self.neighbours: NeighbourSource = open_neighbour_source(
             vector_url, lambda: LocalNeighbours(vectors, self.filter_rows)
         )
-        stages = default_stages(rules=rules, vectors=vectors, filter_rows=self.filter_rows, rankers=rankers)
+        stages = default_stages(
+            rules=rules, vectors=vectors, filter_rows=self.filter_rows, rankers=rankers, external=external
+        )
         self.pipeline = SearchPipeline(stages, budget_s=budget_s)
         self.suggesters = SuggesterRegistry(tenants, indexes, check_every=SUGGEST_CHECK_EVERY_S)
         self._image_encoder: ImageEncoder | None = None
@@ -112,6 +118,7 @@ class SearchEngine:
             vector_url=settings.vector_url,
             rules=RuleBooks(store),
             rankers=RankerStore(store),
+            external=ExternalSearches(),
         )
 
     # -- lexical search and browsing ------------------------------------------------------------
@@ -260,5 +267,7 @@ class SearchEngine:
             log.exception("start-up warm-up of the vectors failed")
 
     def close(self) -> None:
+        if self.external is not None:
+            self.external.close()
         if isinstance(self.neighbours, RemoteNeighbours):
             self.neighbours.close()

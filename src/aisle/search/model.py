@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+    model_validator,
+)
 
 from aisle.core.validation import NumbersChecked
 
@@ -137,8 +144,12 @@ class FacetValue(BaseModel):
     count: int
 
 
+EXTERNAL_ONLY = ("correctedQuery", "attributionToken", "corrected_query", "attribution_token")
+
+
 class SearchResult(BaseModel):
-    """Spec "Search response": products, total, facets, queryGraph."""
+    """Spec "Search response": products, total, facets, queryGraph; ``correctedQuery`` and
+    ``attributionToken`` only when the external search service gave them."""
 
     model_config = ConfigDict(populate_by_name=True)
 
@@ -158,3 +169,9 @@ class SearchResult(BaseModel):
         alias="attributionToken",
         description="The external service's token for this answer, to send back with events.",
     )
+
+    # No return annotation: pydantic would take it as the JSON schema (the fields' schema stays).
+    @model_serializer(mode="wrap")
+    def _drop_absent_external(self, handler: SerializerFunctionWrapHandler):  # type: ignore[no-untyped-def]
+        data: dict[str, Any] = handler(self)
+        return {k: v for k, v in data.items() if not (k in EXTERNAL_ONLY and v is None)}

@@ -7,12 +7,14 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Protocol, TypedDict, Unpack
 
+from aisle.core.errors import AisleError
 from aisle.core.tenancy import TenantConfig
 from aisle.search.context import SearchContext
 from aisle.search.index.reader import TenantIndex
 from aisle.search.model import FacetValue, FilterSpec, SearchResult, SortOrder
 from aisle.search.stages.attributes import ExtractAttributes
 from aisle.search.stages.facets import Facets
+from aisle.search.stages.fallback import Fallback
 from aisle.search.stages.filters import ApplyFilters
 from aisle.search.stages.hybrid import Hybrid
 from aisle.search.stages.rerank import Rerank
@@ -21,6 +23,7 @@ from aisle.search.stages.rules import ApplyRuleActions, Clock, MerchandisingRule
 from aisle.search.stages.understand import Understand
 
 if TYPE_CHECKING:
+    from aisle.search.external.registry import ExternalSearches
     from aisle.search.filter_rows import FilterRows
     from aisle.search.ranking.store import RankerStore
     from aisle.vectors.search import VectorSearch
@@ -39,6 +42,7 @@ class SearchOptions(TypedDict, total=False):
     facets: list[str] | None
     sort: SortOrder
     user_group: str | None
+    visitor_id: str | None
 
 
 def default_stages(
@@ -48,12 +52,14 @@ def default_stages(
     vectors: VectorSearch | None = None,
     filter_rows: FilterRows | None = None,
     rankers: RankerStore | None = None,
+    external: ExternalSearches | None = None,
 ) -> tuple[Stage, ...]:
     """The search stages in order, each given what it reads; a stage given nothing does nothing.
 
     ``rules`` feeds the merchandising stages (``clock`` the instant they match at, previews pass
     one), ``vectors`` the hybrid stage (``filter_rows`` its filter cache), ``rankers`` the learned
-    reranking. ``default_stages()`` is plain lexical search with query understanding and facets.
+    reranking, ``external`` the fallback to each tenant's external search service (``crs_config.json``).
+    ``default_stages()`` is plain lexical search with query understanding and facets.
     """
     return (
         MerchandisingRules(rules, clock),
@@ -66,6 +72,7 @@ def default_stages(
         Rerank(rankers),
         PinProducts(),
         Facets(),
+        Fallback(external),
     )
 
 
@@ -101,8 +108,14 @@ class SearchPipeline:
         facets: list[str] | None = None,
         sort: SortOrder = "relevance",
         user_group: str | None = None,
+        visitor_id: str | None = None,
     ) -> SearchContext:
-        """Run every stage and return the final context (its ``match_query`` selects all matches)."""
+        """Run every stage and return the final context (its ``match_query`` selects all matches).
+
+        A stage that raises fails the search, unless the tenant falls back to its external service on
+        ``error`` and that service answers (:meth:`Fallback.rescue`); a client's error (a 4xx) always
+        fails it.
+        """
         ctx = SearchContext.start(
             index,
             config,
@@ -113,10 +126,19 @@ class SearchPipeline:
             facets=facets,
             sort=sort,
             user_group=user_group,
+            visitor_id=visitor_id,
             budget_s=self.budget_s,
         )
         for stage in self.stages:
-            ctx = stage.run(ctx)
+            try:
+                ctx = stage.run(ctx)
+            except Exception as exc:
+                if isinstance(exc, AisleError) and exc.status < 500:
+                    raise
+                fallback = next((s for s in self.stages if isinstance(s, Fallback)), None)
+                if fallback is None or not fallback.rescue(ctx, exc):
+                    raise
+                return ctx
         return ctx
 
 
@@ -130,8 +152,18 @@ def shape_result(ctx: SearchContext) -> SearchResult:
     facets = {
         name: [FacetValue(value=v, count=c) for v, c in values] for name, values in ctx.facet_counts.items()
     }
+    total, redirect, external = ctx.total, ctx.redirect, ctx.external
+    if external is not None:
+        products, total, facets = external.merged(products, total, facets, ctx.size)
+        redirect = redirect or external.redirect_uri
     assert ctx.graph is not None
     ctx.graph.took_ms = round((time.perf_counter() - ctx.started) * 1000, 3)
     return SearchResult(
-        products=products, total=ctx.total, facets=facets, queryGraph=ctx.graph, redirect=ctx.redirect
+        products=products,
+        total=total,
+        facets=facets,
+        queryGraph=ctx.graph,
+        redirect=redirect,
+        correctedQuery=external.corrected_query if external is not None else None,
+        attributionToken=external.attribution_token if external is not None else None,
     )

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, Literal
 
 from aisle.search.external.protocol import ExternalProduct, ExternalResult
 from aisle.search.index.reader import TenantIndex
-from aisle.search.model import ExternalSearchGraph, QueryGraph, SearchResult
+from aisle.search.model import ExternalSearchGraph, FacetValue, QueryGraph, SearchResult
 
 
 def hydrate(products: list[ExternalProduct], index: TenantIndex | None) -> list[dict[str, Any]]:
@@ -63,3 +64,30 @@ def external_search_result(
         correctedQuery=result.corrected_query,
         attributionToken=result.attribution_token,
     )
+
+
+@dataclass(frozen=True)
+class ExternalPage:
+    """The fallback's external products (hydrated) for one search, and how they join Aisle's own:
+    ``replace`` stands them in for Aisle's page, total and facets; ``append`` adds them after Aisle's
+    products on the page, without those Aisle returned, up to the page ``size``."""
+
+    merge: Literal["replace", "append"]
+    products: list[dict[str, Any]]
+    total: int
+    facets: dict[str, list[FacetValue]] = field(default_factory=dict)
+    corrected_query: str | None = None
+    redirect_uri: str | None = None
+    attribution_token: str | None = None
+
+    def merged(
+        self, own: list[dict[str, Any]], own_total: int, own_facets: dict[str, list[FacetValue]], size: int
+    ) -> tuple[list[dict[str, Any]], int, dict[str, list[FacetValue]]]:
+        """(products, total, facets) of the response."""
+        if self.merge == "replace":
+            return self.products[:size], self.total, self.facets
+        seen = {p.get("id") for p in own}
+        extra = [p for p in self.products if p.get("id") not in seen]
+        room = max(size - len(own), 0)
+        dropped = len(self.products) - len(extra)
+        return own + extra[:room], own_total + max(self.total - dropped, 0), own_facets

@@ -6,44 +6,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from aisle.search.model import FacetValue, FilterSpec, SortOrder
-from aisle.search.pipeline import SearchOptions
+from aisle.search.model import FacetValue, FilterSpec
 from aisle.services.common.params import TENANT_PATTERN
-
-
-class SearchRequest(BaseModel):
-    """Body of ``POST /search`` (spec "Search request")."""
-
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
-
-    query: str = Field(
-        max_length=512,
-        description="Natural language search query; empty browses everything.",
-        examples=["red nike running shoes"],
-    )
-    tenant: str = Field(pattern=TENANT_PATTERN, description="Tenant identifier.", examples=["fashion"])
-    size: int = Field(default=20, ge=0, le=100, description="Number of results (at most 100).")
-    from_: int = Field(default=0, ge=0, le=10_000, alias="from", description="Pagination offset.")
-    filters: list[FilterSpec] = Field(default_factory=list, max_length=32)
-    facets: list[str] = Field(default_factory=list, max_length=16, examples=[["brand", "color", "price"]])
-    sort: SortOrder = "relevance"
-    user_group: str | None = Field(
-        default=None,
-        alias="userGroup",
-        max_length=64,
-        description="The shopper's user group (user_group_configuration.json); rules may target it.",
-    )
-
-    def options(self) -> SearchOptions:
-        """Everything but the tenant and the text, as the engine takes it."""
-        return {
-            "size": self.size,
-            "offset": self.from_,
-            "filters": self.filters,
-            "facets": self.facets,
-            "sort": self.sort,
-            "user_group": self.user_group,
-        }
+from aisle.services.common.search_schemas import SearchRequest as SearchRequest  # shared with the proxy
 
 
 class ItemsPage(BaseModel):

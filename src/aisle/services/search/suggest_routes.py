@@ -9,31 +9,21 @@ runs in the thread pool, checks for changes in a background thread.
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated
 
 import orjson
 from fastapi import APIRouter, Query
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import Response
-from pydantic import BaseModel, Field
 
 from aisle.core.auth.scopes import SEARCH_READ
 from aisle.services.common.auth import scoped
 from aisle.services.common.errors import error_responses
 from aisle.services.common.params import TENANT_PATTERN
+from aisle.services.common.search_schemas import SuggestionItem
 from aisle.services.search.state import Engine
 
 router = APIRouter()
-
-
-class SuggestionItem(BaseModel):
-    """One suggestion of the ranked list (spec: ``{suggestion: string, type: string}``)."""
-
-    suggestion: str = Field(description="Text to show and to search.", examples=["Nike"])
-    type: Literal["query", "brand", "category", "product"] = Field(
-        description="Where it comes from: a past search (query), a brand, a category name, a product name.",
-        examples=["brand"],
-    )
 
 
 @router.get(

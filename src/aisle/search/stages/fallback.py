@@ -1,0 +1,138 @@
+"""The last stage of the search pipeline: fallback to the tenant's external retail search service.
+
+Spec "Search service": "optional fallback to an external retail search service". Per tenant,
+``crs_config.json`` says when (``fallback.when``: ``no_results``, ``few_results`` below
+``min_results``, ``rule`` for a query in ``fallback.queries``, ``error`` when an Aisle stage failed)
+and how to merge (``replace``, or ``append`` after Aisle's products without repeating them).
+
+It never fails the search: the call gets what is left of the search deadline (at most
+``fallback.timeout_ms``), goes through the tenant's circuit breaker, takes a free slot or is skipped
+(it never waits for one), and any failure leaves Aisle's own answer as it was. ``queryGraph.external``
+says what happened: ``answered`` (with the trigger as ``reason``), ``skipped`` (``not_triggered``,
+``breaker_open``, ``busy``, ``deadline``) or ``failed`` (the error ``code``). It stays None for a tenant
+without an external service, and for a search asking no products (size 0).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+
+from aisle.core.crs_config import FallbackConfig, FallbackTrigger
+from aisle.search.context import SearchContext
+from aisle.search.external.errors import ExternalSearchError
+from aisle.search.external.guarded import BreakerOpen, Busy
+from aisle.search.external.hydrate import ExternalPage, hydrate
+from aisle.search.external.protocol import ExternalSearchRequest
+from aisle.search.external.registry import ExternalSearches
+from aisle.search.model import ExternalSearchGraph, QueryGraph
+from aisle.search.normalize import normalize
+
+MIN_BUDGET_S = 0.005
+"""Below this much time left before the deadline the external service is not asked."""
+
+
+class Fallback:
+    """Asks the tenant's external search service when ``crs_config.json`` says so (see the module).
+
+    ``external`` None (no registry in this process): the stage does nothing.
+    """
+
+    def __init__(self, external: ExternalSearches | None) -> None:
+        self.external = external
+
+    def run(self, ctx: SearchContext) -> SearchContext:
+        crs = ctx.config.crs
+        if self.external is None or not crs.active or ctx.size == 0:
+            return ctx  # size 0: counting only (e.g. category counts), no page to fill
+        graph = ctx.graph if ctx.graph is not None else _bare_graph(ctx)
+        ctx.graph = graph
+        trigger = trigger_for(ctx, crs.fallback)
+        if trigger is None:
+            graph.external = ExternalSearchGraph(status="skipped", reason="not_triggered")
+            return ctx
+        left = ctx.deadline - time.perf_counter()
+        budget = min(crs.fallback.timeout_ms / 1000, left)
+        if budget < MIN_BUDGET_S:
+            graph.external = ExternalSearchGraph(status="skipped", reason="deadline")
+            return ctx
+        merge = crs.fallback.merge
+        offset, size = ctx.offset, ctx.size
+        if merge == "append":
+            offset, size = max(ctx.offset - ctx.total, 0), max(ctx.size - len(ctx.hits), 0)
+        request = ExternalSearchRequest(
+            query=ctx.query,
+            filters=tuple(ctx.filters),
+            facets=tuple(ctx.facets) if merge == "replace" else (),
+            sort=ctx.sort,
+            offset=offset,
+            size=size,
+            visitor_id=ctx.visitor_id,
+            timeout_s=budget,
+        )
+        started = time.perf_counter()
+        try:
+            guarded = self.external.get(ctx.config.tenant, crs)
+            result, cached = guarded.search(request, wait_s=0)
+        except (BreakerOpen, Busy) as exc:
+            graph.external = ExternalSearchGraph(status="skipped", reason=exc.reason, code=str(exc.code))
+            return ctx
+        except ExternalSearchError as exc:
+            graph.external = ExternalSearchGraph(status="failed", reason=trigger, code=str(exc.code))
+            return ctx
+        products = hydrate(result.products, ctx.index)
+        ctx.external = ExternalPage(
+            merge=merge,
+            products=products,
+            total=result.total,
+            facets=result.facets,
+            corrected_query=result.corrected_query,
+            redirect_uri=result.redirect_uri,
+            attribution_token=result.attribution_token,
+        )
+        graph.external = ExternalSearchGraph(
+            status="answered",
+            reason=trigger,
+            backend=result.backend,
+            merge=merge,
+            products=len(products),
+            total=result.total,
+            cached=cached,
+            took_ms=round((time.perf_counter() - started) * 1000, 3),
+        )
+        return ctx
+
+    def rescue(self, ctx: SearchContext, error: Exception) -> bool:
+        """After an Aisle stage raised ``error``: whether the external service answered instead
+        (the tenant falls back on ``error`` and the answer came). The context then holds it, in
+        ``replace`` mode whatever the configured merge, since Aisle has no results of its own."""
+        crs = ctx.config.crs
+        if self.external is None or not crs.active or "error" not in crs.fallback.when:
+            return False
+        ctx.stage_error = error
+        ctx.hits, ctx.total, ctx.facet_counts = [], 0, {}
+        ctx = self.run(ctx)
+        if ctx.external is None:
+            return False
+        ctx.external = replace(ctx.external, merge="replace")
+        return True
+
+
+def trigger_for(ctx: SearchContext, settings: FallbackConfig) -> FallbackTrigger | None:
+    """The first of the tenant's triggers that holds for this search, or None."""
+    when = settings.when
+    if "error" in when and ctx.stage_error is not None:
+        return "error"
+    routed = {normalize(q).strip() for q in settings.queries} if "rule" in when else set()
+    if ctx.graph is not None and ctx.graph.normalized.strip() in routed:
+        return "rule"
+    if "no_results" in when and ctx.total == 0:
+        return "no_results"
+    if "few_results" in when and ctx.total < settings.min_results:
+        return "few_results"
+    return None
+
+
+def _bare_graph(ctx: SearchContext) -> QueryGraph:
+    """A queryGraph for a search that failed before query understanding made one."""
+    return QueryGraph(original=ctx.query, normalized=normalize(ctx.query), sort=ctx.sort)

@@ -1,0 +1,64 @@
+"""Bodies the search service and the catalog-search proxy service share: the proxy answers the search
+service's requests with the same shapes (interface spec, "Search request" and ``GET /suggestions``)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from aisle.search.model import FilterSpec, SortOrder
+from aisle.search.pipeline import SearchOptions
+from aisle.services.common.params import TENANT_PATTERN
+
+
+class SearchRequest(BaseModel):
+    """Body of ``POST /search`` (spec "Search request")."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    query: str = Field(
+        max_length=512,
+        description="Natural language search query; empty browses everything.",
+        examples=["red nike running shoes"],
+    )
+    tenant: str = Field(pattern=TENANT_PATTERN, description="Tenant identifier.", examples=["fashion"])
+    size: int = Field(default=20, ge=0, le=100, description="Number of results (at most 100).")
+    from_: int = Field(default=0, ge=0, le=10_000, alias="from", description="Pagination offset.")
+    filters: list[FilterSpec] = Field(default_factory=list, max_length=32)
+    facets: list[str] = Field(default_factory=list, max_length=16, examples=[["brand", "color", "price"]])
+    sort: SortOrder = "relevance"
+    user_group: str | None = Field(
+        default=None,
+        alias="userGroup",
+        max_length=64,
+        description="The shopper's user group (user_group_configuration.json); rules may target it.",
+    )
+    visitor_id: str | None = Field(
+        default=None,
+        alias="visitorId",
+        max_length=128,
+        description="The shopper's visitor id, for the tenant's external search service (crs_config.json).",
+    )
+
+    def options(self) -> SearchOptions:
+        """Everything but the tenant and the text, as the engine takes it."""
+        return {
+            "size": self.size,
+            "offset": self.from_,
+            "filters": self.filters,
+            "facets": self.facets,
+            "sort": self.sort,
+            "user_group": self.user_group,
+            "visitor_id": self.visitor_id,
+        }
+
+
+class SuggestionItem(BaseModel):
+    """One suggestion of the ranked list (spec: ``{suggestion: string, type: string}``)."""
+
+    suggestion: str = Field(description="Text to show and to search.", examples=["Nike"])
+    type: Literal["query", "brand", "category", "product"] = Field(
+        description="Where it comes from: a past search (query), a brand, a category name, a product name.",
+        examples=["brand"],
+    )

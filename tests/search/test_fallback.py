@@ -1,0 +1,194 @@
+"""The search pipeline's fallback stage against a real Typesense server (crs_config.json)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from tests.search.external.contract import RUNNING
+from tests.support.external import KEY_ENV, crs_config, load_external, set_crs, write_outdoor_tenant
+from tests.support.sockets import Relay, free_port, silent_server
+
+from aisle.core.crs_config import CrsConfig
+from aisle.core.storage import open_blob_store
+from aisle.core.tenancy import Tenants
+from aisle.search.context import SearchContext
+from aisle.search.external.registry import ExternalSearches
+from aisle.search.external.typesense_server import TypesenseServer
+from aisle.search.indexes import IndexRegistry
+from aisle.search.model import SearchResult
+from aisle.search.pipeline import SearchPipeline, default_stages
+
+TENANT = "outdoor"
+
+
+@dataclass
+class Shop:
+    tenants: Tenants
+    indexes: IndexRegistry
+    external: ExternalSearches
+    url: str
+
+    def configure(self, crs: CrsConfig) -> None:
+        set_crs(self.tenants.store, TENANT, crs)
+
+    def search(self, query: str, pipeline: SearchPipeline | None = None, **options) -> SearchResult:  # type: ignore[no-untyped-def]
+        pipeline = pipeline or SearchPipeline(default_stages(external=self.external), budget_s=2.0)
+        return pipeline.search(self.indexes.get(TENANT), self.tenants.config(TENANT), query, **options)
+
+
+@pytest.fixture(scope="module")
+def loaded(typesense: TypesenseServer) -> TypesenseServer:
+    load_external(typesense.url, typesense.api_key)
+    return typesense
+
+
+@pytest.fixture
+def shop(tmp_path: Path, loaded: TypesenseServer, monkeypatch: pytest.MonkeyPatch) -> Iterator[Shop]:
+    monkeypatch.setenv(KEY_ENV, loaded.api_key)
+    store = open_blob_store(f"file://{tmp_path / 'bucket'}")
+    write_outdoor_tenant(store, TENANT, crs_config(loaded.url))
+    tenants = Tenants(store, ttl=0)
+    external = ExternalSearches()
+    yield Shop(tenants, IndexRegistry(tenants, tmp_path / "data"), external, loaded.url)
+    external.close()
+
+
+def ids(result: SearchResult) -> list[str]:
+    return [p["id"] for p in result.products]
+
+
+def test_no_results_falls_back_to_the_external_service(shop: Shop) -> None:
+    result = shop.search("socks")
+    assert ids(result)[:1] == ["ext-3"]
+    assert result.products[0]["brand"] == "Asics"  # fields from the external service
+    graph = result.query_graph.external
+    assert graph is not None and graph.status == "answered" and graph.reason == "no_results"
+    assert graph.backend == "typesense" and graph.products == len(result.products)
+    assert result.total == graph.total
+
+
+def test_own_results_do_not_trigger_it(shop: Shop) -> None:
+    result = shop.search("tent")
+    assert set(ids(result)) == {"own-1", "own-2"}
+    graph = result.query_graph.external
+    assert graph is not None and (graph.status, graph.reason) == ("skipped", "not_triggered")
+
+
+def test_few_results_append_after_own_without_repeats(shop: Shop) -> None:
+    shop.configure(crs_config(shop.url, when=["few_results"], min_results=3, merge="append"))
+    result = shop.search("headlamp")
+    assert ids(result) == ["ext-11"] and result.total == 1  # the external match is the same product
+    result = shop.search("running")
+    assert ids(result)[0] == "own-6"
+    assert set(ids(result)[1:]) == RUNNING and len(ids(result)) == 1 + len(RUNNING)
+    assert result.total == 1 + len(RUNNING)
+    assert result.query_graph.external is not None
+    assert (result.query_graph.external.reason, result.query_graph.external.merge) == (
+        "few_results",
+        "append",
+    )
+
+
+def test_append_fills_only_the_rest_of_the_page(shop: Shop) -> None:
+    shop.configure(crs_config(shop.url, when=["few_results"], min_results=3, merge="append"))
+    result = shop.search("running", size=3)
+    assert ids(result)[0] == "own-6" and len(ids(result)) == 3
+    assert set(ids(result)[1:]) <= RUNNING
+    assert result.total == 1 + len(RUNNING)
+
+
+def test_routed_query_replaces_own_results(shop: Shop) -> None:
+    shop.configure(crs_config(shop.url, when=["rule"], queries=["Headlamp"], merge="replace"))
+    result = shop.search("headlamp", facets=["brand"])
+    assert ids(result) == ["ext-11"]
+    assert result.query_graph.external is not None
+    assert (result.query_graph.external.reason, result.query_graph.external.merge) == ("rule", "replace")
+    assert [f.value for f in result.facets["brand"]] == ["Petzl"]
+
+
+def test_tenant_without_external_service_has_no_external_part(shop: Shop) -> None:
+    shop.configure(CrsConfig())
+    result = shop.search("socks")
+    assert result.products == [] and result.query_graph.external is None
+
+
+def test_answers_are_cached_briefly(shop: Shop) -> None:
+    first = shop.search("socks")
+    second = shop.search("socks")
+    assert first.query_graph.external is not None and not first.query_graph.external.cached
+    assert second.query_graph.external is not None and second.query_graph.external.cached
+    assert ids(first) == ids(second)
+
+
+def test_external_down_never_fails_the_search_and_the_breaker_opens(shop: Shop) -> None:
+    shop.configure(crs_config(f"http://127.0.0.1:{free_port()}", breaker={"fail_max": 3}, cache_ttl_s=0))
+    seen = []
+    for _ in range(5):
+        result = shop.search("socks")
+        assert result.products == []
+        assert result.query_graph.external is not None
+        seen.append((result.query_graph.external.status, result.query_graph.external.code))
+    assert seen[:3] == [("failed", "external_search_unavailable")] * 3
+    assert seen[3:] == [("skipped", "external_search_unavailable")] * 2
+    assert shop.external.states() == {TENANT: "open"}
+
+
+def test_breaker_half_opens_after_the_pause_and_closes_on_success(shop: Shop) -> None:
+    relay = Relay(int(shop.url.rsplit(":", 1)[1]))
+    try:
+        crs = crs_config(
+            f"http://127.0.0.1:{relay.port}", breaker={"fail_max": 2, "reset_timeout_s": 0.3}, cache_ttl_s=0
+        )
+        shop.configure(crs)
+        relay.down = True
+        for _ in range(3):
+            shop.search("socks")
+        assert shop.external.states() == {TENANT: "open"}
+        relay.down = False
+        skipped = shop.search("socks").query_graph.external
+        assert skipped is not None and skipped.reason == "breaker_open"
+        time.sleep(0.35)
+        result = shop.search("socks")
+        assert result.query_graph.external is not None and result.query_graph.external.status == "answered"
+        assert ids(result)[:1] == ["ext-3"]
+        assert shop.external.states() == {TENANT: "closed"}
+    finally:
+        relay.close()
+
+
+def test_a_silent_service_costs_at_most_the_deadline(shop: Shop) -> None:
+    with silent_server() as port:
+        shop.configure(crs_config(f"http://127.0.0.1:{port}", timeout_ms=5000))
+        pipeline = SearchPipeline(default_stages(external=shop.external), budget_s=0.3)
+        started = time.perf_counter()
+        result = shop.search("socks", pipeline)
+        waited = time.perf_counter() - started
+    assert result.query_graph.external is not None
+    assert (result.query_graph.external.status, result.query_graph.external.code) == (
+        "failed",
+        "external_search_timeout",
+    )
+    assert waited < 0.3 + 0.7, waited  # the search deadline, not the 5 s of timeout_ms
+
+
+class Broken:
+    """A stage that fails, as an Aisle stage would on a bug or a broken index."""
+
+    def run(self, ctx: SearchContext) -> SearchContext:
+        raise RuntimeError("index unreadable")
+
+
+def test_stage_error_is_answered_by_the_external_service_when_configured(shop: Shop) -> None:
+    shop.configure(crs_config(shop.url, when=["error"]))
+    pipeline = SearchPipeline((Broken(), *default_stages(external=shop.external)), budget_s=2.0)
+    result = shop.search("tent", pipeline)
+    assert result.query_graph.external is not None
+    assert result.query_graph.external.reason == "error"
+    assert all(i.startswith("ext-") for i in ids(result))
+    shop.configure(crs_config(shop.url, when=["no_results"]))
+    with pytest.raises(RuntimeError, match="index unreadable"):
+        shop.search("tent", pipeline)

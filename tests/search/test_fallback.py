@@ -192,3 +192,37 @@ def test_stage_error_is_answered_by_the_external_service_when_configured(shop: S
     shop.configure(crs_config(shop.url, when=["no_results"]))
     with pytest.raises(RuntimeError, match="index unreadable"):
         shop.search("tent", pipeline)
+
+
+def test_vector_guesses_do_not_count_as_results(
+    tmp_path_factory: pytest.TempPathFactory,
+    shared_data: Path,
+    loaded: TypesenseServer,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Hybrid retrieval fills a page with nearest products when no query word matched; the fallback
+    still treats the query as unanswered (no_results) and, in replace mode, shows the external answer."""
+    from tests.support.vectors import mini_fashion
+
+    from aisle.core.config import Settings
+    from aisle.search.engine import SearchEngine
+
+    mini = mini_fashion(tmp_path_factory.getbasetemp() / "vectors-mini", shared_data)
+    monkeypatch.setenv(KEY_ENV, loaded.api_key)
+    store = open_blob_store(mini.storage_url)
+    original = Tenants(store).config("fashion").crs
+    set_crs(store, "fashion", crs_config(loaded.url, when=["no_results"], merge="replace"))
+    try:
+        settings = Settings(storage_url=mini.storage_url, data_dir=mini.data_dir, auth="off")
+        engine = SearchEngine.from_settings(settings, store)
+        engine.warm_up()  # a cold MiniLM overruns the 250 ms search deadline (the fallback then skips)
+        result = engine.search("fashion", "headlamp")
+        graph = result.query_graph
+        assert any(s["stage"].startswith("hybrid") for s in graph.stages_tried)  # the guesses were made
+        assert graph.external is not None and graph.external.reason == "no_results"
+        assert ids(result) == ["ext-11"]
+        nothing = engine.search("fashion", "qzxv wplk")  # the external service has nothing either
+        assert nothing.products and not any(i.startswith("ext-") for i in ids(nothing))
+        engine.close()
+    finally:
+        set_crs(store, "fashion", original)

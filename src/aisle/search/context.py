@@ -35,8 +35,10 @@ class SearchContext:
     merchandising stages share (the rules that fired), ``pins`` the page plan when a rule pins products:
     ``offset``/``size`` always stay the shopper's page, stages cut results by :meth:`window`.
     ``deadline`` is a ``time.perf_counter()`` instant after which optional work is skipped.
-    ``visitor_id`` is the shopper as the external search service knows them; ``external`` the page the
-    fallback stage got from it, ``stage_error`` the exception of an Aisle stage the fallback answers for.
+    ``vector_only`` counts the products in ``total`` that hybrid retrieval added without any query term
+    matching. ``visitor_id`` is the shopper as the external search service knows them; ``external``
+    the page the fallback stage got from it, ``stage_error`` the exception of an Aisle stage the
+    fallback answers for.
     """
 
     index: TenantIndex
@@ -69,6 +71,7 @@ class SearchContext:
     facet_counts: dict[str, list[tuple[str, int]]] = field(default_factory=dict)
     category_level: dict[str, int] = field(default_factory=dict)
     visitor_id: str | None = None
+    vector_only: int = 0
     external: ExternalPage | None = None
     stage_error: Exception | None = None
 

@@ -3,7 +3,10 @@
 Spec "Search service": "optional fallback to an external retail search service". Per tenant,
 ``crs_config.json`` says when (``fallback.when``: ``no_results``, ``few_results`` below
 ``min_results``, ``rule`` for a query in ``fallback.queries``, ``error`` when an Aisle stage failed)
-and how to merge (``replace``, or ``append`` after Aisle's products without repeating them).
+and how to merge (``replace``, or ``append`` after Aisle's products without repeating them). Results
+are counted as products the query's words matched: the nearest products hybrid retrieval adds when no
+word matched (``SearchContext.vector_only``) are Aisle's guesses, not an answer, so a query only they
+"answer" still falls back on ``no_results``. An external answer with no products leaves Aisle's as is.
 
 It never fails the search: the call gets what is left of the search deadline (at most
 ``fallback.timeout_ms``), goes through the tenant's circuit breaker, takes a free slot or is skipped
@@ -81,15 +84,16 @@ class Fallback:
             graph.external = ExternalSearchGraph(status="failed", reason=trigger, code=str(exc.code))
             return ctx
         products = hydrate(result.products, ctx.index)
-        ctx.external = ExternalPage(
-            merge=merge,
-            products=products,
-            total=result.total,
-            facets=result.facets,
-            corrected_query=result.corrected_query,
-            redirect_uri=result.redirect_uri,
-            attribution_token=result.attribution_token,
-        )
+        if products or merge == "append":
+            ctx.external = ExternalPage(
+                merge=merge,
+                products=products,
+                total=result.total,
+                facets=result.facets,
+                corrected_query=result.corrected_query,
+                redirect_uri=result.redirect_uri,
+                attribution_token=result.attribution_token,
+            )
         graph.external = ExternalSearchGraph(
             status="answered",
             reason=trigger,
@@ -110,7 +114,7 @@ class Fallback:
         if self.external is None or not crs.active or "error" not in crs.fallback.when:
             return False
         ctx.stage_error = error
-        ctx.hits, ctx.total, ctx.facet_counts = [], 0, {}
+        ctx.hits, ctx.total, ctx.vector_only, ctx.facet_counts = [], 0, 0, {}
         ctx = self.run(ctx)
         if ctx.external is None:
             return False
@@ -126,9 +130,10 @@ def trigger_for(ctx: SearchContext, settings: FallbackConfig) -> FallbackTrigger
     routed = {normalize(q).strip() for q in settings.queries} if "rule" in when else set()
     if ctx.graph is not None and ctx.graph.normalized.strip() in routed:
         return "rule"
-    if "no_results" in when and ctx.total == 0:
+    matched = ctx.total - ctx.vector_only
+    if "no_results" in when and matched == 0:
         return "no_results"
-    if "few_results" in when and ctx.total < settings.min_results:
+    if "few_results" in when and matched < settings.min_results:
         return "few_results"
     return None
 

@@ -96,6 +96,7 @@ class Hybrid:
         page = order[offset : offset + size]
         ctx.hits = [Hit(int(ords[i]), float(fused[i])) for i in page]
         ctx.total += len(extra)
+        ctx.vector_only = len(extra)
         ctx.graph.stages_tried.append({"stage": f"hybrid-{cfg.method}", "hits": len(ords)})
         return ctx
 

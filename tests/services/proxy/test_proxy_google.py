@@ -4,55 +4,27 @@ shows its products)."""
 
 from __future__ import annotations
 
-import io
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import polars as pl
 import pytest
 from fastapi.testclient import TestClient
-from PIL import Image
 from tests.conftest import require
-from tests.search.external.conftest import HAS_GOOGLE
+from tests.search.external.conftest import HAS_GOOGLE, png
 from tests.search.external.contract import CATALOG, RUNNING
 from tests.support.auth import AuthKit
-from tests.support.external import attributes
+from tests.support.external_google import write_google_tenant
 from tests.support.sockets import free_port
 
 from aisle.core.auth.scopes import SEARCH_READ
-from aisle.core.crs_config import CrsConfig
-from aisle.core.storage import BlobStore, open_blob_store
-from aisle.core.tenancy import Tenants
-from aisle.core.tenant_config import AutocompleteConfiguration, GlobalConfiguration, UserGroupConfiguration
+from aisle.core.storage import open_blob_store
 
 COLOURS = {"Blue": (30, 60, 200), "Black": (10, 10, 10), "White": (245, 245, 245)}
 
 
-def _png(rgb: tuple[int, int, int]) -> bytes:
-    out = io.BytesIO()
-    Image.new("RGB", (32, 32), rgb).save(out, format="PNG")
-    return out.getvalue()
-
-
-def _tenant(store: BlobStore, name: str, backend: dict[str, Any]) -> None:
-    from aisle.catalog.store import CatalogStore
-
-    # No cache and a patient breaker: each test's call reaches the stand-in.
-    fallback = {"timeout_ms": 500, "cache_ttl_s": 0, "breaker": {"fail_max": 1000}}
-    crs = CrsConfig.model_validate({"enabled": True, "backend": backend, "fallback": fallback})
-    tenants = Tenants(store)
-    tenants.write_config(
-        name,
-        {
-            "attribute_configuration.json": attributes(),
-            "autocomplete_configuration.json": AutocompleteConfiguration(),
-            "crs_config.json": crs,
-            "global_configuration.json": GlobalConfiguration(),
-            "user_group_configuration.json": UserGroupConfiguration(),
-        },
-    )
-    CatalogStore(tenants.scope(name)).write(pl.DataFrame(CATALOG), source="test")
+# No cache and a patient breaker: each test's call reaches the stand-in.
+FALLBACK = {"timeout_ms": 500, "cache_ttl_s": 0, "breaker": {"fail_max": 1000}}
 
 
 @pytest.fixture(scope="module")
@@ -67,13 +39,14 @@ def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Any, Aut
     store = open_blob_store(f"file://{tmp / 'bucket'}")
     standin = GoogleStandin(
         [retail_product(p) for p in CATALOG],
-        images={p["id"]: _png(COLOURS.get(p["color"], (200, 40, 40))) for p in CATALOG},
+        images={p["id"]: png(COLOURS.get(p["color"], (200, 40, 40))) for p in CATALOG},
         corrections={"runing": "running"},
         redirects={"gift cards": "/gift-cards"},
     )
     with standin:
-        _tenant(store, "shop", backend_config(standin))
-        _tenant(store, "shop-down", {**backend_config(standin), "endpoint": f"127.0.0.1:{free_port()}"})
+        write_google_tenant(store, "shop", backend_config(standin), **FALLBACK)
+        down = {**backend_config(standin), "endpoint": f"127.0.0.1:{free_port()}"}
+        write_google_tenant(store, "shop-down", down, **FALLBACK)
         kit = AuthKit(store)
         settings = kit.settings(storage_url=f"file://{tmp / 'bucket'}", data_dir=Path(tmp / "data"))
         with TestClient(create_app(settings)) as client:
@@ -116,7 +89,7 @@ def test_suggestions_from_complete_query(client: TestClient, auth: dict[str, str
 
 
 def test_image_search_through_vision(client: TestClient, auth: dict[str, str]) -> None:
-    files = {"file": ("blue.png", _png(COLOURS["Blue"]), "image/png")}
+    files = {"file": ("blue.png", png(COLOURS["Blue"]), "image/png")}
     resp = client.post("/images/search", params={"tenant": "shop", "size": 2}, files=files, headers=auth)
     assert resp.status_code == 200, resp.text
     products = resp.json()["products"]

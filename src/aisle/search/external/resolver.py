@@ -25,6 +25,11 @@ def open_external_search(crs: CrsConfig) -> ExternalSearch:
 
         return TypesenseExternalSearch(backend, max_connections=crs.fallback.max_concurrency)
     if isinstance(backend, GoogleRetailBackendConfig):
-        # The google_retail backend (google-cloud-retail, Vision Product Search) plugs in here.
-        raise ExternalSearchNotConfigured("the google_retail backend is not in this build")
+        try:  # the optional extra `google` (google-cloud-retail, google-cloud-vision)
+            from aisle.search.external.external_search_google import GoogleRetailSearch
+        except ImportError as exc:
+            raise ExternalSearchNotConfigured(
+                f"the google_retail backend needs the 'google' extra ({exc.name} is not installed)"
+            ) from exc
+        return GoogleRetailSearch(backend)
     raise ExternalSearchNotConfigured(f"unknown backend {backend!r}")  # pragma: no cover

@@ -135,7 +135,6 @@ class SearchEngine:
             vector_url=settings.vector_url,
             rules=RuleBooks(store),
             rankers=RankerStore(store),
-            # ExternalSearches(on_breaker_state=...) is where a per-tenant breaker-state gauge plugs in
             external=ExternalSearches(),
         )
 

@@ -159,3 +159,14 @@ def test_health_and_openapi_document_every_status(client: TestClient) -> None:
     for path, method in (("/search", "post"), ("/suggestions", "get"), ("/images/search", "post")):
         documented = set(spec["paths"][path][method]["responses"])
         assert {"200", "401", "403", "404", "409", "502", "503", "504"} <= documented, (path, documented)
+
+
+def test_metrics_show_the_breaker_open_while_the_external_service_is_down(
+    client: TestClient, auth: dict[str, str]
+) -> None:
+    client.post("/search", json={"query": "tent", "tenant": "outdoor"}, headers=auth)
+    for _ in range(6):  # the breaker opens after 5 consecutive failures (crs_config default)
+        client.post("/search", json={"query": "tent", "tenant": "down"}, headers=auth)
+    text = client.get("/metrics").text
+    assert 'aisle_external_search_breaker_open{service="proxy",tenant="down"} 1.0' in text
+    assert 'aisle_external_search_breaker_open{service="proxy",tenant="outdoor"} 0.0' in text

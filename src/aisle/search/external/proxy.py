@@ -49,7 +49,6 @@ class ExternalSearchProxy:
     @classmethod
     def from_settings(cls, settings: Settings, store: BlobStore) -> ExternalSearchProxy:
         tenants = Tenants(store)
-        # ExternalSearches(on_breaker_state=...) is where a per-tenant breaker-state gauge plugs in
         return cls(tenants, IndexRegistry(tenants, settings.data_dir), ExternalSearches())
 
     def backend(self, tenant: str) -> tuple[GuardedExternalSearch, float]:

@@ -163,6 +163,18 @@ class ServiceMetrics:
         """
         self.gauges.gauges.append((name, documentation, tuple(labels), read))
 
+    def add_breaker_states(self, states: Callable[[], Mapping[str, str]]) -> None:
+        """``aisle_external_search_breaker_open{tenant}``: 1 while a tenant's circuit breaker of the
+        external search fallback is open, 0 when closed or half-open; ``states()`` (tenant -> ``closed``,
+        ``open`` or ``half-open``, e.g. :meth:`aisle.search.external.registry.ExternalSearches.states`)
+        is read at scrape time. Per worker process, like the breakers themselves."""
+        self.add_gauge(
+            "aisle_external_search_breaker_open",
+            "1 while the tenant's external search circuit breaker is open (this worker), else 0.",
+            lambda: {(tenant,): float(state == "open") for tenant, state in states().items()},
+            labels=("tenant",),
+        )
+
     def register(self, collector: Collector) -> None:
         """Add any prometheus-client Collector (its ``collect()`` runs at scrape time)."""
         self.collectors.append(collector)

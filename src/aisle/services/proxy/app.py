@@ -45,5 +45,6 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         lifespan=lifespan,
     )
     app.state.proxy = state
+    app.state.metrics.add_breaker_states(state.proxy.external.states)
     app.state.authorizer = Authorizer(settings, store)
     return app

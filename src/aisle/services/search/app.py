@@ -56,6 +56,8 @@ def create_app(settings: Settings | None = None, *, preload: bool = True) -> Fas
         tenants=state.engine.tenants,
     )
     app.state.metrics.add_caches(state.engine.cache_sizes())
+    if state.engine.external is not None:
+        app.state.metrics.add_breaker_states(state.engine.external.states)
     app.state.search = state
     app.state.authorizer = Authorizer(settings, store)
     return app

@@ -16,6 +16,7 @@ import httpx
 from fastapi import FastAPI
 
 from aisle.core.config import Settings
+from aisle.core.error_codes import ErrorCode
 from aisle.services.rules.console.session import ConsoleSession, SignInRequired
 
 TIMEOUT = 15.0
@@ -91,7 +92,7 @@ class Api:
                 resp = await client.request(method, path, headers=headers, **kwargs)
         except httpx.HTTPError as exc:
             msg = f"the {base} service at {url} is unreachable ({exc.__class__.__name__})"
-            return ApiReply(503, {"error": {"code": "service_unavailable", "message": msg}})
+            return ApiReply(503, {"error": {"code": str(ErrorCode.UNAVAILABLE), "message": msg}})
         body = resp.json() if resp.content and "json" in resp.headers.get("content-type", "") else None
         if resp.status_code == 401:
             raise SignInRequired("your token was refused (expired?): sign in again")

@@ -144,6 +144,11 @@ class ErrorCode(StrEnum):
 
     # Vectors and image search.
     VECTOR_INDEX_MISSING = "vector_index_missing", 503, "The tenant has no vectors of that kind built."
+    VECTORS_BUILDING = (
+        "vectors_building",
+        503,
+        "The tenant's vectors of that kind are being built; Retry-After says when to look again.",
+    )
     VECTOR_DIMENSION_MISMATCH = "vector_dimension_mismatch", 400, "A vector of the wrong dimension."
     VECTOR_IDS_REPEATED = "vector_ids_repeated", 400, "The same id twice in one request."
     VECTOR_INVALID = "vector_invalid", 400, "A vector that cannot be indexed (all zeros)."

@@ -256,15 +256,17 @@ class SearchEngine:
     # -- process life ---------------------------------------------------------------------------
 
     def warm_up(self) -> None:
-        """Open every tenant's index, ranker token table, text and photo vectors, and run the text and
-        photo models once, so no first request pays for them (each seconds; left to the first request,
-        they overran the 250 ms search deadline). A tenant that fails to load is logged and skipped."""
+        """Open every tenant's index, ranker token table, suggestion index, text and photo vectors, and
+        run the text and photo models once, so no first request pays for them (each seconds; left to
+        the first request, they overran the 250 ms search deadline). A tenant that fails to load is
+        logged and skipped."""
         names = self.tenants.names()
         for tenant in names:
             try:
                 index = self.indexes.get(tenant)
                 if self.rankers is not None and self.rankers.current(tenant) is not None:
                     DocTerms.of(index)  # the ranker's token table (seconds), not on a first query
+                self.suggesters.get(tenant)  # its autocomplete index (seconds when not cached on disk)
             except AisleError as exc:
                 log.warning("tenant %s not loaded: %s", tenant, exc.message)
         try:

@@ -209,6 +209,11 @@ class ErrorCode(StrEnum):
     ACTION_SLOT_UNKNOWN = "action_slot_unknown", 400, "An action naming a slot the container lacks."
     MODEL_NOT_FOUND = "model_not_found", 404, "No model of that id and version."
     MODEL_NOT_DEPLOYED = "model_not_deployed", 409, "The model is not deployed."
+    MODEL_TRAINING = (
+        "model_training",
+        503,
+        "The slot's model is being trained in the background; Retry-After says when to look again.",
+    )
     MODEL_IN_USE = "model_in_use", 409, "The model is deployed or used by a container."
     MODEL_TYPE_MISMATCH = "model_type_mismatch", 400, "The model is of another type than the request's."
     MODEL_IDS_UNKNOWN = "model_ids_unknown", 400, "modelIds not in the container."

@@ -109,12 +109,15 @@ def _suggestions(settings, tenants, ready: list[str]) -> None:  # type: ignore[n
 
 
 def _recs(settings, store, data: Path | None, heavy: bool) -> None:  # type: ignore[no-untyped-def]
-    from aisle.demo.containers import deploy_demo
+    from aisle.demo.containers import announce_heavy, deploy_demo
     from aisle.demo.recs import train_demo_models
 
     records = train_demo_models(store, data, vectors_dir=settings.data_dir, progress=typer.echo, heavy=heavy)
     for container in deploy_demo(store, settings, records, progress=typer.echo):
         typer.echo(f"{container.tenant}: container '{container.container_id}' serves {container.model_id}")
+    if not heavy:
+        for container in announce_heavy(store, Tenants(store, ttl=0).names()):
+            typer.echo(f"{container.tenant}: container '{container.container_id}' waits for its model")
 
 
 def _vectors(settings, data: Path | None, images: bool) -> None:  # type: ignore[no-untyped-def]

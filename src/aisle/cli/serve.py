@@ -92,6 +92,8 @@ def serve(
         procs.append((name, subprocess.Popen(cmd, env=env)))
         typer.echo(f"{name:<8} http://{settings.host}:{port}  (docs: /docs)")
 
+    builder: tuple[str, subprocess.Popen[bytes]] | None = None
+
     def stop() -> None:
         if builder is not None and builder[1].poll() is None:
             procs.append(builder)  # stopped with the services; the next `aisle serve` restarts it
@@ -114,7 +116,6 @@ def serve(
     demo_search = typesense_process(settings, only, typer.echo)  # started last: nothing waits for it
     if demo_search is not None:
         procs.append(demo_search)
-    builder: tuple[str, subprocess.Popen[bytes]] | None = None
     if build_demo is not None:
         builder = start_builder(build_demo)
     signal.signal(signal.SIGTERM, on_sigterm)

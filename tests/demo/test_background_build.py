@@ -81,6 +81,9 @@ def test_services_answer_at_once_and_switch_features_on_when_the_build_lands(
     mini: MiniTenant, clients: tuple[TestClient, TestClient], shared_data: Path, tmp_path: Path
 ) -> None:
     search, predict = clients
+    # the suggestion index is built at start-up (in the background), not by a first request
+    suggesters = search.app.state.search.engine.suggesters  # type: ignore[attr-defined]
+    _until(lambda: suggesters.ready("fashion"), 30, "the start-up suggestion build")
     board = BuildBoard(mini.data_dir)
     builder = _builder(mini, shared_data, tmp_path / "builder.log")
     try:

@@ -158,9 +158,12 @@ def build_demo(
     SIMILAR_ITEMS and the ranker to the background builder (:mod:`aisle.demo.builder`).
     """
     tenants = Tenants(store, ttl=0)
+    before = set(tenants.names()) if if_missing else set()
     ready = import_demo_catalogs(tenants, settings.data_dir, data, only=only, if_missing=if_missing)
     import_demo_query_log(tenants, data)
-    _suggestions(settings, tenants, ready)
+    # new tenants only: a kept tenant's suggestions are cached already (the search service's warm-up
+    # rebuilds what changed), so a second `make run` does not pay for them twice
+    _suggestions(settings, tenants, [t for t in ready if t not in before])
     if vectors and not cheap:  # before the models: SIMILAR_ITEMS reuses the text vectors
         _vectors(settings, data, images)
     if recs:

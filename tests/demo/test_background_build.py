@@ -30,6 +30,7 @@ from aisle.core.storage import open_blob_store
 from aisle.demo.containers import announce_heavy
 from aisle.services.predict.app import create_app as create_predict
 from aisle.services.search.app import create_app as create_search
+from aisle.services.vectors.app import create_app as create_vectors
 
 SEARCH = {"tenant": "fashion", "query": "blue shirt", "size": 5}
 PREDICT = {"containerId": "similar-items"}
@@ -37,7 +38,7 @@ PREDICT = {"containerId": "similar-items"}
 
 @pytest.fixture
 def mini(tmp_path: Path, shared_data: Path) -> MiniTenant:
-    tenant = mini_fashion(tmp_path, shared_data, products=300, images=False, text=False)
+    tenant = mini_fashion(tmp_path, shared_data, products=200, images=False, text=False)
     announce_heavy(open_blob_store(tenant.storage_url), ["fashion"])  # as `aisle demo --cheap` does
     return tenant
 
@@ -49,6 +50,13 @@ def clients(mini: MiniTenant) -> Iterator[tuple[TestClient, TestClient]]:
     )
     with TestClient(create_search(settings)) as search, TestClient(create_predict(settings)) as predict:
         yield search, predict
+
+
+@pytest.fixture
+def vectors(mini: MiniTenant) -> Iterator[TestClient]:
+    settings = Settings(storage_url=mini.storage_url, data_dir=mini.data_dir, auth="off")
+    with TestClient(create_vectors(settings)) as client:
+        yield client
 
 
 def _builder(mini: MiniTenant, shared_data: Path, log: Path) -> subprocess.Popen[bytes]:
@@ -78,7 +86,11 @@ def _until(check: Callable[[], Any], timeout: float, what: str) -> Any:
 
 
 def test_services_answer_at_once_and_switch_features_on_when_the_build_lands(
-    mini: MiniTenant, clients: tuple[TestClient, TestClient], shared_data: Path, tmp_path: Path
+    mini: MiniTenant,
+    clients: tuple[TestClient, TestClient],
+    vectors: TestClient,
+    shared_data: Path,
+    tmp_path: Path,
 ) -> None:
     search, predict = clients
     # the suggestion index is built at start-up (in the background), not by a first request
@@ -97,6 +109,11 @@ def test_services_answer_at_once_and_switch_features_on_when_the_build_lands(
         vector = search.post("/vector-search", json=SEARCH)
         assert vector.status_code == 503 and vector.json()["error"]["code"] == "vectors_building"
         assert 5 <= int(vector.headers["retry-after"]) <= 120
+        service = vectors.post(
+            "/vectors/search", params={"tenant": "fashion"}, json={"text": "shirt", "k": 3}
+        )
+        assert service.status_code == 503 and service.json()["error"]["code"] == "vectors_building"
+        assert "retry-after" in service.headers
         similar = predict.post(
             "/predict", params={"tenant": "fashion"}, json={**PREDICT, "productIds": [mini.ids[0]]}
         )
@@ -126,6 +143,20 @@ def test_services_answer_at_once_and_switch_features_on_when_the_build_lands(
     assert any(s["stage"].startswith("hybrid") for s in graph["stages_tried"])
     vector = search.post("/vector-search", json=SEARCH)
     assert vector.status_code == 200 and vector.json()["products"], vector.text
+    service = _until(
+        lambda: (
+            (
+                r := vectors.post(
+                    "/vectors/search", params={"tenant": "fashion"}, json={"text": "shirt", "k": 3}
+                )
+            ).status_code
+            == 200
+            and r
+        ),
+        15,
+        "the vector service to serve the new table",
+    )
+    assert len(service.json()["neighbours"]) == 3
     ask = {**PREDICT, "productIds": [mini.ids[0]]}
     similar = _until(
         lambda: (

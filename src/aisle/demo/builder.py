@@ -87,6 +87,7 @@ def build_heavy(settings: Settings, data: Path | None, *, images: bool = True, e
         failed = 0
         for (tenant, artifact), reporter in reporters.items():
             reporter.start()
+            echo(f"{tenant}: building {artifact} in the background")
             try:
                 if not tenants.exists(tenant):
                     raise AisleError(f"tenant '{tenant}' does not exist")

@@ -170,3 +170,24 @@ def test_services_answer_at_once_and_switch_features_on_when_the_build_lands(
     ]
     health = search.get("/health").json()["builds"]["fashion"]
     assert all(b["state"] == "done" and b["percent"] == 100 for b in health)
+
+
+def test_a_stopped_builder_leaves_nothing_half_built_and_the_next_one_finishes(
+    mini: MiniTenant, shared_data: Path, tmp_path: Path
+) -> None:
+    board = BuildBoard(mini.data_dir)
+    builder = _builder(mini, shared_data, tmp_path / "first.log")
+    try:
+        _until(lambda: board.building("fashion", "text_vectors"), 60, "the builder to announce its builds")
+    finally:
+        builder.terminate()  # what `aisle serve` does when it stops
+        builder.wait(timeout=60)
+    assert board.get("fashion", "text_vectors").state == "interrupted"  # type: ignore[union-attr]
+    tables = mini.data_dir / "vectors" / "fashion" / "text"
+    leftovers = [d.name for d in tables.iterdir() if not (d / "BUILT").exists()] if tables.is_dir() else []
+    assert leftovers == []
+
+    second = _builder(mini, shared_data, tmp_path / "second.log")
+    second.wait(timeout=240)
+    states = {b.artifact: b.state for b in board.all() if b.tenant == "fashion"}
+    assert states == {"text_vectors": "done", "similar_items": "done"}, (tmp_path / "second.log").read_text()

@@ -42,9 +42,9 @@ def demo(
         )
     start = time.perf_counter()
     if heavy:
-        from aisle.demo.builder import build_heavy, nice
+        from aisle.demo.builder import build_heavy, run_in_background
 
-        nice()
+        run_in_background()
         failed = build_heavy(settings, data, images=images, echo=typer.echo)
         typer.echo(f"background builds ended in {time.perf_counter() - start:.0f}s, {max(failed, 0)} failed")
         raise typer.Exit(1 if failed > 0 else 0)

@@ -29,6 +29,7 @@ from __future__ import annotations
 import fcntl
 import os
 import re
+import signal
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -153,6 +154,13 @@ def _ranker(settings: Settings, tenants: Tenants, tenant: str, data: Path | None
 _STEPS = {"text_vectors": _text, "image_vectors": _images, "similar_items": _similar, "ranker": _ranker}
 
 
-def nice() -> None:
-    """Lower this process's CPU priority (the builder's), so the services keep answering quickly."""
+def run_in_background() -> None:
+    """Set this process up as the builder: lower CPU priority (so the services keep answering
+    quickly), and SIGTERM (``aisle serve`` stopping) unwinds like Ctrl-C, so a half-built artifact's
+    temporary directory is removed on the way out."""
     os.nice(10)
+
+    def stop(signum: int, _frame: object) -> None:
+        raise SystemExit(128 + signum)
+
+    signal.signal(signal.SIGTERM, stop)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -75,3 +76,14 @@ def test_aisle_status_lists_each_build_with_percentage(tmp_path: Path) -> None:
     # this test process wrote the running build and is alive, so it reads as running
     assert lines[1].split()[:4] == ["shop", "ranker", "failed", "0%"] and "no judgments" in lines[1]
     assert lines[2].split()[:4] == ["shop", "text_vectors", "running", "25%"]
+    as_json = subprocess.run(
+        [sys.executable, "-m", "aisle.cli", "status", "--json"],
+        env=os.environ | env,
+        capture_output=True,
+        text=True,
+    )
+    doc = json.loads(as_json.stdout)
+    assert [(b["artifact"], b["state"], b["percent"]) for b in doc["shop"]] == [
+        ("ranker", "failed", 0),
+        ("text_vectors", "running", 25),
+    ]

@@ -78,9 +78,10 @@ def status(
     from aisle.core.builds import BuildBoard
     from aisle.core.config import load_settings
 
-    builds = BuildBoard(load_settings().data_dir).all()
+    board = BuildBoard(load_settings().data_dir)
+    builds = board.all()
     if as_json:
-        doc = {b.tenant: [x.to_dict() for x in builds if x.tenant == b.tenant] for b in builds}
+        doc = {tenant: [b.to_dict() for b in found] for tenant, found in board.by_tenant().items()}
         typer.echo(orjson.dumps(doc, option=orjson.OPT_INDENT_2).decode())
         return
     if not builds:

@@ -17,13 +17,17 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
+# the whole demo in the foreground (minutes: embeddings, SIMILAR_ITEMS, the ranker)
 demo: install
 	$(BIN)/aisle demo --data-dir $(SHARED_DATA) --if-missing
 
-run: demo
+# only the cheap part before the services start; the heavy artifacts build in the background
+run: install
+	$(BIN)/aisle demo --data-dir $(SHARED_DATA) --if-missing --cheap
 	@$(BIN)/aisle auth demo-client
 	@echo "Merchandising console: http://127.0.0.1:8085/ (sign in with the token above)"
-	AISLE_PHOTOS_DIR=$${AISLE_PHOTOS_DIR:-$(abspath $(SHARED_DATA))} $(BIN)/aisle serve
+	@echo "Background builds (embeddings, ranker): '$(BIN)/aisle status' or GET http://127.0.0.1:8080/health"
+	AISLE_PHOTOS_DIR=$${AISLE_PHOTOS_DIR:-$(abspath $(SHARED_DATA))} $(BIN)/aisle serve --build-demo $(SHARED_DATA)
 
 test: install
 	$(BIN)/python -m pytest -q $(PYTEST_ARGS)

@@ -30,11 +30,14 @@ class MiniTenant:
     has_images: bool
 
 
-def mini_fashion(root: Path, shared_data: Path, *, products: int = 120, images: bool = True) -> MiniTenant:
+def mini_fashion(
+    root: Path, shared_data: Path, *, products: int = 120, images: bool = True, text: bool = True
+) -> MiniTenant:
     """The first ``products`` fashion products that have a photo, imported, indexed and embedded.
 
-    ``images`` builds the photo vectors too (needs the ``image`` extra; skipped, ``has_images`` false,
-    when unavailable).
+    ``text`` builds the text vectors (False: imported and indexed only, as ``make run`` leaves a tenant
+    before its background build); ``images`` builds the photo vectors too (needs the ``image`` extra;
+    skipped, ``has_images`` false, when unavailable).
     """
     from aisle.catalog.datasets import fashion
     from aisle.catalog.importer import import_catalog
@@ -68,7 +71,8 @@ def mini_fashion(root: Path, shared_data: Path, *, products: int = 120, images: 
             import_catalog(tenants, "fashion", source)
         data_dir = root / "data"
         index = IndexRegistry(tenants, data_dir).get("fashion")
-        build_text_vectors(tenants, "fashion", data_dir)
+        if text:
+            build_text_vectors(tenants, "fashion", data_dir)
         has_images = False
         if images:
             _share_model(data_dir)

@@ -1,4 +1,4 @@
-"""``aisle demo``: build the demo tenants (see :mod:`aisle.demo`)."""
+"""``aisle demo``: build the demo tenants (see :mod:`aisle.demo`); ``aisle status``: the builds' progress."""
 
 from __future__ import annotations
 
@@ -19,21 +19,38 @@ def demo(
     vectors: bool = typer.Option(True, help="Build the embeddings for vector search."),
     images: bool = typer.Option(True, help="Also embed the fashion photos (needs the 'image' extra)."),
     ranker: bool = typer.Option(True, help="Train the Home Depot search ranker on its dev judgments."),
+    cheap: bool = typer.Option(
+        False, "--cheap", help="Only the steps that take seconds; leave the heavy ones to --heavy."
+    ),
+    heavy: bool = typer.Option(
+        False,
+        "--heavy",
+        help="Only the heavy artifacts (embeddings, SIMILAR_ITEMS, ranker), reporting to `aisle status`; "
+        "what `aisle serve --build-demo` runs in the background.",
+    ),
 ) -> None:
     """Create the demo tenants with catalogs, indexes, query log, models, containers, embeddings and
     the search ranker."""
     from aisle.core.config import load_settings
     from aisle.core.storage.resolver import open_blob_store_from_settings
-    from aisle.demo import build_demo
 
     settings = load_settings()
-    store = open_blob_store_from_settings(settings)
     data = data_dir.resolve() if data_dir.exists() else None
     if data is None:
         typer.secho(
             f"shared data not found at {data_dir}: only the 'default' tenant can be created", fg="yellow"
         )
     start = time.perf_counter()
+    if heavy:
+        from aisle.demo.builder import build_heavy, run_in_background
+
+        run_in_background()
+        failed = build_heavy(settings, data, images=images, echo=typer.echo)
+        typer.echo(f"background builds ended in {time.perf_counter() - start:.0f}s, {max(failed, 0)} failed")
+        raise typer.Exit(1 if failed > 0 else 0)
+    from aisle.demo import build_demo
+
+    store = open_blob_store_from_settings(settings)
     try:
         build_demo(
             settings,
@@ -45,11 +62,40 @@ def demo(
             vectors=vectors,
             images=images,
             ranker=ranker,
+            cheap=cheap,
         )
     except AisleError as exc:
         fail(exc)
     typer.echo(f"demo ready in {time.perf_counter() - start:.0f}s")
 
 
+def status(
+    as_json: bool = typer.Option(False, "--json", help="One JSON document (the shape of GET /health)."),
+) -> None:
+    """The background builds (embeddings, models, rankers): state, percentage and ETA of each."""
+    import orjson
+
+    from aisle.core.builds import BuildBoard
+    from aisle.core.config import load_settings
+
+    board = BuildBoard(load_settings().data_dir)
+    builds = board.all()
+    if as_json:
+        doc = {tenant: [b.to_dict() for b in found] for tenant, found in board.by_tenant().items()}
+        typer.echo(orjson.dumps(doc, option=orjson.OPT_INDENT_2).decode())
+        return
+    if not builds:
+        typer.echo("no background builds recorded (they start with `aisle serve --build-demo`)")
+        return
+    typer.echo(f"{'tenant':<11} {'artifact':<14} {'state':<12} {'done':>5} {'eta':>7}  message")
+    for b in builds:
+        eta = b.eta_s
+        eta_text = "" if eta is None else f"{eta:.0f}s"
+        typer.echo(
+            f"{b.tenant:<11} {b.artifact:<14} {b.state:<12} {b.percent:>4}% {eta_text:>7}  {b.message}"
+        )
+
+
 def register(app: typer.Typer) -> None:
     app.command("demo")(demo)
+    app.command("status")(status)

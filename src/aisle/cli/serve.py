@@ -46,8 +46,14 @@ def serve(
         [], "--only", help="Start only these services (search, proxy, predict, ..., typesense)."
     ),
     workers: int = typer.Option(None, help="Worker processes per service (default: AISLE_WORKERS)."),
+    build_demo: Path = typer.Option(
+        None,
+        "--build-demo",
+        help="The shared data folder: also start the background builder of the demo's heavy artifacts "
+        "(`aisle demo --heavy`; progress in `aisle status` and GET /health).",
+    ),
 ) -> None:
-    """Start every available service and wait; Ctrl-C stops them all."""
+    """Start every available service and wait; Ctrl-C stops them all (and the background builder)."""
     from aisle.core.config import load_settings
     from aisle.services.common.request_id import LOG_CONFIG
 
@@ -86,7 +92,11 @@ def serve(
         procs.append((name, subprocess.Popen(cmd, env=env)))
         typer.echo(f"{name:<8} http://{settings.host}:{port}  (docs: /docs)")
 
+    builder: tuple[str, subprocess.Popen[bytes]] | None = None
+
     def stop() -> None:
+        if builder is not None and builder[1].poll() is None:
+            procs.append(builder)  # stopped with the services; the next `aisle serve` restarts it
         for _service, proc in procs:
             if proc.poll() is None:
                 proc.terminate()
@@ -106,9 +116,15 @@ def serve(
     demo_search = typesense_process(settings, only, typer.echo)  # started last: nothing waits for it
     if demo_search is not None:
         procs.append(demo_search)
+    if build_demo is not None:
+        builder = start_builder(build_demo)
     signal.signal(signal.SIGTERM, on_sigterm)
     try:
         while procs:
+            if builder is not None and builder[1].poll() is not None:
+                code = builder[1].returncode
+                typer.echo(f"background builds ended (exit code {code}); `aisle status` shows each one")
+                builder = None
             for name, proc in procs:
                 if proc.poll() is not None:
                     typer.secho(
@@ -119,6 +135,17 @@ def serve(
             time.sleep(0.5)
     except KeyboardInterrupt:
         stop()
+
+
+def start_builder(shared_data: Path) -> tuple[str, subprocess.Popen[bytes]]:
+    """``aisle demo --heavy`` in a child process (see :mod:`aisle.demo.builder`); prints where to look."""
+    cmd = [sys.executable, "-m", "aisle.cli", "demo", "--heavy", "--data-dir", str(shared_data)]
+    proc = subprocess.Popen(cmd)
+    typer.echo(
+        "builder  embeddings, SIMILAR_ITEMS and the ranker build in the background: search answers "
+        "lexically meanwhile; progress: `aisle status` or GET /health on any service"
+    )
+    return "builder", proc
 
 
 def fresh_dir(path: Path) -> Path:

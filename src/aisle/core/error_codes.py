@@ -144,6 +144,11 @@ class ErrorCode(StrEnum):
 
     # Vectors and image search.
     VECTOR_INDEX_MISSING = "vector_index_missing", 503, "The tenant has no vectors of that kind built."
+    VECTORS_BUILDING = (
+        "vectors_building",
+        503,
+        "The tenant's vectors of that kind are being built; Retry-After says when to look again.",
+    )
     VECTOR_DIMENSION_MISMATCH = "vector_dimension_mismatch", 400, "A vector of the wrong dimension."
     VECTOR_IDS_REPEATED = "vector_ids_repeated", 400, "The same id twice in one request."
     VECTOR_INVALID = "vector_invalid", 400, "A vector that cannot be indexed (all zeros)."
@@ -204,6 +209,11 @@ class ErrorCode(StrEnum):
     ACTION_SLOT_UNKNOWN = "action_slot_unknown", 400, "An action naming a slot the container lacks."
     MODEL_NOT_FOUND = "model_not_found", 404, "No model of that id and version."
     MODEL_NOT_DEPLOYED = "model_not_deployed", 409, "The model is not deployed."
+    MODEL_TRAINING = (
+        "model_training",
+        503,
+        "The slot's model is being trained in the background; Retry-After says when to look again.",
+    )
     MODEL_IN_USE = "model_in_use", 409, "The model is deployed or used by a container."
     MODEL_TYPE_MISMATCH = "model_type_mismatch", 400, "The model is of another type than the request's."
     MODEL_IDS_UNKNOWN = "model_ids_unknown", 400, "modelIds not in the container."

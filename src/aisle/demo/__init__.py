@@ -2,10 +2,13 @@
 
 Steps, each idempotent (a second run costs seconds): the demo tenants' configuration, catalogs and
 full-text indexes (fashion, homedepot, default, yoochoose); the Home Depot query log for
-autocomplete; the product embeddings for vector and image search; the demo recommendation models
-(trained on the training part of each protocol only; SIMILAR_ITEMS reuses the text embeddings)
-deployed into the demo containers; the Home Depot search ranker; and the fashion tenant's fallback to a
-local Typesense server holding hardware it does not sell (:mod:`aisle.demo.external`).
+autocomplete; the suggestion indexes; the product embeddings for vector and image search; the demo
+recommendation models (trained on the training part of each protocol only; SIMILAR_ITEMS reuses the
+text embeddings) deployed into the demo containers; the Home Depot search ranker; and the fashion
+tenant's fallback to a local Typesense server holding hardware it does not sell (:mod:`aisle.demo.external`).
+
+``make run`` builds only the cheap steps before starting the services (``aisle demo --cheap``) and
+leaves the embeddings, SIMILAR_ITEMS and the ranker to a background builder (:mod:`aisle.demo.builder`).
 """
 
 from __future__ import annotations
@@ -89,13 +92,32 @@ def import_demo_query_log(
     echo(f"homedepot: query log, {import_query_log(tenants, 'homedepot', log)} distinct queries")
 
 
-def _recs(settings, store, data: Path | None) -> None:  # type: ignore[no-untyped-def]
-    from aisle.demo.containers import deploy_demo
+def _suggestions(settings, tenants, ready: list[str]) -> None:  # type: ignore[no-untyped-def]
+    """Build each tenant's autocomplete candidates now (cached on disk), not on its first request."""
+    from aisle.search.indexes import IndexRegistry
+    from aisle.search.suggest.registry import SuggesterRegistry
+
+    suggesters = SuggesterRegistry(tenants, IndexRegistry(tenants, settings.data_dir))
+    for tenant in ready:
+        started = time.perf_counter()
+        try:
+            suggesters.get(tenant)
+        except AisleError as exc:
+            typer.echo(f"{tenant}: suggestions not built: {exc.message}")
+            continue
+        typer.echo(f"{tenant}: suggestion index ready, {time.perf_counter() - started:.1f}s")
+
+
+def _recs(settings, store, data: Path | None, heavy: bool) -> None:  # type: ignore[no-untyped-def]
+    from aisle.demo.containers import announce_heavy, deploy_demo
     from aisle.demo.recs import train_demo_models
 
-    records = train_demo_models(store, data, vectors_dir=settings.data_dir, progress=typer.echo)
+    records = train_demo_models(store, data, vectors_dir=settings.data_dir, progress=typer.echo, heavy=heavy)
     for container in deploy_demo(store, settings, records, progress=typer.echo):
         typer.echo(f"{container.tenant}: container '{container.container_id}' serves {container.model_id}")
+    if not heavy:
+        for container in announce_heavy(store, Tenants(store, ttl=0).names()):
+            typer.echo(f"{container.tenant}: container '{container.container_id}' waits for its model")
 
 
 def _vectors(settings, data: Path | None, images: bool) -> None:  # type: ignore[no-untyped-def]
@@ -127,15 +149,25 @@ def build_demo(
     vectors: bool = True,
     images: bool = True,
     ranker: bool = True,
+    cheap: bool = False,
 ) -> None:
-    """Every step of the module docstring, in order, printing progress. Raises AisleError."""
+    """Every step of the module docstring, in order, printing progress. Raises AisleError.
+
+    ``cheap`` builds only what takes seconds (catalogs, indexes, query log, suggestion indexes, the
+    recommendation models but SIMILAR_ITEMS, the external search demo) and leaves the embeddings,
+    SIMILAR_ITEMS and the ranker to the background builder (:mod:`aisle.demo.builder`).
+    """
     tenants = Tenants(store, ttl=0)
-    import_demo_catalogs(tenants, settings.data_dir, data, only=only, if_missing=if_missing)
+    before = set(tenants.names()) if if_missing else set()
+    ready = import_demo_catalogs(tenants, settings.data_dir, data, only=only, if_missing=if_missing)
     import_demo_query_log(tenants, data)
-    if vectors:  # before the models: SIMILAR_ITEMS reuses the text vectors
+    # new tenants only: a kept tenant's suggestions are cached already (the search service's warm-up
+    # rebuilds what changed), so a second `make run` does not pay for them twice
+    _suggestions(settings, tenants, [t for t in ready if t not in before])
+    if vectors and not cheap:  # before the models: SIMILAR_ITEMS reuses the text vectors
         _vectors(settings, data, images)
     if recs:
-        _recs(settings, store, data)
-    if ranker:
+        _recs(settings, store, data, heavy=not cheap)
+    if ranker and not cheap:
         _ranker(settings, tenants, data)
     _external(settings, tenants, data)

@@ -50,6 +50,8 @@ DEMO_CONTAINERS: dict[str, list[tuple[str, ModelType]]] = {
     "yoochoose": [("also-viewed", ModelType.CUSTOMERS_ALSO_VIEW)],
 }
 ITEMS = 20
+HEAVY_TYPES = (ModelType.SIMILAR_ITEMS,)
+"""Model types the background builder trains (:mod:`aisle.demo.builder`): they need the embeddings."""
 
 
 @dataclass(frozen=True)
@@ -140,6 +142,27 @@ def deploy_demo(
             out.append(container)
             progress(f"recs: {tenant}/{record.model_id} v{record.version} {state}; container "
                      f"{container_id} v{container.version}")  # fmt: skip
+    return out
+
+
+def announce_heavy(store: BlobStore, tenants: list[str]) -> list[DemoContainer]:
+    """Create the containers of the models the background builder trains (SIMILAR_ITEMS), bound to
+    their model id, and mark each model ``training`` unless it is deployed already: until the builder
+    deploys it, predict on the container answers 503 ``model_training`` instead of 404.
+    """
+    from aisle.recs.training import default_model_id
+
+    out = []
+    for tenant in tenants:
+        for container_id, model_type in DEMO_CONTAINERS.get(tenant, []):
+            if model_type not in HEAVY_TYPES:
+                continue
+            model_id = default_model_id(model_type)
+            deployments = Deployments(tenant_scope(store, tenant))
+            current = deployments.get(model_id)
+            if current is None or current.status != "deployed":
+                deployments.write(Deployment(modelId=model_id, status="training", modelVersion=0))
+            out.append(ensure_container(store, tenant, container_id, model_id))
     return out
 
 

@@ -37,18 +37,25 @@ def _reusable(scope: BlobStore, model_type: ModelType, info: dict[str, Any]) -> 
 
 
 def train_demo_models(
-    store: BlobStore, data_dir: Path | None, *, vectors_dir: Path | None = None, progress: Progress = print
+    store: BlobStore,
+    data_dir: Path | None,
+    *,
+    vectors_dir: Path | None = None,
+    progress: Progress = print,
+    heavy: bool = True,
 ) -> dict[str, list[ModelRecord]]:
     """Train (or reuse) each demo model; returns ``{tenant: [records]}``; tenants lacking data are skipped.
 
     ``vectors_dir`` (the services' ``AISLE_DATA_DIR``): where SIMILAR_ITEMS looks for the text vectors
     vector search built for the current catalog, to reuse them instead of encoding the catalog again.
+    ``heavy`` False leaves SIMILAR_ITEMS out (it needs the text embeddings: the background builder of
+    :mod:`aisle.demo.builder` trains it once they exist).
     """
     tenants = Tenants(store)
     out: dict[str, list[ModelRecord]] = {}
 
     def fashion(scope: BlobStore, tenant: str, data: Path | None, progress: Progress) -> list[ModelRecord]:
-        return _fashion(scope, tenant, data, progress, tenants=tenants, vectors_dir=vectors_dir)
+        return _fashion(scope, tenant, data, progress, tenants=tenants, vectors_dir=vectors_dir, heavy=heavy)
 
     for tenant, fn in (("fashion", fashion), ("default", _default), ("yoochoose", _yoochoose)):
         if not tenants.exists(tenant):
@@ -89,6 +96,7 @@ def _fashion(
     *,
     tenants: Tenants,
     vectors_dir: Path | None,
+    heavy: bool = True,
 ) -> list[ModelRecord]:
     from aisle.recs.training import train_gbb, train_similar, vector_search_embeddings
 
@@ -99,19 +107,22 @@ def _fashion(
         return []
     info = {"catalog_version": catalog.version}
     products = catalog.products
+    gbb = _get_or_train(
+        scope, tenant, ModelType.GOOD_BETTER_BEST, info, lambda: train_gbb(products), progress
+    )
+    if not heavy:
+        return [gbb]
     vectors = vector_search_embeddings(tenants, tenant, vectors_dir, catalog)
     similar_info = info | ({"embeddings": "vector-search"} if vectors is not None else {})
-    return [
-        _get_or_train(
-            scope,
-            tenant,
-            ModelType.SIMILAR_ITEMS,
-            similar_info,
-            lambda: train_similar(products, vectors=vectors, progress=progress),
-            progress,
-        ),
-        _get_or_train(scope, tenant, ModelType.GOOD_BETTER_BEST, info, lambda: train_gbb(products), progress),
-    ]
+    similar = _get_or_train(
+        scope,
+        tenant,
+        ModelType.SIMILAR_ITEMS,
+        similar_info,
+        lambda: train_similar(products, vectors=vectors, progress=progress),
+        progress,
+    )
+    return [similar, gbb]
 
 
 def _default(scope: BlobStore, tenant: str, data_dir: Path | None, progress: Progress) -> list[ModelRecord]:

@@ -15,7 +15,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from aisle.catalog.store import Catalog, CatalogNotFound, CatalogStore
-from aisle.core.errors import Conflict, ErrorCode
+from aisle.core.errors import Conflict, ErrorCode, Unavailable
 from aisle.core.storage import BlobNotFound, BlobStore, PrefixBlobStore
 from aisle.core.validation import is_resource_id
 from aisle.recs.containers import ContainerStore
@@ -33,6 +33,13 @@ class ModelNotDeployed(Conflict):
     code = ErrorCode.MODEL_NOT_DEPLOYED
 
 
+class ModelTraining(Unavailable):
+    """503 ``model_training``: the model is announced (status ``training``) but not trained yet."""
+
+    code = ErrorCode.MODEL_TRAINING
+    retry_after = 30
+
+
 class ModelInUse(Conflict):
     code = ErrorCode.MODEL_IN_USE
 
@@ -41,7 +48,10 @@ class Deployment(BaseModel):
     """Serving state of one model."""
 
     modelId: str
-    status: Literal["deployed", "undeployed"]
+    status: Literal["deployed", "undeployed", "training"] = Field(
+        description="training: announced by a background build that has not deployed it yet "
+        "(predict answers 503 model_training meanwhile)."
+    )
     modelVersion: int = Field(description="Registry version that was loaded and warmed.")
     jobId: str | None = None
     updatedAt: datetime = Field(default_factory=lambda: datetime.now(UTC))

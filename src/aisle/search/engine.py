@@ -257,8 +257,9 @@ class SearchEngine:
 
     def warm_up(self) -> None:
         """Open every tenant's index, ranker token table, text and photo vectors, and run the text and
-        photo models once, so no first request pays for them (each seconds; left to the first request,
-        they overran the 250 ms search deadline). A tenant that fails to load is logged and skipped."""
+        photo models once (and build the suggestion indexes in a background thread), so no first
+        request pays for them (each seconds; left to the first request, they overran the 250 ms search
+        deadline). A tenant that fails to load is logged and skipped."""
         names = self.tenants.names()
         for tenant in names:
             try:
@@ -267,6 +268,11 @@ class SearchEngine:
                     DocTerms.of(index)  # the ranker's token table (seconds), not on a first query
             except AisleError as exc:
                 log.warning("tenant %s not loaded: %s", tenant, exc.message)
+        # autocomplete indexes (a second or more each) in the background: search answers meanwhile,
+        # and a tenant's first GET /suggestions waits for its build at most, never starts one
+        threading.Thread(
+            target=self._warm_suggesters, args=(names,), name="suggest-warm", daemon=True
+        ).start()
         try:
             # has() opens each table, so every tenant is asked (a list, not any())
             if [tenant for tenant in names if self.vectors.store.has(tenant)]:
@@ -282,6 +288,15 @@ class SearchEngine:
                     log.warning("image search not warmed up: %s", exc.message)
         except Exception:  # a failed warm-up only makes the first request slower
             log.exception("start-up warm-up of the vectors failed")
+
+    def _warm_suggesters(self, names: list[str]) -> None:
+        for tenant in names:
+            try:
+                self.suggesters.get(tenant)
+            except AisleError as exc:
+                log.warning("suggestions of tenant %s not built at start-up: %s", tenant, exc.message)
+            except Exception:  # only the first request pays for it then
+                log.exception("suggestions of tenant %s not built at start-up", tenant)
 
     def close(self) -> None:
         if self.external is not None:

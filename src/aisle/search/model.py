@@ -17,6 +17,7 @@ from aisle.core.validation import NumbersChecked
 
 SortOrder = Literal["relevance", "price_asc", "price_desc"]
 StageName = Literal["strict", "relaxed", "typo", "browse", "none"]
+HybridState = Literal["used", "building", "unavailable"]
 
 
 class FilterSpec(BaseModel):
@@ -135,6 +136,13 @@ class QueryGraph(BaseModel):
     sort: SortOrder = "relevance"
     external: ExternalSearchGraph | None = Field(
         default=None, description="The external search service's part, when the tenant has one."
+    )
+    hybrid: HybridState | None = Field(
+        default=None,
+        description="Hybrid retrieval for this query, when the tenant enables it and the query is "
+        "relevance-sorted: 'used' (lexical and embedding candidates fused), 'building' (the text "
+        "vectors are being built in the background: lexical results only until they land, no restart "
+        "needed), 'unavailable' (no text vectors and no build running: lexical results only).",
     )
     took_ms: float = 0.0
 

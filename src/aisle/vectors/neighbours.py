@@ -92,8 +92,9 @@ class LocalNeighbours:
 class RemoteNeighbours:
     """Neighbours from the vector search service (``POST {url}/vectors/search``, 5 s timeout).
 
-    Its error envelope is passed on as it came (code, message, status); a transport failure is 503
-    ``vector_service_unavailable``, a status outside 4xx/5xx a 502 ``vector_service_error``.
+    Its error envelope is passed on as it came (code, message, status, Retry-After); a transport
+    failure is 503 ``vector_service_unavailable``, a status outside 4xx/5xx a 502
+    ``vector_service_error``.
     """
 
     def __init__(self, url: str, *, transport: httpx.BaseTransport | None = None) -> None:
@@ -126,12 +127,15 @@ class RemoteNeighbours:
         payload = orjson.loads(resp.content) if resp.content else {}
         if resp.status_code != 200:
             err = payload.get("error") or {}
-            raise AisleError(
+            passed = AisleError(
                 err.get("message", f"vector service answered {resp.status_code}"),
                 code=err.get("code", ErrorCode.VECTOR_SERVICE_ERROR),
                 status=resp.status_code if 400 <= resp.status_code < 600 else 502,
                 details=err.get("details"),
             )
+            if "retry-after" in resp.headers:  # e.g. vectors_building: when to look again
+                passed.headers = {**(passed.headers or {}), "Retry-After": resp.headers["retry-after"]}
+            raise passed
         return [Neighbour(n["id"], float(n["score"])) for n in payload["neighbours"]]
 
     def close(self) -> None:

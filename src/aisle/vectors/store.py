@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
+from aisle.core.builds import BuildBoard
 from aisle.core.errors import BadRequest, ErrorCode, Unavailable
 from aisle.core.tenancy import check_tenant_name
 from aisle.vectors.ann import Neighbours
@@ -32,6 +33,33 @@ class VectorIndexMissing(Unavailable):
         )
 
 
+class VectorsBuilding(VectorIndexMissing):
+    """No table yet, but a background build of it is queued or running (HTTP 503 ``vectors_building``).
+
+    ``Retry-After`` is the build's ETA clamped to 5..120 s (30 s before it has one).
+    """
+
+    code = ErrorCode.VECTORS_BUILDING
+
+    def __init__(self, tenant: str, kind: str, percent: int, eta_s: float | None) -> None:
+        Unavailable.__init__(
+            self,
+            f"the {kind} vectors of tenant '{tenant}' are being built ({percent}% done); "
+            "lexical search answers meanwhile",
+            retry_after=30 if eta_s is None else int(min(max(eta_s, 5), 120)),
+            details={"tenant": tenant, "kind": kind, "percent": percent},
+        )
+
+
+def missing(data_dir: Path, tenant: str, kind: str) -> VectorIndexMissing:
+    """The error for a tenant without a table: ``vectors_building`` while the build board shows one
+    queued or running (:mod:`aisle.core.builds`), else ``vector_index_missing``."""
+    build = BuildBoard(data_dir).building(tenant, f"{kind}_vectors")
+    if build is None:
+        return VectorIndexMissing(tenant, kind)
+    return VectorsBuilding(tenant, kind, build.percent, build.eta_s)
+
+
 class VectorStore:
     """Vector tables under ``<data_dir>/vectors`` (see :mod:`aisle.vectors.table`)."""
 
@@ -49,7 +77,8 @@ class VectorStore:
         """The tenant's newest table of ``kind``.
 
         Raises:
-            VectorIndexMissing (503): nothing built yet.
+            VectorIndexMissing (503): nothing built yet; its subclass VectorsBuilding
+            (``vectors_building``) while a background build of it runs.
         """
         check_tenant_name(tenant)
         now = time.monotonic()
@@ -61,7 +90,7 @@ class VectorStore:
             if path is None:
                 if entry is not None:  # the table's directory vanished: keep serving what is loaded
                     return entry[1]
-                raise VectorIndexMissing(tenant, kind)
+                raise missing(self.data_dir, tenant, kind)
             table = entry[1] if entry is not None and entry[1].path == path else VectorTable.load(path)
             self._open[(tenant, kind)] = (now, table)
             return table

@@ -11,7 +11,14 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from aisle.core.storage import BlobStore
-from aisle.recs.deployments import STATE_TTL_S, Deployments, Loader, ModelNotDeployed, default_loader
+from aisle.recs.deployments import (
+    STATE_TTL_S,
+    Deployments,
+    Loader,
+    ModelNotDeployed,
+    ModelTraining,
+    default_loader,
+)
 from aisle.recs.models.base import ModelType, Recommender
 from aisle.recs.registry import ModelRecord, ModelRegistry
 
@@ -33,7 +40,8 @@ class ModelSource(Protocol):
     def served(
         self, tenant: str, scope: BlobStore, model_id: str, *, require_deployed: bool = True
     ) -> ServedModel:
-        """The loaded model. Raises ModelNotFound (404) or ModelNotDeployed (409)."""
+        """The loaded model. Raises ModelNotFound (404), ModelNotDeployed (409) or ModelTraining (503:
+        announced by a background build, not trained yet)."""
         ...
 
     def records(self, tenant: str, scope: BlobStore) -> list[ModelRecord]:
@@ -77,6 +85,11 @@ class RegistryModelSource:
     ) -> ServedModel:
         dep = self._deps(tenant, scope).get(model_id, max_age_s=self.state_ttl_s)
         if require_deployed and (dep is None or dep.status != "deployed"):
+            if dep is not None and dep.status == "training":
+                raise ModelTraining(
+                    f"model '{model_id}' is being trained in the background; try again shortly",
+                    details={"modelId": model_id},
+                )
             ModelRegistry(scope).get(model_id)  # 404 first when the model does not exist at all
             raise ModelNotDeployed(f"model '{model_id}' is not deployed", details={"modelId": model_id})
         # keyed by the deployment that loaded it: a redeploy (new job) loads the current record again

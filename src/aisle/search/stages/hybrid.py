@@ -12,7 +12,10 @@ they add to ``total`` (facets still count the lexical matches). The fused list i
 
 Without vectors (``Hybrid()``, as :func:`~aisle.search.pipeline.default_stages` builds it when given
 none, or a tenant without vectors) the stage does nothing; the search engine gives it the process's
-vector search (:mod:`aisle.search.engine`).
+vector search (:mod:`aisle.search.engine`). ``queryGraph.hybrid`` says what happened when the tenant
+enables hybrid retrieval: ``used``, ``building`` (its text vectors are being built in the background;
+the table is picked up within the vector store's check interval once it lands, without a restart) or
+``unavailable``.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from aisle.search.context import Candidates, Hit, SearchContext
 from aisle.search.filter_rows import FilterRows
 from aisle.search.stages.retrieve import lexical_candidates, with_filter
 from aisle.vectors.search import VectorSearch
+from aisle.vectors.store import VectorIndexMissing, VectorsBuilding
 
 
 class Hybrid:
@@ -42,17 +46,17 @@ class Hybrid:
         if vectors is None:
             return ctx
         cfg = ctx.config.global_.hybrid
-        if (
-            not cfg.enabled
-            or not ctx.reorders_within(cfg.candidates)
-            or not vectors.store.has(ctx.index.tenant)
-        ):
+        if not cfg.enabled or not ctx.reorders_within(cfg.candidates):
             return ctx
+        assert ctx.graph is not None
         index = ctx.index
-        table = vectors.store.table(index.tenant)
+        try:
+            table = vectors.store.table(index.tenant)
+        except VectorIndexMissing as exc:  # lexical only, and the queryGraph says why
+            ctx.graph.hybrid = "building" if isinstance(exc, VectorsBuilding) else "unavailable"
+            return ctx
         lexical = lexical_candidates(ctx, cfg.candidates)
         lex_ords, lex_scores = lexical.ords.tolist(), lexical.lexical
-        assert ctx.graph is not None
         query_vec = vectors.encode(ctx.graph.normalized or ctx.query)
         expand = ctx.graph.stage in cfg.expand_stages
         extra: list[int] = []
@@ -98,6 +102,7 @@ class Hybrid:
         ctx.total += len(extra)
         ctx.vector_only = len(extra)
         ctx.graph.stages_tried.append({"stage": f"hybrid-{cfg.method}", "hits": len(ords)})
+        ctx.graph.hybrid = "used"
         return ctx
 
     @staticmethod

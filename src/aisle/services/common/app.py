@@ -10,6 +10,7 @@ service has it, ``Server-Timing``. A service then registers its caches with
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Collection, Sequence
 from contextlib import AbstractAsyncContextManager
 from typing import Any
@@ -17,6 +18,7 @@ from typing import Any
 from fastapi import APIRouter, Depends, FastAPI, Request
 
 from aisle import __version__
+from aisle.core.builds import BuildBoard
 from aisle.core.config import Settings, load_settings
 from aisle.core.tenancy import Tenants
 from aisle.services.common.body_limit import BodyLimitMiddleware, document_body_limits, route_limits
@@ -24,7 +26,7 @@ from aisle.services.common.errors import Envelope, error_responses, install_erro
 from aisle.services.common.metrics import MetricsMiddleware, ServiceMetrics, metrics_endpoint
 from aisle.services.common.params import refuse_unknown_query_params
 from aisle.services.common.request_id import RequestIdMiddleware
-from aisle.services.common.schemas import Health
+from aisle.services.common.schemas import BuildStatus, Health
 from aisle.services.common.timing import ServerTimingMiddleware
 
 Lifespan = Callable[[FastAPI], AbstractAsyncContextManager[Any]]
@@ -32,9 +34,20 @@ Lifespan = Callable[[FastAPI], AbstractAsyncContextManager[Any]]
 health_router = APIRouter()
 
 
+HEALTH_BUILDS_TTL_S = 1.0
+
+
 @health_router.get("/health", response_model=Health)
 def health(request: Request) -> Health:
-    return Health(service=request.app.state.service, version=__version__)
+    """The service, its version and each tenant's background builds (a cached read of a few files)."""
+    state = request.app.state
+    now = time.monotonic()
+    cached = getattr(state, "health_builds", None)
+    if cached is None or now - cached[0] >= HEALTH_BUILDS_TTL_S:
+        by_tenant = BuildBoard(state.data_dir).by_tenant()
+        builds = {t: [BuildStatus.model_validate(b.to_dict()) for b in bs] for t, bs in by_tenant.items()}
+        cached = state.health_builds = (now, builds)
+    return Health(service=state.service, version=__version__, builds=cached[1])
 
 
 def service_app(
@@ -68,6 +81,7 @@ def service_app(
     settings = settings if settings is not None else load_settings()
     app = FastAPI(title=title, version=__version__, description=description, lifespan=lifespan)
     app.state.service = service
+    app.state.data_dir = settings.data_dir
     metrics = ServiceMetrics(service, known_tenant=tenants.known if tenants is not None else None)
     app.state.metrics = metrics
     if tenants is not None:

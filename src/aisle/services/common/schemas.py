@@ -29,7 +29,28 @@ class PredictErrorEnvelope(BaseModel):
     error: ErrorObject
 
 
+class BuildStatus(BaseModel):
+    """One background build of a tenant's heavy artifact (see ``aisle.core.builds``)."""
+
+    artifact: str = Field(
+        description="text_vectors, image_vectors, similar_items or ranker.", examples=["text_vectors"]
+    )
+    state: Literal["queued", "running", "done", "failed", "interrupted"] = Field(
+        description="interrupted: its builder stopped before the end; the next one starts it again."
+    )
+    percent: int = Field(ge=0, le=100)
+    etaSeconds: int | None = Field(default=None, description="Seconds left (linear estimate), if known.")
+    message: str = Field(default="", description="The current step, or why the build failed.")
+
+
 class Health(BaseModel):
+    """``GET /health``: the process answers. ``builds`` lists, per tenant, the background builds of
+    heavy artifacts (read from small local files, cached for a second): until one is ``done`` its
+    feature answers as documented meanwhile (lexical search, 503 ``vectors_building``, ...)."""
+
     status: str = Field(default="ok", examples=["ok"])
     service: str
     version: str
+    builds: dict[str, list[BuildStatus]] = Field(
+        default_factory=dict, description="tenant -> its background builds (none: nothing recorded)."
+    )

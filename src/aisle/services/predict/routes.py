@@ -116,6 +116,8 @@ def to_query(body: PredictRequest, container_id: str) -> PredictQuery:
             "(action_slot_unknown) or condition field (condition_field_unknown)",
             "404": "unknown tenant (tenant_not_found) or container (container_not_found)",
             "409": "a slot's model is not deployed (model_not_deployed)",
+            "503": "a slot's model is still being trained by a background build (model_training, "
+            "Retry-After: 30); " + COMMON["503"],
             "422": "invalid body, e.g. empty `productIds` (validation_error), or missing `tenant`",
         },
     ),

@@ -4,7 +4,9 @@
 queryGraph; see :mod:`aisle.search.semantic`). The neighbours come from the vector search service when
 ``AISLE_VECTOR_URL`` is set (``POST {url}/vectors/search``, the caller's token forwarded), else from this
 process's tables under ``AISLE_DATA_DIR`` (:mod:`aisle.vectors.neighbours`). A tenant without vectors
-answers 503 ``vector_index_missing``; an unreachable vector service 503 ``vector_service_unavailable``.
+answers 503 ``vector_index_missing``, or 503 ``vectors_building`` (with ``Retry-After``) while a
+background build of them runs (they are served within seconds of landing, without a restart); an
+unreachable vector service 503 ``vector_service_unavailable``.
 
 ``/images/search`` takes a multipart ``file`` (JPEG or PNG, at most 8 MiB and 40 megapixels; see
 :mod:`aisle.vectors.image_input` for each 4xx) and the ``tenant`` query parameter, and answers the same
@@ -34,6 +36,18 @@ from aisle.vectors.image_input import MAX_IMAGE_BYTES, check_size
 
 router = APIRouter()
 read = scoped(SEARCH_READ)
+VECTORS_UNAVAILABLE_DOC = (
+    "the tenant's vectors are not there: vector_index_missing (never built), vectors_building (a "
+    "background build runs; Retry-After is its remaining time, 5-120 s; search answers lexically "
+    "meanwhile), vector_service_unavailable, image_search_unavailable (no photo model), or a backend "
+    "such as object storage is down; Retry-After says when to retry"
+)
+
+
+def _responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
+    out = error_responses(*statuses)
+    out[503] = {**out[503], "description": VECTORS_UNAVAILABLE_DOC}
+    return out
 
 
 def _json(model: Any) -> Response:
@@ -44,7 +58,7 @@ def _json(model: Any) -> Response:
     "/vector-search",
     response_model=SearchResult,
     dependencies=[read, count_tenant("search")],
-    responses=error_responses(400, 401, 403, 404, 422, 503),
+    responses=_responses(400, 401, 403, 404, 422, 503),
     summary="Semantic (embedding) search",
 )
 def vector_search(engine: Engine, request: Request, body: SearchRequest) -> Response:
@@ -60,7 +74,7 @@ def vector_search(engine: Engine, request: Request, body: SearchRequest) -> Resp
     "/images/search",
     response_model=SearchResult,
     dependencies=[read, count_tenant("search")],
-    responses=error_responses(400, 401, 403, 404, 413, 415, 422, 503),
+    responses=_responses(400, 401, 403, 404, 413, 415, 422, 503),
     summary="Visually similar products",
 )
 async def images_search(

@@ -69,7 +69,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         description="Index, delete and search product embeddings per tenant, by text (MiniLM) or by "
         "vector, with the search filters. Errors use one envelope: "
         '`{"error": {"code", "message", "details"}}`; a tenant without vectors answers 503 '
-        "`vector_index_missing`.",
+        "`vector_index_missing`, or `vectors_building` with a Retry-After while a background build of "
+        "them runs (served within seconds of landing, no restart).",
         routers=[routes.router],
         lifespan=lifespan,
         settings=settings,

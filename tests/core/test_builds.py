@@ -1,0 +1,89 @@
+"""The build board (aisle.core.builds) and the one-builder lock (aisle.demo.builder)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from aisle.core.builds import Build, BuildBoard, BuildReporter
+from aisle.demo.builder import builder_lock
+
+
+def test_a_build_reports_its_progress_and_eta_then_done(tmp_path: Path) -> None:
+    board = BuildBoard(tmp_path)
+    reporter = BuildReporter(board, "shop", "text_vectors")
+    reporter.queue()
+    assert board.building("shop", "text_vectors") is not None
+    assert board.get("shop", "text_vectors").state == "queued"  # type: ignore[union-attr]
+    reporter.progress("embed", 250, 1000)
+    running = board.get("shop", "text_vectors")
+    assert running is not None and running.state == "running" and running.percent == 25
+    assert running.eta_s is not None and running.eta_s >= 0
+    reporter.finish()
+    done = board.get("shop", "text_vectors")
+    assert done is not None and done.state == "done" and done.percent == 100 and not done.active
+    assert board.building("shop", "text_vectors") is None
+    assert [b.to_dict()["state"] for b in board.all()] == ["done"]
+
+
+def test_a_failed_build_keeps_its_reason(tmp_path: Path) -> None:
+    board = BuildBoard(tmp_path)
+    BuildReporter(board, "shop", "ranker").fail("no judgments")
+    failed = board.get("shop", "ranker")
+    assert failed is not None and failed.state == "failed" and failed.message == "no judgments"
+    assert board.building("shop", "ranker") is None
+
+
+def test_a_build_whose_builder_died_reads_as_interrupted(tmp_path: Path) -> None:
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    board = BuildBoard(tmp_path)
+    board.write(Build("shop", "image_vectors", "running", 10, 100, "embed", 1.0, pid=gone.pid))
+    build = board.get("shop", "image_vectors")
+    assert build is not None and build.state == "interrupted" and not build.active
+    assert board.building("shop", "image_vectors") is None  # so the vectors answer "missing", not "building"
+
+
+def test_an_unreadable_board_file_is_no_build(tmp_path: Path) -> None:
+    board = BuildBoard(tmp_path)
+    (tmp_path / "builds" / "shop").mkdir(parents=True)
+    (tmp_path / "builds" / "shop" / "ranker.json").write_text("{half")
+    assert board.get("shop", "ranker") is None and board.all() == []
+
+
+def test_one_builder_at_a_time(tmp_path: Path) -> None:
+    with builder_lock(tmp_path) as first:
+        assert first
+        with builder_lock(tmp_path) as second:
+            assert not second
+    with builder_lock(tmp_path) as again:
+        assert again
+
+
+def test_aisle_status_lists_each_build_with_percentage(tmp_path: Path) -> None:
+    env = {"AISLE_STORAGE_URL": f"file://{tmp_path / 'bucket'}", "AISLE_DATA_DIR": str(tmp_path / "data")}
+    BuildReporter(BuildBoard(tmp_path / "data"), "shop", "text_vectors").progress("embed", 30, 120)
+    BuildReporter(BuildBoard(tmp_path / "data"), "shop", "ranker").fail("no judgments")
+    run = subprocess.run(
+        [sys.executable, "-m", "aisle.cli", "status"], env=os.environ | env, capture_output=True, text=True
+    )
+    assert run.returncode == 0, run.stderr
+    lines = run.stdout.splitlines()
+    assert lines[0].split()[:4] == ["tenant", "artifact", "state", "done"]
+    # this test process wrote the running build and is alive, so it reads as running
+    assert lines[1].split()[:4] == ["shop", "ranker", "failed", "0%"] and "no judgments" in lines[1]
+    assert lines[2].split()[:4] == ["shop", "text_vectors", "running", "25%"]
+    as_json = subprocess.run(
+        [sys.executable, "-m", "aisle.cli", "status", "--json"],
+        env=os.environ | env,
+        capture_output=True,
+        text=True,
+    )
+    doc = json.loads(as_json.stdout)
+    assert [(b["artifact"], b["state"], b["percent"]) for b in doc["shop"]] == [
+        ("ranker", "failed", 0),
+        ("text_vectors", "running", 25),
+    ]

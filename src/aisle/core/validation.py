@@ -32,6 +32,13 @@ ID_RE = re.compile(ID_PATTERN)
 EXTERNAL_ID_PATTERN = r"^[^\x00-\x1f\x7f]{1,256}$"
 """An external id: 1-256 characters, none of them a C0 control character or DEL."""
 
+WHITESPACE = r"\t\n\v\f\r \x1c-\x1f\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
+"""White space by Python's ``str.isspace`` and by ECMA-262's ``\\s`` together, as a character-class body.
+A schema pattern built on ``\\S`` lets the two disagree (U+0085 is blank to Python and not to ECMA-262,
+U+FEFF the other way round), so a value the OpenAPI document admits would be refused."""
+NOT_BLANK_PATTERN = f"[^{WHITESPACE}]"
+"""A pattern (unanchored) that a string matches when it holds a character that is not white space."""
+
 MAX_SAFE_INTEGER = 2**53
 """Largest magnitude of a number accepted in a request (2^53: exact as a float64, fits an i64)."""
 

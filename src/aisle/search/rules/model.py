@@ -24,7 +24,7 @@ from pydantic import (
     model_validator,
 )
 
-from aisle.core.validation import ID_PATTERN, ExternalId
+from aisle.core.validation import ID_PATTERN, WHITESPACE, ExternalId
 from aisle.search.model import FilterSpec
 
 RULE_ID_PATTERN = ID_PATTERN
@@ -212,7 +212,7 @@ class RewriteAction(_Strict):
     query: str = Field(
         min_length=1,
         max_length=256,
-        pattern=r"^[^\x00-\x1f\x7f]*[^\x00-\x1f\x7f\s][^\x00-\x1f\x7f]*$",
+        pattern=rf"^[^\x00-\x1f\x7f]*[^\x00-\x1f\x7f{WHITESPACE}][^\x00-\x1f\x7f]*$",
         description="1-256 characters, not blank, no control characters.",
         examples=["running shoes"],
     )

@@ -14,6 +14,7 @@ from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import Response
 
 from aisle.core.auth.scopes import SEARCH_READ
+from aisle.core.validation import NOT_BLANK_PATTERN
 from aisle.services.common.auth import scoped
 from aisle.services.common.errors import error_responses
 from aisle.services.common.params import TENANT_PATTERN, TenantQuery
@@ -66,7 +67,7 @@ def suggestions(
     proxy: Proxy,
     qStr: Annotated[  # the spec's parameter name
         str,
-        Query(max_length=128, pattern=r"\S", description="What the shopper has typed so far."),
+        Query(max_length=128, pattern=NOT_BLANK_PATTERN, description="What the shopper has typed so far."),
     ],
     tenant: Annotated[str, Query(pattern=TENANT_PATTERN, description="Tenant identifier.")] = "default",
     limit: Annotated[int, Query(ge=1, le=50, description="At most this many.")] = 10,

@@ -17,6 +17,7 @@ from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import Response
 
 from aisle.core.auth.scopes import SEARCH_READ
+from aisle.core.validation import NOT_BLANK_PATTERN
 from aisle.services.common.auth import scoped
 from aisle.services.common.errors import error_responses
 from aisle.services.common.params import TENANT_PATTERN
@@ -39,7 +40,7 @@ async def suggestions(
         str,
         Query(
             max_length=128,
-            pattern=r"\S",
+            pattern=NOT_BLANK_PATTERN,
             description="What the shopper has typed so far; must not be blank. Every word is matched "
             "as a prefix of a word ('run sho' finds 'running shoes'), with typo tolerance.",
             examples=["nik"],

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Protocol, TypedDict, Unpack
 
 from aisle.core.errors import AisleError
 from aisle.core.tenancy import TenantConfig
+from aisle.core.timing import add_timing, timing_enabled
 from aisle.search.context import SearchContext
 from aisle.search.index.reader import TenantIndex
 from aisle.search.model import FacetValue, FilterSpec, SearchResult, SortOrder
@@ -76,15 +77,33 @@ def default_stages(
     )
 
 
+# a stage's name in the Server-Timing header (aisle.core.timing); a class not named here: its own name
+STAGE_NAMES = {
+    MerchandisingRules: "rules",
+    Understand: "understand",
+    ApplyFilters: "filters",
+    ApplyRuleActions: "rule-actions",
+    ExtractAttributes: "attributes",
+    Retrieve: "retrieve",
+    Hybrid: "hybrid",
+    Rerank: "rerank",
+    PinProducts: "pin",
+    Facets: "facets",
+    Fallback: "fallback",
+}
+
+
 class SearchPipeline:
     """Runs the stages in order and shapes the spec's search response.
 
     ``stages`` defaults to :func:`default_stages` with nothing bound (no rules, vectors or ranker).
+    Within a request each stage's wall time is added to the request's timings (``Server-Timing``).
     """
 
     def __init__(self, stages: tuple[Stage, ...] | None = None, budget_s: float = 0.25) -> None:
         self.stages = stages if stages is not None else default_stages()
         self.budget_s = budget_s
+        self._named = [(STAGE_NAMES.get(type(s), type(s).__name__.lower()), s) for s in self.stages]
 
     def search(
         self, index: TenantIndex, config: TenantConfig, query: str, **options: Unpack[SearchOptions]
@@ -94,7 +113,11 @@ class SearchPipeline:
         Raises:
             BadRequest: unknown or disallowed filter/facet fields, bad filter values, unavailable sort.
         """
-        return shape_result(self.run(index, config, query, **options))
+        ctx = self.run(index, config, query, **options)
+        start = time.perf_counter()
+        result = shape_result(ctx)
+        add_timing("shape", time.perf_counter() - start)
+        return result
 
     def run(
         self,
@@ -129,9 +152,15 @@ class SearchPipeline:
             visitor_id=visitor_id,
             budget_s=self.budget_s,
         )
-        for stage in self.stages:
+        timed = timing_enabled()
+        for name, stage in self._named:
             try:
-                ctx = stage.run(ctx)
+                if timed:
+                    start = time.perf_counter()
+                    ctx = stage.run(ctx)
+                    add_timing(name, time.perf_counter() - start)
+                else:
+                    ctx = stage.run(ctx)
             except Exception as exc:
                 if isinstance(exc, AisleError) and exc.status < 500:
                     raise

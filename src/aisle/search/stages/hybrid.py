@@ -17,9 +17,12 @@ vector search (:mod:`aisle.search.engine`).
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import tantivy
 
+from aisle.core.timing import add_timing
 from aisle.search.context import Candidates, Hit, SearchContext
 from aisle.search.filter_rows import FilterRows
 from aisle.search.stages.retrieve import lexical_candidates, with_filter
@@ -53,7 +56,9 @@ class Hybrid:
         lexical = lexical_candidates(ctx, cfg.candidates)
         lex_ords, lex_scores = lexical.ords.tolist(), lexical.lexical
         assert ctx.graph is not None
+        start = time.perf_counter()
         query_vec = vectors.encode(ctx.graph.normalized or ctx.query)
+        add_timing("embed", time.perf_counter() - start)  # part of the hybrid stage's time
         expand = ctx.graph.stage in cfg.expand_stages
         extra: list[int] = []
         if expand:

@@ -39,6 +39,9 @@ class VectorStore:
         self.data_dir = Path(data_dir)
         self.check_every = check_every
         self._open: dict[tuple[str, str], tuple[float, VectorTable]] = {}
+        # (tenant, kind) found without a table, and when: not looked for again for check_every seconds
+        # (a search of a tenant without vectors asks on every request)
+        self._missing: dict[tuple[str, str], float] = {}
         self._guard = threading.Lock()
 
     def entry_count(self) -> int:
@@ -56,12 +59,17 @@ class VectorStore:
         entry = self._open.get((tenant, kind))
         if entry is not None and now - entry[0] < self.check_every:
             return entry[1]
+        missing = self._missing.get((tenant, kind))
+        if missing is not None and now - missing < self.check_every:
+            raise VectorIndexMissing(tenant, kind)
         with self._guard:
             path = latest_table(self.data_dir, tenant, kind)
             if path is None:
                 if entry is not None:  # the table's directory vanished: keep serving what is loaded
                     return entry[1]
+                self._missing[(tenant, kind)] = now
                 raise VectorIndexMissing(tenant, kind)
+            self._missing.pop((tenant, kind), None)
             table = entry[1] if entry is not None and entry[1].path == path else VectorTable.load(path)
             self._open[(tenant, kind)] = (now, table)
             return table
@@ -71,7 +79,10 @@ class VectorStore:
         return set(self._open)
 
     def has(self, tenant: str, kind: str = "text") -> bool:
-        """Whether the tenant has a table of ``kind``; opens it (see :meth:`table`) when it does."""
+        """Whether the tenant has a table of ``kind``; opens it (see :meth:`table`) when it does.
+
+        Like a table, an absence is remembered for ``check_every`` seconds (a search asks every time).
+        """
         try:
             self.table(tenant, kind)
         except VectorIndexMissing:

@@ -7,6 +7,8 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Protocol, TypedDict, Unpack
 
+from pydantic import TypeAdapter
+
 from aisle.core.errors import AisleError
 from aisle.core.tenancy import TenantConfig
 from aisle.core.timing import add_timing, timing_enabled
@@ -171,28 +173,35 @@ class SearchPipeline:
         return ctx
 
 
+_FACETS = TypeAdapter(dict[str, list[FacetValue]])  # one pydantic-core call for every facet value
+
+
 def shape_result(ctx: SearchContext) -> SearchResult:
+    """The response of a finished search. Built with ``model_construct``: every part is made here from
+    values the stages already checked, so pydantic's validation (a copy of every product) is skipped;
+    the facet values are validated in one call (half the cost of a ``FacetValue(...)`` each)."""
     rows = ctx.index.rows
+    relevance = ctx.sort == "relevance"
     products = []
     for hit in ctx.hits:
         product = dict(rows[hit.ord])
-        product["score"] = round(hit.score, 4) if ctx.sort == "relevance" else None
+        product["score"] = round(hit.score, 4) if relevance else None
         products.append(product)
-    facets = {
-        name: [FacetValue(value=v, count=c) for v, c in values] for name, values in ctx.facet_counts.items()
-    }
-    total, redirect, external = ctx.total, ctx.redirect, ctx.external
+    facets = _FACETS.validate_python(
+        {name: [{"value": v, "count": c} for v, c in values] for name, values in ctx.facet_counts.items()}
+    )
+    total, redirect, external = int(ctx.total), ctx.redirect, ctx.external
     if external is not None:
         products, total, facets = external.merged(products, total, facets, ctx.size)
         redirect = redirect or external.redirect_uri
     assert ctx.graph is not None
     ctx.graph.took_ms = round((time.perf_counter() - ctx.started) * 1000, 3)
-    return SearchResult(
+    return SearchResult.model_construct(
         products=products,
         total=total,
         facets=facets,
-        queryGraph=ctx.graph,
+        query_graph=ctx.graph,
         redirect=redirect,
-        correctedQuery=external.corrected_query if external is not None else None,
-        attributionToken=external.attribution_token if external is not None else None,
+        corrected_query=external.corrected_query if external is not None else None,
+        attribution_token=external.attribution_token if external is not None else None,
     )

@@ -83,6 +83,9 @@ class VectorStore:
 
         Like a table, an absence is remembered for ``check_every`` seconds (a search asks every time).
         """
+        missing = self._missing.get((tenant, kind))
+        if missing is not None and time.monotonic() - missing < self.check_every:
+            return False
         try:
             self.table(tenant, kind)
         except VectorIndexMissing:

@@ -22,6 +22,7 @@ from pathlib import Path
 import httpx
 import orjson
 
+from aisle.services.common.timing import app_ms
 from bench.search_server import ServiceProcess
 
 FACETS = ["brand", "color", "price"]
@@ -70,7 +71,7 @@ def latency(url: str, queries: list[str], rounds: int = 3) -> tuple[list[float],
                 resp = http.post("/search", json={"query": q, "tenant": "fashion", "facets": FACETS})
                 client.append((time.perf_counter() - t) * 1000)
                 resp.raise_for_status()
-                server.append(float(resp.headers["server-timing"].split("dur=")[1]))
+                server.append(app_ms(resp.headers["server-timing"]))
     return server, client
 
 

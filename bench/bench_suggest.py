@@ -23,6 +23,7 @@ from pathlib import Path
 
 import httpx
 
+from aisle.services.common.timing import app_ms
 from bench.search_server import ServiceProcess
 
 TENANTS = ("fashion", "homedepot")
@@ -95,7 +96,7 @@ def latency(url: str, tenant: str, typed: list[str], rounds: int = 2) -> tuple[l
                 resp = http.get("/suggestions", params={"qStr": q, "tenant": tenant})
                 client.append((time.perf_counter() - start) * 1000)
                 resp.raise_for_status()
-                server.append(float(resp.headers["server-timing"].split("dur=")[1]))
+                server.append(app_ms(resp.headers["server-timing"]))
     return server, client
 
 

@@ -158,3 +158,22 @@ def test_home_depot_ndcg_beats_plain_bm25_on_a_sample(engine, shared_data: Path)
     report = evaluate(lambda q: [p["id"] for p in engine(q, tenant="homedepot", size=10).products], sample)
     assert report.errors == 0
     assert report.ndcg10 > 0.38, report.ndcg10
+
+
+def test_result_json_is_the_models_json(engine) -> None:  # type: ignore[no-untyped-def]
+    """The search route sends ``json_bytes()``: the same document ``model_dump(by_alias=True)`` gives,
+    with and without the external service's fields, and the result still validates as the model."""
+    import orjson
+
+    from aisle.search.model import SearchResult
+
+    result = engine("blue denim jeans", facets=["brand", "color", "price"], size=7)
+    assert result.products and result.facets["brand"]
+    assert result.json_bytes() == orjson.dumps(result.model_dump(by_alias=True))
+    assert SearchResult.model_validate_json(result.json_bytes()) == SearchResult.model_validate(
+        result.model_dump(by_alias=True)
+    )
+    external = result.model_copy(update={"corrected_query": "blue jeans", "attribution_token": "t-1"})
+    document = orjson.loads(external.json_bytes())
+    assert document == orjson.loads(orjson.dumps(external.model_dump(by_alias=True)))
+    assert (document["correctedQuery"], document["attributionToken"]) == ("blue jeans", "t-1")

@@ -7,8 +7,11 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Protocol, TypedDict, Unpack
 
+from pydantic import TypeAdapter
+
 from aisle.core.errors import AisleError
 from aisle.core.tenancy import TenantConfig
+from aisle.core.timing import add_timing, timing_enabled
 from aisle.search.context import SearchContext
 from aisle.search.index.reader import TenantIndex
 from aisle.search.model import FacetValue, FilterSpec, SearchResult, SortOrder
@@ -76,15 +79,33 @@ def default_stages(
     )
 
 
+# a stage's name in the Server-Timing header (aisle.core.timing); a class not named here: its own name
+STAGE_NAMES = {
+    MerchandisingRules: "rules",
+    Understand: "understand",
+    ApplyFilters: "filters",
+    ApplyRuleActions: "rule-actions",
+    ExtractAttributes: "attributes",
+    Retrieve: "retrieve",
+    Hybrid: "hybrid",
+    Rerank: "rerank",
+    PinProducts: "pin",
+    Facets: "facets",
+    Fallback: "fallback",
+}
+
+
 class SearchPipeline:
     """Runs the stages in order and shapes the spec's search response.
 
     ``stages`` defaults to :func:`default_stages` with nothing bound (no rules, vectors or ranker).
+    Within a request each stage's wall time is added to the request's timings (``Server-Timing``).
     """
 
     def __init__(self, stages: tuple[Stage, ...] | None = None, budget_s: float = 0.25) -> None:
         self.stages = stages if stages is not None else default_stages()
         self.budget_s = budget_s
+        self._named = [(STAGE_NAMES.get(type(s), type(s).__name__.lower()), s) for s in self.stages]
 
     def search(
         self, index: TenantIndex, config: TenantConfig, query: str, **options: Unpack[SearchOptions]
@@ -94,7 +115,11 @@ class SearchPipeline:
         Raises:
             BadRequest: unknown or disallowed filter/facet fields, bad filter values, unavailable sort.
         """
-        return shape_result(self.run(index, config, query, **options))
+        ctx = self.run(index, config, query, **options)
+        start = time.perf_counter()
+        result = shape_result(ctx)
+        add_timing("shape", time.perf_counter() - start)
+        return result
 
     def run(
         self,
@@ -129,9 +154,15 @@ class SearchPipeline:
             visitor_id=visitor_id,
             budget_s=self.budget_s,
         )
-        for stage in self.stages:
+        timed = timing_enabled()
+        for name, stage in self._named:
             try:
-                ctx = stage.run(ctx)
+                if timed:
+                    start = time.perf_counter()
+                    ctx = stage.run(ctx)
+                    add_timing(name, time.perf_counter() - start)
+                else:
+                    ctx = stage.run(ctx)
             except Exception as exc:
                 if isinstance(exc, AisleError) and exc.status < 500:
                     raise
@@ -142,28 +173,35 @@ class SearchPipeline:
         return ctx
 
 
+_FACETS = TypeAdapter(dict[str, list[FacetValue]])  # one pydantic-core call for every facet value
+
+
 def shape_result(ctx: SearchContext) -> SearchResult:
+    """The response of a finished search. Built with ``model_construct``: every part is made here from
+    values the stages already checked, so pydantic's validation (a copy of every product) is skipped;
+    the facet values are validated in one call (half the cost of a ``FacetValue(...)`` each)."""
     rows = ctx.index.rows
+    relevance = ctx.sort == "relevance"
     products = []
     for hit in ctx.hits:
         product = dict(rows[hit.ord])
-        product["score"] = round(hit.score, 4) if ctx.sort == "relevance" else None
+        product["score"] = round(hit.score, 4) if relevance else None
         products.append(product)
-    facets = {
-        name: [FacetValue(value=v, count=c) for v, c in values] for name, values in ctx.facet_counts.items()
-    }
-    total, redirect, external = ctx.total, ctx.redirect, ctx.external
+    facets = _FACETS.validate_python(
+        {name: [{"value": v, "count": c} for v, c in values] for name, values in ctx.facet_counts.items()}
+    )
+    total, redirect, external = int(ctx.total), ctx.redirect, ctx.external
     if external is not None:
         products, total, facets = external.merged(products, total, facets, ctx.size)
         redirect = redirect or external.redirect_uri
     assert ctx.graph is not None
     ctx.graph.took_ms = round((time.perf_counter() - ctx.started) * 1000, 3)
-    return SearchResult(
+    return SearchResult.model_construct(
         products=products,
         total=total,
         facets=facets,
-        queryGraph=ctx.graph,
+        query_graph=ctx.graph,
         redirect=redirect,
-        correctedQuery=external.corrected_query if external is not None else None,
-        attributionToken=external.attribution_token if external is not None else None,
+        corrected_query=external.corrected_query if external is not None else None,
+        attribution_token=external.attribution_token if external is not None else None,
     )

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -51,13 +52,15 @@ class VectorsBuilding(VectorIndexMissing):
         )
 
 
-def missing(data_dir: Path, tenant: str, kind: str) -> VectorIndexMissing:
-    """The error for a tenant without a table: ``vectors_building`` while the build board shows one
-    queued or running (:mod:`aisle.core.builds`), else ``vector_index_missing``."""
+def missing(data_dir: Path, tenant: str, kind: str) -> Callable[[], VectorIndexMissing]:
+    """What to raise for a tenant without a table: ``vectors_building`` while the build board shows one
+    queued or running (:mod:`aisle.core.builds`), else ``vector_index_missing``. A factory, so a
+    remembered absence raises a fresh error each time (one raised again keeps growing its traceback)."""
     build = BuildBoard(data_dir).building(tenant, f"{kind}_vectors")
     if build is None:
-        return VectorIndexMissing(tenant, kind)
-    return VectorsBuilding(tenant, kind, build.percent, build.eta_s)
+        return lambda: VectorIndexMissing(tenant, kind)
+    percent, eta_s = build.percent, build.eta_s
+    return lambda: VectorsBuilding(tenant, kind, percent, eta_s)
 
 
 class VectorStore:
@@ -67,6 +70,9 @@ class VectorStore:
         self.data_dir = Path(data_dir)
         self.check_every = check_every
         self._open: dict[tuple[str, str], tuple[float, VectorTable]] = {}
+        # (tenant, kind) found without a table, and when: not looked for again for check_every seconds
+        # (a search of a tenant without vectors asks on every request)
+        self._missing: dict[tuple[str, str], tuple[float, Callable[[], VectorIndexMissing]]] = {}
         self._guard = threading.Lock()
 
     def entry_count(self) -> int:
@@ -85,12 +91,18 @@ class VectorStore:
         entry = self._open.get((tenant, kind))
         if entry is not None and now - entry[0] < self.check_every:
             return entry[1]
+        absent = self._missing.get((tenant, kind))
+        if absent is not None and now - absent[0] < self.check_every:
+            raise absent[1]()
         with self._guard:
             path = latest_table(self.data_dir, tenant, kind)
             if path is None:
                 if entry is not None:  # the table's directory vanished: keep serving what is loaded
                     return entry[1]
-                raise missing(self.data_dir, tenant, kind)
+                error = missing(self.data_dir, tenant, kind)
+                self._missing[(tenant, kind)] = (now, error)
+                raise error()
+            self._missing.pop((tenant, kind), None)
             table = entry[1] if entry is not None and entry[1].path == path else VectorTable.load(path)
             self._open[(tenant, kind)] = (now, table)
             return table
@@ -100,7 +112,13 @@ class VectorStore:
         return set(self._open)
 
     def has(self, tenant: str, kind: str = "text") -> bool:
-        """Whether the tenant has a table of ``kind``; opens it (see :meth:`table`) when it does."""
+        """Whether the tenant has a table of ``kind``; opens it (see :meth:`table`) when it does.
+
+        Like a table, an absence is remembered for ``check_every`` seconds (a search asks every time).
+        """
+        absent = self._missing.get((tenant, kind))
+        if absent is not None and time.monotonic() - absent[0] < self.check_every:
+            return False
         try:
             self.table(tenant, kind)
         except VectorIndexMissing:

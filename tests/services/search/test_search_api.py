@@ -8,6 +8,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from aisle.core.config import Settings
+from aisle.services.common.timing import app_ms
 from aisle.services.search.app import create_app
 
 
@@ -174,3 +175,22 @@ def test_nan_in_a_range_filter_is_refused(client: TestClient) -> None:
     raw = b'{"query": "", "tenant": "fashion", "filters": [{"field": "price", "value": {"gte": NaN}}]}'
     r = client.post("/search", content=raw, headers={"content-type": "application/json"})
     assert r.status_code == 400 and "finite" in r.json()["error"]["message"]
+
+
+def test_server_timing_names_the_search_stages_after_the_app_total(client: TestClient) -> None:
+    resp = client.get("/search", params={"q": "blue shirt", "tenant": "fashion", "facets": "brand"})
+    assert resp.status_code == 200
+    entries = [part.strip().split(";dur=") for part in resp.headers["server-timing"].split(",")]
+    names = [name for name, _ in entries]
+    durations = {name: float(ms) for name, ms in entries}
+    assert names[0] == "app"
+    assert {"understand", "retrieve", "facets", "shape", "serialize"} <= set(names)
+    assert names.index("understand") < names.index("retrieve") < names.index("facets")
+    # "embed" (the query embedding, when the tenant has vectors) is part of "hybrid"
+    assert sum(ms for name, ms in durations.items() if name not in ("app", "embed")) <= durations["app"]
+    assert app_ms(resp.headers["server-timing"]) == durations["app"]
+    # a route that records nothing still answers with the app total alone
+    health = client.get("/health")
+    assert (
+        health.headers["server-timing"].startswith("app;dur=") and "," not in health.headers["server-timing"]
+    )

@@ -20,9 +20,12 @@ the table is picked up within the vector store's check interval once it lands, w
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import tantivy
 
+from aisle.core.timing import add_timing
 from aisle.search.context import Candidates, Hit, SearchContext
 from aisle.search.filter_rows import FilterRows
 from aisle.search.stages.retrieve import lexical_candidates, with_filter
@@ -57,7 +60,9 @@ class Hybrid:
             return ctx
         lexical = lexical_candidates(ctx, cfg.candidates)
         lex_ords, lex_scores = lexical.ords.tolist(), lexical.lexical
+        start = time.perf_counter()
         query_vec = vectors.encode(ctx.graph.normalized or ctx.query)
+        add_timing("embed", time.perf_counter() - start)  # part of the hybrid stage's time
         expand = ctx.graph.stage in cfg.expand_stages
         extra: list[int] = []
         if expand:

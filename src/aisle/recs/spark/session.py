@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -31,6 +33,19 @@ def spark_session(master: str | None = None, conf: dict[str, str] | None = None)
     for key, value in (conf or {}).items():
         builder = builder.config(key, value)
     return builder.getOrCreate()
+
+
+@contextmanager
+def training_session(master: str | None = None) -> Iterator[SparkSession]:
+    """:func:`spark_session` for one training run: stopped at the end unless it was already running
+    (a caller's, e.g. a test's, stays up)."""
+    ours = SparkSession.getActiveSession() is None
+    spark = spark_session(master)
+    try:
+        yield spark
+    finally:
+        if ours:
+            spark.stop()
 
 
 class SparkOps:

@@ -201,9 +201,7 @@ def test_good_better_best_same_on_both_engines(
         assert got.tiers(seed) == want.tiers(seed)
 
 
-@pytest.mark.parametrize(
-    "model_type", ["FREQUENTLY_BOUGHT_TOGETHER", "BUNDLE_RECOMMENDATIONS", "GOOD_BETTER_BEST"]
-)
+@pytest.mark.parametrize("model_type", ["FREQUENTLY_BOUGHT_TOGETHER", "GOOD_BETTER_BEST"])
 def test_aisle_train_on_spark_registers_what_the_embedded_engine_would(
     spark: SparkSession, tmp_path: Path, model_type: str
 ) -> None:

@@ -35,9 +35,11 @@ def write_snapshot(scope: BlobStore, name: str, frame: pl.DataFrame) -> str:
     buf = io.BytesIO()
     frame.write_parquet(buf, compression="zstd")
     folder = dataset_dir(name)
-    for old in list(scope.list(folder + "/")):
-        scope.delete(f"{folder}/{old}")
-    scope.put(f"{folder}/part-00000.parquet", buf.getvalue())
+    part = f"{folder}/part-00000.parquet"
+    scope.put(part, buf.getvalue())
+    for path in list(scope.list(folder + "/")):  # parts of an older export
+        if path != part:
+            scope.delete(path)
     return folder
 
 

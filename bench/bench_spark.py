@@ -16,8 +16,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import polars as pl
-
 
 def _timed(fn: Callable[[], Any]) -> float:
     start = time.perf_counter()
@@ -31,7 +29,12 @@ def main(data_dir: Path) -> None:
     if importlib.util.find_spec("pyspark") is None or shutil.which("java") is None:
         print("skipped: needs the spark extra and Java 17+")
         return
-    from aisle.recs.events import completejourney_categories, completejourney_lines, yoochoose_events
+    from aisle.recs.events import (
+        completejourney_categories,
+        completejourney_lines,
+        priced_catalog,
+        yoochoose_events,
+    )
     from aisle.recs.models.also_view import train_session_knn
     from aisle.recs.models.bought_together import train_bought_together
     from aisle.recs.models.bundles import train_bundles
@@ -44,14 +47,7 @@ def main(data_dir: Path) -> None:
 
     lines = completejourney_lines(max_week=49)
     cats = completejourney_categories()
-    catalog = (
-        lines.filter(pl.col("price") > 0)
-        .group_by("item_id")
-        .agg(price=pl.col("price").median())
-        .join(cats, on="item_id")
-        .rename({"item_id": "id"})
-    )
-    popularity = lines.group_by("item_id").agg(popularity=pl.col("basket_id").n_unique())
+    catalog, popularity = priced_catalog(lines, cats)
     views = yoochoose_events(data_dir).with_row_index("seq")
     baskets = lines.select("basket_id", "item_id", "ts")
     spark = spark_session(None, {"spark.driver.memory": "4g"})

@@ -176,19 +176,11 @@ def test_good_better_best_same_on_both_engines(
     spark: SparkSession, tmp_path_factory: pytest.TempPathFactory, cj_lines: pl.DataFrame, cj_categories
 ) -> None:
     """Tiers of a catalog priced from the baskets (median unit price), best sellers by baskets."""
-    from aisle.recs.events import completejourney_lines
+    from aisle.recs.events import completejourney_lines, priced_catalog
     from aisle.recs.models.good_better_best import train_good_better_best
     from aisle.recs.spark.good_better_best import train_good_better_best_spark
 
-    sold = completejourney_lines(max_week=TRAIN_WEEKS)
-    catalog = (
-        sold.filter(pl.col("price") > 0)
-        .group_by("item_id")
-        .agg(price=pl.col("price").median())
-        .join(cj_categories, on="item_id")
-        .rename({"item_id": "id"})
-    )
-    popularity = sold.group_by("item_id").agg(popularity=pl.col("basket_id").n_unique())
+    catalog, popularity = priced_catalog(completejourney_lines(max_week=TRAIN_WEEKS), cj_categories)
     folder = tmp_path_factory.mktemp("gbb")
     want = train_good_better_best(catalog, popularity)
     got = train_good_better_best_spark(

@@ -94,14 +94,14 @@ def count_copurchases_spark(
             .select("basket_id", "j", "k", "w", "v")
             .persist()
         )
-        return _counts(coded, items, category, p)
+        return _counts(coded, items, category)
     finally:
         distinct.unpersist()
 
 
-def _counts(
-    coded: DataFrame, items: np.ndarray, category: np.ndarray, p: BoughtTogetherParams
-) -> CoPurchaseCounts:
+def _counts(coded: DataFrame, items: np.ndarray, category: np.ndarray) -> CoPurchaseCounts:
+    """Pair, item and category counts of ``coded`` (``basket_id, j, k, w, v`` per distinct line),
+    collected to the driver; unpersists ``coded``."""
     n_items, n_cats = len(items), int(category.max()) + 1
     try:
         other = coded.select("basket_id", F.col("j").alias("j2"))

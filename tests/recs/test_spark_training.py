@@ -199,11 +199,9 @@ def test_aisle_train_on_spark_registers_what_the_embedded_engine_would(
 ) -> None:
     """``aisle train --engine spark`` exports the baskets as Parquet to the tenant's bucket, trains on
     them and registers a model the predict service loads; it recommends what the embedded one does."""
-    import typer
     from tests.support.recs import write_tenant
     from typer.testing import CliRunner
 
-    from aisle.cli.recs import register
     from aisle.core.storage import open_blob_store
     from aisle.core.tenancy import Tenants
     from aisle.recs.loading import load_recommender
@@ -224,9 +222,7 @@ def test_aisle_train_on_spark_registers_what_the_embedded_engine_would(
     )
     write_tenant(store, "shop", catalog)
     env = {"AISLE_STORAGE_URL": f"file://{tmp_path / 'bucket'}", "AISLE_DATA_DIR": str(tmp_path / "data")}
-    app, eval_app = typer.Typer(), typer.Typer()
-    app.add_typer(eval_app, name="eval")
-    register(app, eval_app)
+    app = _cli()
     runner = CliRunner()
     records = {}
     for engine in ("embedded", "spark"):
@@ -248,3 +244,42 @@ def test_aisle_train_on_spark_registers_what_the_embedded_engine_would(
         answered += bool(a)
     assert answered >= 0.2 * len(seeds)
     assert same >= 0.95 * len(seeds)  # lists may differ among tied scores only
+
+
+def _cli() -> Any:
+    """The ``aisle`` app with the recommendation commands (``train``, ``eval recs``)."""
+    import typer
+
+    from aisle.cli.recs import register
+
+    app, eval_app = typer.Typer(), typer.Typer()
+    app.add_typer(eval_app, name="eval")
+    register(app, eval_app)
+    return app
+
+
+def test_aisle_train_on_spark_names_missing_input(spark: SparkSession, tmp_path: Path) -> None:
+    from tests.support.recs import write_tenant
+    from typer.testing import CliRunner
+
+    from aisle.core.storage import open_blob_store
+
+    write_tenant(
+        open_blob_store(f"file://{tmp_path / 'bucket'}"), "shop", pl.DataFrame({"id": ["1"], "title": ["a"]})
+    )
+    env = {"AISLE_STORAGE_URL": f"file://{tmp_path / 'bucket'}", "AISLE_DATA_DIR": str(tmp_path / "data")}
+    missing = tmp_path / "no-such-lines"
+    args = [
+        "train",
+        "FREQUENTLY_BOUGHT_TOGETHER",
+        "--tenant",
+        "shop",
+        "--engine",
+        "spark",
+        "--input",
+        str(missing),
+    ]
+    result = CliRunner().invoke(_cli(), args, env=env)
+    assert result.exit_code == 2, result.output
+    assert f"no Parquet to train from at {missing}" in result.output
+    assert "PATH_NOT_FOUND" in result.output

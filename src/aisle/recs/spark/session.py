@@ -66,8 +66,17 @@ SPARK_OPS = SparkOps()
 
 def read_parquet(spark: SparkSession, uri: str) -> DataFrame:
     """The Parquet file or folder at ``uri``: a local path, ``file://``, or any scheme the cluster's
-    Hadoop file systems read (``s3a://`` needs the hadoop-aws jars, see the README)."""
-    return spark.read.parquet(uri)
+    Hadoop file systems read (``s3a://`` needs the hadoop-aws jars, see the README).
+
+    Raises:
+        FileNotFoundError: nothing Spark can read as Parquet at ``uri``.
+    """
+    from pyspark.errors import AnalysisException
+
+    try:
+        return spark.read.parquet(uri)
+    except AnalysisException as exc:  # e.g. PATH_NOT_FOUND, UNABLE_TO_INFER_SCHEMA
+        raise FileNotFoundError(f"no Parquet to train from at {uri}: {exc.getCondition()}") from None
 
 
 def to_polars(df: DataFrame) -> pl.DataFrame:

@@ -1,7 +1,8 @@
 """FREQUENTLY_BOUGHT_TOGETHER on Spark: :class:`CoPurchaseCounts` from purchase lines as DataFrames.
 
 The same counts as :func:`aisle.recs.models.bought_together.count_copurchases` (sparse products of the
-basket x item matrix there, a self-join of the lines on the basket here), then the shared
+basket x item matrix there, a self-join of the lines on the basket here, each unordered pair
+once), then the shared
 :func:`~aisle.recs.models.bought_together.fit_bought_together`. The pair sums are collected to the
 driver, which must hold them (Complete Journey: 21.9M pairs, about 0.5 GB).
 """
@@ -11,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 import scipy.sparse as sp
-from pyspark.sql import DataFrame
+from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
 from aisle.recs.models.baskets import WEEK_SECONDS, category_codes, recall_weight, recency_weight
@@ -50,7 +51,7 @@ def _csr(
 
 
 def _basket_weights(lines: DataFrame, p: BoughtTogetherParams) -> DataFrame:
-    """``basket_id, size, w, v`` per basket (see :class:`CoPurchaseCounts`)."""
+    """``basket_id, b, size, w, v`` per basket (see :class:`CoPurchaseCounts`), ``b`` an int code."""
     baskets = lines.groupBy("basket_id").agg(F.max("ts").alias("ts"), F.count("*").alias("size"))
     newest = baskets.agg(F.max("ts")).first()[0]  # type: ignore[index]
     newest = 0.0 if newest is None else float(newest)  # baskets without a time take the newest one
@@ -63,8 +64,9 @@ def _basket_weights(lines: DataFrame, p: BoughtTogetherParams) -> DataFrame:
     lines_n, weighted = baskets.agg(F.sum("size"), F.sum(F.col("size") * F.col("w"))).first()  # type: ignore[misc]
     if p.decay_weeks > 0:  # scaled to mean 1 per line
         baskets = baskets.withColumn("w", F.col("w") * (float(lines_n) / float(weighted)))
+    # an int code per basket (one small window over the basket table) makes the pair self-join cheaper
     return baskets.withColumn("v", recall_weight(F.col("w"), F.col("size"), SPARK_OPS)).select(
-        "basket_id", "size", "w", "v"
+        "basket_id", F.row_number().over(Window.orderBy("basket_id")).alias("b"), "size", "w", "v"
     )
 
 
@@ -91,7 +93,7 @@ def count_copurchases_spark(
         coded = (
             distinct.join(F.broadcast(codes), "item_id")
             .join(_basket_weights(distinct, p), "basket_id")
-            .select("basket_id", "j", "k", "w", "v")
+            .select("b", "j", "k", "w", "v")
             .persist()
         )
         return _counts(coded, items, category)
@@ -100,25 +102,23 @@ def count_copurchases_spark(
 
 
 def _counts(coded: DataFrame, items: np.ndarray, category: np.ndarray) -> CoPurchaseCounts:
-    """Pair, item and category counts of ``coded`` (``basket_id, j, k, w, v`` per distinct line),
+    """Pair, item and category counts of ``coded`` (``b, j, k, w, v`` per distinct line),
     collected to the driver; unpersists ``coded``."""
     n_items, n_cats = len(items), int(category.max()) + 1
     try:
-        other = coded.select("basket_id", F.col("j").alias("j2"))
-        pairs = to_polars(
-            coded.join(other, "basket_id")
-            .where(F.col("j") != F.col("j2"))
+        other = coded.select("b", F.col("j").alias("j2"))
+        pairs = to_polars(  # each unordered pair once (j < j2): the sums are symmetric
+            coded.join(other, "b")
+            .where(F.col("j") < F.col("j2"))
             .groupBy("j", "j2")
             .agg(F.sum("w").alias("c"), F.sum("v").alias("cv"), F.count("*").alias("n"))
         )
-        rows, cols = pairs["j"].to_numpy(), pairs["j2"].to_numpy()
+        j, j2 = pairs["j"].to_numpy(), pairs["j2"].to_numpy()
         c, cv, support = _csr(
-            rows,
-            cols,
+            np.r_[j, j2],
+            np.r_[j2, j],
             (n_items, n_items),
-            pairs["c"].to_numpy(),
-            pairs["cv"].to_numpy(),
-            pairs["n"].to_numpy(),
+            *(np.tile(pairs[name].to_numpy(), 2) for name in ("c", "cv", "n")),
         )
         sums = to_polars(
             coded.groupBy("j").agg(F.count("*").alias("pop"), F.sum("w").alias("w"), F.sum("v").alias("v"))
@@ -128,17 +128,15 @@ def _counts(coded: DataFrame, items: np.ndarray, category: np.ndarray) -> CoPurc
             arr = np.zeros(n_items)
             arr[sums["j"].to_numpy()] = sums[name].to_numpy()
             per_item[name] = arr
-        basket_cat = coded.select("basket_id", "k").distinct()
+        basket_cat = coded.select("b", "k").distinct()
         n_cat_df = to_polars(basket_cat.groupBy("k").count())
         n_cat = np.zeros(n_cats)
         n_cat[n_cat_df["k"].to_numpy()] = n_cat_df["count"].to_numpy()
-        cc_df = to_polars(
-            basket_cat.join(coded.select("basket_id", "j"), "basket_id").groupBy("k", "j").count()
-        )
+        cc_df = to_polars(basket_cat.join(coded.select("b", "j"), "b").groupBy("k", "j").count())
         (cc,) = _csr(
             cc_df["k"].to_numpy(), cc_df["j"].to_numpy(), (n_cats, n_items), cc_df["count"].to_numpy()
         )
-        n_baskets = coded.select("basket_id").distinct().count()
+        n_baskets = coded.select("b").distinct().count()
     finally:
         coded.unpersist()
     return CoPurchaseCounts(

@@ -12,7 +12,7 @@ export AISLE_DATA_DIR ?= $(CURDIR)/var/data
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PY) -m venv $(VENV) || python3 -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q -e '.[dev,image,google]'
+	$(BIN)/pip install -q -e '.[dev,image,google,spark]'
 	@rm -f $(VENV)/.installed-*; touch $(STAMP)
 
 install: $(STAMP)

@@ -2,13 +2,26 @@
 
 from __future__ import annotations
 
+from enum import Enum
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
 from aisle.cli.common import fail
 from aisle.recs.models.base import ModelType
+
+if TYPE_CHECKING:
+    from aisle.core.config import Settings
+    from aisle.core.storage import BlobStore
+
+
+class Engine(str, Enum):
+    """Where ``aisle train`` computes a model's statistics."""
+
+    embedded = "embedded"  # numpy / scipy / polars in this process
+    spark = "spark"  # Apache Spark, from Parquet in object storage
+
 
 DATA_DIR = typer.Option(Path("../shared/data"), "--data-dir", help="Folder of the shared data sets.")
 
@@ -35,12 +48,24 @@ def register(app: typer.Typer, eval_app: typer.Typer) -> None:
             49, "--max-week", min=2, help="Complete Journey: train on weeks before this one (>= 2)."
         ),
         threads: int = typer.Option(2, "--threads", help="onnxruntime threads for SIMILAR_ITEMS."),
+        engine: Engine = typer.Option(Engine.embedded, "--engine", help="embedded (default) or spark."),
+        master: str | None = typer.Option(
+            None, "--master", help="Spark master URL (default: $SPARK_MASTER, else local[*])."
+        ),
+        input_uri: str | None = typer.Option(
+            None,
+            "--input",
+            help="Spark: Parquet to train from (path or URI Spark reads); default: a snapshot of the "
+            "data set exported to the tenant's datasets/ in object storage.",
+        ),
     ) -> None:
         """Train a model for a tenant: write its artifact, then its registry entry.
 
         CUSTOMERS_ALSO_VIEW reads YooChoose (or REES46) views; FREQUENTLY_BOUGHT_TOGETHER and
         BUNDLE_RECOMMENDATIONS read Complete Journey baskets; SIMILAR_ITEMS and GOOD_BETTER_BEST read the
-        tenant's catalog in storage.
+        tenant's catalog in storage. With ``--engine spark`` (not SIMILAR_ITEMS) the events and baskets
+        are first exported as Parquet under the tenant's ``datasets/`` in object storage (unless
+        ``--input`` names Parquet already there) and Spark trains from it.
         """
         from aisle.catalog.store import CatalogStore
         from aisle.core.config import load_settings
@@ -58,7 +83,11 @@ def register(app: typer.Typer, eval_app: typer.Typer) -> None:
         try:
             if not tenants.exists(tenant):
                 raise TenantNotFound(tenant)
-            if model_type is ModelType.CUSTOMERS_ALSO_VIEW:
+            if engine is Engine.spark:
+                model, info = _train_on_spark(
+                    model_type, scope, settings, tenant, data_dir, source, max_week, master, input_uri
+                )
+            elif model_type is ModelType.CUSTOMERS_ALSO_VIEW:
                 ev = (
                     events.rees46_events(data_dir)
                     if source == "rees46"
@@ -89,6 +118,56 @@ def register(app: typer.Typer, eval_app: typer.Typer) -> None:
         except (FileNotFoundError, ValueError) as exc:  # missing data; data a model cannot train on
             fail(str(exc))
         typer.echo(f"{tenant}/{record.model_id} v{record.version} registered at {record.artifact_uri}")
+
+    def _train_on_spark(
+        model_type: ModelType,
+        scope: BlobStore,
+        settings: Settings,
+        tenant: str,
+        data_dir: Path,
+        source: str | None,
+        max_week: int,
+        master: str | None,
+        input_uri: str | None,
+    ) -> tuple[Any, dict[str, Any]]:
+        """Export the model's data set as Parquet to object storage (unless ``input_uri``), train on it
+        with Spark; returns the model and its record's ``info``."""
+        import importlib.util
+
+        from aisle.catalog.store import CatalogStore
+        from aisle.recs import events, snapshots
+
+        if importlib.util.find_spec("pyspark") is None:
+            fail("--engine spark needs the spark extra (pip install -e '.[spark]') and Java 17+")
+        from aisle.recs.spark.session import training_session
+        from aisle.recs.spark.training import SPARK_TYPES, train_spark
+
+        if model_type not in SPARK_TYPES:
+            fail(f"{model_type.value} is not trained on Spark: use --engine embedded")
+        categories = None
+        if model_type is ModelType.CUSTOMERS_ALSO_VIEW:
+            info: dict[str, Any] = {"source": source or "yoochoose"}
+            if input_uri is None:
+                ev = (
+                    events.rees46_events(data_dir)
+                    if source == "rees46"
+                    else events.yoochoose_events(data_dir)
+                )
+                path = snapshots.write_snapshot(scope, f"{info['source']}-events", ev)
+        elif model_type is ModelType.GOOD_BETTER_BEST:
+            catalog = CatalogStore(scope).load()
+            info, path = {"catalog_version": catalog.version}, f"catalog/{catalog.version}/products.parquet"
+        else:
+            info = {"source": "completejourney", "max_week": max_week}
+            categories = events.completejourney_categories()
+            if input_uri is None:
+                lines = events.completejourney_lines(max_week=max_week).select("basket_id", "item_id", "ts")
+                path = snapshots.write_snapshot(scope, f"completejourney-lines-w{max_week}", lines)
+        uri = input_uri or snapshots.spark_uri(scope, settings.storage_url, tenant, path)
+        typer.echo(f"training {model_type.value} on Spark from {uri}")
+        with training_session(master) as spark:
+            model = train_spark(spark, model_type, uri, categories)
+        return model, info | {"engine": "spark", "input": uri}
 
     @eval_app.command("recs")
     def eval_recs(

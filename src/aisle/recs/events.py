@@ -113,3 +113,19 @@ def completejourney_categories(level: str = "product_category") -> pl.DataFrame:
 
     products = pl.from_pandas(get_data("products")["products"][["product_id", level]])
     return products.select(item_id=pl.col("product_id").cast(pl.Utf8), category=pl.col(level).cast(pl.Utf8))
+
+
+def priced_catalog(lines: pl.DataFrame, categories: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """A catalog priced from purchase lines, as GOOD_BETTER_BEST is trained on Complete Journey.
+
+    Returns ``(catalog, popularity)``: ``id, price, category`` (median positive unit price of each
+    item with a category) and ``item_id, popularity`` (baskets holding the item).
+    """
+    catalog = (
+        lines.filter(pl.col("price") > 0)
+        .group_by("item_id")
+        .agg(price=pl.col("price").median())
+        .join(categories, on="item_id")
+        .rename({"item_id": "id"})
+    )
+    return catalog, lines.group_by("item_id").agg(popularity=pl.col("basket_id").n_unique())

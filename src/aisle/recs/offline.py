@@ -18,7 +18,12 @@ import numpy as np
 import polars as pl
 
 from aisle.recs.evaluation import attribute_agreement, basket_completion, session_next_item
-from aisle.recs.events import completejourney_categories, completejourney_lines, yoochoose_events
+from aisle.recs.events import (
+    completejourney_categories,
+    completejourney_lines,
+    priced_catalog,
+    yoochoose_events,
+)
 
 Progress = Callable[[str], None]
 
@@ -104,10 +109,7 @@ def eval_completejourney(progress: Progress = print, validation: bool = False) -
     train_bundle_model(train, cats)
     bundle_s = time.perf_counter() - t
     t = time.perf_counter()
-    popularity = train.group_by("item_id").agg(popularity=pl.col("basket_id").n_unique())
-    prices = train.filter(pl.col("price") > 0).group_by("item_id").agg(price=pl.col("price").median())
-    gbb_catalog = prices.join(cats, on="item_id").rename({"item_id": "id"})
-    train_gbb(gbb_catalog, popularity)
+    train_gbb(*priced_catalog(train, cats))
     gbb_s = time.perf_counter() - t
     cpu_s = time.process_time() - cpu0  # CPU seconds of every thread: wall time lies on a busy machine
     test = (

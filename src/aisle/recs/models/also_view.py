@@ -192,8 +192,15 @@ def train_session_knn(events: pl.DataFrame, params: SessionKnnParams | None = No
     """Train from view events with columns ``session_id``, ``item_id`` (str), ``ts`` (unix s, float).
 
     Sessions of a single event carry no co-view signal and are dropped. Vectorised (polars + numpy).
+    Events of a session that share a ``ts`` keep their order in ``events``.
     """
-    params = params or SessionKnnParams()
+    return fit_session_knn(session_table(events), params or SessionKnnParams())
+
+
+def session_table(events: pl.DataFrame) -> pl.DataFrame:
+    """The embedded engine's sessions: ``session_id`` (str), ``items`` (list of str, click order: by
+    ``ts``, then position in ``events``), ``t`` (last click, unix s), sessions of two events or more.
+    The Spark engine builds the same table (``aisle.recs.spark.also_view``)."""
     ev = (
         events.select(
             pl.col("session_id").cast(pl.Utf8), pl.col("item_id").cast(pl.Utf8), pl.col("ts").cast(pl.Float64)
@@ -202,14 +209,26 @@ def train_session_knn(events: pl.DataFrame, params: SessionKnnParams | None = No
         .filter(pl.col("n") >= 2)
         .sort(["session_id", "ts"], maintain_order=True)
     )
-    items = np.array(sorted(ev["item_id"].unique().to_list()))
+    return ev.group_by("session_id", maintain_order=True).agg(
+        pl.col("item_id").alias("items"), pl.col("ts").max().alias("t")
+    )
+
+
+def fit_session_knn(sessions: pl.DataFrame, params: SessionKnnParams) -> SessionKnnModel:
+    """The model from a session table (:func:`session_table`), whichever engine built it: item and
+    session indices, the item -> sessions index, IDF and the precomputed single-item neighbours.
+    Sessions are indexed by recency (``t``, then ``session_id``), items by id."""
+    sess = sessions.sort(["t", "session_id"])  # session index increases with recency
+    items = np.array(sorted(sess["items"].explode().unique().to_list()))
     item_idx = pl.DataFrame({"item_id": items, "j": np.arange(len(items))})
-    ev = ev.join(item_idx, on="item_id", how="left")
-    sess = ev.group_by("session_id", maintain_order=True).agg(pl.col("j"), pl.col("ts").max().alias("t"))
-    sess = sess.sort("t")  # session index increases with recency
-    sess_len = sess["j"].list.len().to_numpy()
+    sess_len = sess["items"].list.len().to_numpy()
     sess_ptr = np.r_[0, np.cumsum(sess_len)].astype(np.int64)
-    sess_items = sess["j"].explode().to_numpy().astype(np.int64)
+    sess_items = (
+        sess.select(pl.col("items").explode().alias("item_id"))
+        .join(item_idx, on="item_id", how="left", maintain_order="left")["j"]
+        .to_numpy()
+        .astype(np.int64)
+    )
     sess_time = sess["t"].to_numpy().astype(np.float64)
     # item -> distinct sessions, most recent first
     s_of_e = np.repeat(np.arange(len(sess_len)), sess_len)

@@ -8,12 +8,53 @@ the summed weight of the baskets holding both (Complete Journey, 141k baskets an
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any, Protocol
 
 import numpy as np
 import polars as pl
 import scipy.sparse as sp
 
 WEEK_SECONDS = 7 * 86400.0
+
+
+class ColumnOps(Protocol):
+    """The few element-wise functions the shared weight formulas need beyond ``+ - * /``.
+
+    Implemented over numpy arrays (:data:`NUMPY_OPS`) and over Spark columns (``aisle.recs.spark``), so
+    a formula written once against it runs on either engine.
+    """
+
+    def exp(self, x: Any) -> Any: ...
+
+    def floor_at(self, x: Any, low: float) -> Any: ...
+
+    def clip(self, x: Any, low: float, high: float) -> Any: ...
+
+
+class _NumpyOps:
+    def exp(self, x: Any) -> Any:
+        return np.exp(x)
+
+    def floor_at(self, x: Any, low: float) -> Any:
+        return np.maximum(x, low)
+
+    def clip(self, x: Any, low: float, high: float) -> Any:
+        return np.clip(x, low, high)
+
+
+NUMPY_OPS: ColumnOps = _NumpyOps()
+
+
+def recency_weight(age_weeks: Any, decay_weeks: float, ops: ColumnOps) -> Any:
+    """A basket's unscaled weight ``exp(-age / decay_weeks)``, floored at 1e-30 so every pair product
+    keeps the sparsity of ``X^T X``; ``age_weeks`` is measured from the newest basket. Callers scale
+    the weights to mean 1 per line and use 1 when ``decay_weeks <= 0``."""
+    return ops.floor_at(ops.exp(-age_weeks / decay_weeks), 1e-30)
+
+
+def recall_weight(w: Any, size: Any, ops: ColumnOps) -> Any:
+    """A basket's weight in recall@10: ``w / min(d, 10)`` for ``d = size - 1`` other items (at least 1)."""
+    return w / ops.clip(size - 1, 1, 10)
 
 
 @dataclass
@@ -63,7 +104,7 @@ class BasketMatrix:
         x = sp.csr_matrix((np.ones(len(b)), (b, j)), shape=(n_baskets, len(items)))
         basket_ts = np.zeros(n_baskets)
         basket_ts[b] = df["ts"].to_numpy()
-        return cls(items, x, basket_ts, _category_codes(items, categories))
+        return cls(items, x, basket_ts, category_codes(items, categories))
 
     @property
     def sizes(self) -> np.ndarray:
@@ -76,8 +117,7 @@ class BasketMatrix:
         product keeps the sparsity of ``X^T X``."""
         if decay_weeks <= 0:
             return np.ones(len(self.ts))
-        age = (self.ts.max() - self.ts) / WEEK_SECONDS
-        w = np.maximum(np.exp(-age / decay_weeks), 1e-30)
+        w = recency_weight((self.ts.max() - self.ts) / WEEK_SECONDS, decay_weeks, NUMPY_OPS)
         sizes = self.sizes
         return w * (sizes.sum() / float(sizes @ w))
 
@@ -88,7 +128,7 @@ class BasketMatrix:
         Returns CSR ``(I, I)`` float64 matrices.
         """
         xt = self.x.T.tocsr()
-        out = []
+        out: list[sp.csr_matrix] = []
         for w in weights:
             m = (xt @ self.x.multiply(w[:, None]).tocsr()).tocsr()
             m.sort_indices()
@@ -110,7 +150,9 @@ def _drop_diagonal(m: sp.csr_matrix) -> sp.csr_matrix:
     return m
 
 
-def _category_codes(items: np.ndarray, categories: pl.DataFrame | None) -> np.ndarray:
+def category_codes(items: np.ndarray, categories: pl.DataFrame | None) -> np.ndarray:
+    """``(I,)`` int32 category code of each of ``items``: the dense rank of its category name (first row
+    of ``categories`` per item wins; no category ranks as "?"); all 0 without ``categories``."""
     if categories is None:
         return np.zeros(len(items), dtype=np.int32)
     cat = (

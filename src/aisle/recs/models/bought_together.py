@@ -64,7 +64,7 @@ import polars as pl
 import scipy.sparse as sp
 
 from aisle.recs.models.base import ModelType, RecContext, Scored
-from aisle.recs.models.baskets import BasketMatrix
+from aisle.recs.models.baskets import NUMPY_OPS, BasketMatrix, recall_weight
 
 
 @dataclass(frozen=True)
@@ -157,74 +157,126 @@ def train_bought_together(
         ValueError: no line has both a ``basket_id`` and an ``item_id``.
     """
     p = params or BoughtTogetherParams()
-    stats = CoPurchaseStats.compute(BasketMatrix.from_lines(lines, categories), p)
-    ptr, idx, score = stats.shortlist(p.neighbours)
-    return BoughtTogetherModel(stats.baskets.items, ptr, idx, score.astype(np.float32), stats.pop, p)
+    return fit_bought_together(count_copurchases(BasketMatrix.from_lines(lines, categories), p), p)
+
+
+def fit_bought_together(counts: CoPurchaseCounts, params: BoughtTogetherParams) -> BoughtTogetherModel:
+    """The model from co-purchase counts, whichever engine counted them (numpy here, Spark in
+    ``aisle.recs.spark``): the scoring of the module docstring and the top ``neighbours`` per item."""
+    stats = CoPurchaseStats.from_counts(counts, params)
+    ptr, idx, score = stats.shortlist(params.neighbours)
+    return BoughtTogetherModel(counts.items, ptr, idx, score.astype(np.float32), counts.pop, params)
+
+
+@dataclass
+class CoPurchaseCounts:
+    """What an engine counts in the purchase log for this model (``I`` items, ``K`` categories).
+
+    Baskets weigh ``w`` (:func:`~aisle.recs.models.baskets.recency_weight`, scaled to mean 1 per
+    distinct line) and ``v`` (:func:`~aisle.recs.models.baskets.recall_weight` of ``w``).
+
+    Attributes:
+        items: ``(I,)`` item ids, sorted; ``category`` ``(I,)`` int32 codes
+            (:func:`~aisle.recs.models.baskets.category_codes`).
+        n_baskets: baskets in the log.
+        c, cv: CSR ``(I, I)`` float64 with sorted indices and no diagonal, the same structure (pairs
+            bought together at least once): summed ``w`` and ``v`` of the baskets holding both items.
+        support: ``(nnz,)`` baskets holding each pair of ``c.data`` (unweighted), or None when the
+            engine skipped it (only needed for ``min_support > 1``).
+        pop, n_seed, v_item: ``(I,)`` baskets holding the item, and their summed ``w`` and ``v``.
+        n_cat: ``(K,)`` baskets holding any item of category ``k``.
+        cc: CSR ``(K, I)`` float64, baskets holding item ``j`` and any item of category ``k``.
+    """
+
+    items: np.ndarray
+    category: np.ndarray
+    n_baskets: int
+    c: sp.csr_matrix
+    cv: sp.csr_matrix
+    support: np.ndarray | None
+    pop: np.ndarray
+    n_seed: np.ndarray
+    v_item: np.ndarray
+    n_cat: np.ndarray
+    cc: sp.csr_matrix
+
+
+def count_copurchases(baskets: BasketMatrix, p: BoughtTogetherParams) -> CoPurchaseCounts:
+    """The embedded engine's counts: sparse products of the basket x item matrix."""
+    w = baskets.recency_weights(p.decay_weeks)
+    v = recall_weight(w, baskets.sizes, NUMPY_OPS)
+    c, cv = baskets.cooccurrence(w, v)
+    support = baskets.cooccurrence(np.ones(len(w)))[0].data if p.min_support > 1 else None
+    n_items, n_cats = len(baskets.items), int(baskets.category.max()) + 1
+    in_cat = sp.csr_matrix(
+        (np.ones(n_items), (np.arange(n_items), baskets.category)), shape=(n_items, n_cats)
+    )
+    basket_cat = (baskets.x @ in_cat).tocsr()
+    basket_cat.data[:] = 1.0
+    return CoPurchaseCounts(
+        items=baskets.items,
+        category=baskets.category,
+        n_baskets=baskets.x.shape[0],
+        c=c,
+        cv=cv,
+        support=support,
+        pop=baskets.item_sums(np.ones(len(w))),
+        n_seed=baskets.item_sums(w),
+        v_item=baskets.item_sums(v),
+        n_cat=np.asarray(basket_cat.sum(axis=0)).ravel(),
+        cc=(basket_cat.T.tocsr() @ baskets.x).tocsr(),
+    )
 
 
 @dataclass
 class CoPurchaseStats:
-    """The estimates behind the score, over one :class:`BasketMatrix` (``I`` items, ``K`` categories).
+    """The estimates behind the score, from one :class:`CoPurchaseCounts`.
 
-    ``c`` and ``cv`` are aligned CSR ``(I, I)`` pair sums of the basket weights ``w`` and ``v`` (see the
-    module docstring); ``n_seed`` and ``size_b`` are ``(I,)``; ``cc`` is CSR ``(K, I)``, baskets holding
-    item ``j`` and any item of category ``k``; ``n_cat`` ``(K,)`` baskets holding any item of ``k``.
+    ``c`` and ``cv`` are the counts' pair sums with pairs below ``min_support`` removed; ``size_b`` is
+    ``(I,)`` ``r(b)`` of the module docstring.
     """
 
-    baskets: BasketMatrix
+    counts: CoPurchaseCounts
     params: BoughtTogetherParams
-    w: np.ndarray
-    v: np.ndarray
     c: sp.csr_matrix
     cv: sp.csr_matrix
-    pop: np.ndarray
-    n_seed: np.ndarray
     size_b: np.ndarray
-    n_cat: np.ndarray
-    cc: sp.csr_matrix
 
     @classmethod
-    def compute(cls, baskets: BasketMatrix, p: BoughtTogetherParams) -> CoPurchaseStats:
-        """All pair and item statistics of ``baskets``, as sparse products of the basket matrix."""
-        w = baskets.recency_weights(p.decay_weeks)
-        sizes = baskets.sizes
-        v = w / np.clip(sizes - 1, 1, 10)  # the basket's weight in recall@10, 1 / min(other items, 10)
-        c, cv = baskets.cooccurrence(w, v)
+    def from_counts(cls, counts: CoPurchaseCounts, p: BoughtTogetherParams) -> CoPurchaseStats:
+        """Apply ``min_support`` and shrink the partners' size ratios (module docstring).
+
+        Raises:
+            ValueError: ``min_support > 1`` and the counts carry no ``support``.
+        """
+        c, cv = counts.c, counts.cv
         if p.min_support > 1:
-            (n,) = baskets.cooccurrence(np.ones(len(w)))
-            weak = n.data < p.min_support
+            if counts.support is None:
+                raise ValueError("min_support > 1 needs the pair support counts")
+            weak = counts.support < p.min_support
+            c, cv = c.copy(), cv.copy()
             for m in (c, cv):  # a pair below min_support counts as never bought together
                 m.data[weak] = 0.0
                 m.eliminate_zeros()
-        pop = baskets.item_sums(np.ones(len(w)))
-        n_seed = baskets.item_sums(w)
-        v_mean = float(sizes @ v) / float(sizes @ w)  # E[1 / min(d, 10)] over lines
-        size_b = (baskets.item_sums(v) + p.size_prior * v_mean) / (n_seed + p.size_prior)
-        n_items, n_cats = len(baskets.items), int(baskets.category.max()) + 1
-        in_cat = sp.csr_matrix(
-            (np.ones(n_items), (np.arange(n_items), baskets.category)), shape=(n_items, n_cats)
-        )
-        basket_cat = (baskets.x @ in_cat).tocsr()
-        basket_cat.data[:] = 1.0
-        n_cat = np.asarray(basket_cat.sum(axis=0)).ravel()
-        cc = (basket_cat.T.tocsr() @ baskets.x).tocsr()
-        return cls(baskets, p, w, v, c, cv, pop, n_seed, size_b, n_cat, cc)
+        v_mean = float(counts.v_item.sum()) / float(counts.n_seed.sum())  # E[1 / min(d, 10)] over lines
+        size_b = (counts.v_item + p.size_prior * v_mean) / (counts.n_seed + p.size_prior)
+        return cls(counts, p, c, cv, size_b)
 
     def category_prior(self, k: int) -> np.ndarray:
         """``(I,)`` ``P(b | cat k) = (cc(k, b) + m_cat * n_b / N) / (n_cat + m_cat)``."""
-        p, n_baskets = self.params, self.baskets.x.shape[0]
-        cc_k = self.cc.getrow(k).toarray().ravel()
-        return (cc_k + p.m_cat * self.pop / n_baskets) / (self.n_cat[k] + p.m_cat)
+        p, n = self.params, self.counts
+        cc_k = n.cc.getrow(k).toarray().ravel()
+        return (cc_k + p.m_cat * n.pop / n.n_baskets) / (n.n_cat[k] + p.m_cat)
 
     def shortlist(self, depth: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Each item's ``depth`` best partners by the module's score: CSR ``(ptr (I+1,), idx, score)``,
         best first (ties: lower item index first). Candidates are the items bought with the seed plus
         the ``category_candidates`` items that sell best with the seed's category."""
-        p = self.params
-        n_items = len(self.baskets.items)
-        damp = (self.pop + 1.0) ** -p.damping
+        p, counts = self.params, self.counts
+        n_items = len(counts.items)
+        damp = (counts.pop + 1.0) ** -p.damping
         zero_size = self.size_b**p.size_weight  # the size factor of a pair never bought together
-        category = self.baskets.category
+        category = counts.category
         order = np.argsort(category, kind="stable")
         bounds = np.searchsorted(category[order], np.arange(int(category.max()) + 2))
         parts = []
@@ -233,12 +285,12 @@ class CoPurchaseStats:
             if len(seeds) == 0:
                 continue
             pc = self.category_prior(k)
-            bought = np.flatnonzero(self.cc.getrow(k).toarray().ravel())
+            bought = np.flatnonzero(counts.cc.getrow(k).toarray().ravel())
             top_k = bought[np.argsort(-pc[bought], kind="stable")[: p.category_candidates]]
             c, cv = self.c[seeds], self.cv[seeds]
             rows = np.repeat(np.arange(len(seeds)), np.diff(c.indptr))
             j, cd, cvd = c.indices, c.data, cv.data
-            n_seed = self.n_seed[seeds]
+            n_seed = counts.n_seed[seeds]
             s = (
                 (cd + p.m_item * pc[j])
                 / (n_seed[rows] + p.m_item)

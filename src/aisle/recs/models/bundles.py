@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from typing import Literal
+from typing import Literal, Protocol
 
 import polars as pl
 from pydantic import BaseModel, Field
@@ -186,6 +186,99 @@ class BundleModel:
         return asdict(self.params)
 
 
+class BundleCounter(Protocol):
+    """What an engine counts in the purchase lines for this model, on integer codes: baskets ``b``,
+    items ``i`` and their categories ``k`` (:func:`bundle_codes`). Polars here
+    (:class:`PolarsBundleCounter`), Spark in ``aisle.recs.spark.bundles``; every count is of distinct
+    baskets."""
+
+    def basket_count(self) -> int:
+        """Baskets holding at least one item with a category."""
+        ...
+
+    def category_baskets(self) -> pl.DataFrame:
+        """``k, n_a`` (Int64): baskets holding any item of category ``k``."""
+        ...
+
+    def category_pairs(self) -> pl.DataFrame:
+        """``k, k2, c`` (Int64), ``k != k2``: baskets holding items of both categories."""
+        ...
+
+    def item_baskets(self) -> pl.DataFrame:
+        """``i, k, popularity`` (Int64): baskets holding item ``i`` (of category ``k``)."""
+        ...
+
+    def category_item_baskets(self, pairs: pl.DataFrame) -> pl.DataFrame:
+        """For each row ``C, k2`` of ``pairs``: ``C, k2, i, c`` (Int64), baskets holding category ``C``
+        and item ``i`` of category ``k2``."""
+        ...
+
+
+def bundle_codes(categories: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """``(items, names)``: ``items`` is ``item_id, category, k, i`` (one row per item with a category,
+    sorted by id, ``i`` its row), ``names`` is ``k, name`` (categories sorted by name). Int32 codes."""
+    cats = (
+        categories.select(pl.col("item_id").cast(pl.Utf8), pl.col("category").cast(pl.Utf8))
+        .drop_nulls()
+        .unique("item_id", keep="first", maintain_order=True)
+        .sort("item_id")
+    )
+    cat_names = cats["category"].unique().sort()
+    cat_code = pl.DataFrame(
+        {"category": cat_names, "k": pl.int_range(len(cat_names), eager=True, dtype=pl.Int32)}
+    )
+    items = cats.join(cat_code, on="category", maintain_order="left").with_columns(
+        i=pl.int_range(pl.len(), dtype=pl.Int32)
+    )
+    return items, cat_code.select("k", name="category")
+
+
+class PolarsBundleCounter:
+    """The embedded engine's :class:`BundleCounter` over ``tr``: distinct coded lines ``b, i, k``."""
+
+    def __init__(self, tr: pl.DataFrame) -> None:
+        self.tr = tr
+        self.bc = tr.select("b", "k").unique()
+
+    @classmethod
+    def from_lines(cls, lines: pl.DataFrame, items: pl.DataFrame) -> PolarsBundleCounter:
+        """From lines ``basket_id, item_id`` and the ``items`` of :func:`bundle_codes`."""
+        tr = (
+            lines.select(pl.col("basket_id").cast(pl.Utf8), pl.col("item_id").cast(pl.Utf8))
+            .unique()
+            .join(items.select("item_id", "i", "k"), on="item_id")
+            .with_columns(b=pl.col("basket_id").rank("dense").cast(pl.Int32))
+            .select("b", "i", "k")
+        )
+        return cls(tr)
+
+    def basket_count(self) -> int:
+        return self.tr["b"].n_unique()
+
+    def category_baskets(self) -> pl.DataFrame:
+        return self.bc.group_by("k").agg(n_a=pl.len().cast(pl.Int64))
+
+    def category_pairs(self) -> pl.DataFrame:
+        return (
+            self.bc.join(self.bc.rename({"k": "k2"}), on="b")
+            .filter(pl.col("k") != pl.col("k2"))
+            .group_by("k", "k2")
+            .agg(c=pl.len().cast(pl.Int64))
+        )
+
+    def item_baskets(self) -> pl.DataFrame:
+        return self.tr.group_by("i", "k").agg(popularity=pl.len().cast(pl.Int64))
+
+    def category_item_baskets(self, pairs: pl.DataFrame) -> pl.DataFrame:
+        return (
+            self.bc.rename({"k": "C"})
+            .join(pairs.select("C", "k2"), on="C")
+            .join(self.tr.rename({"k": "k2"}), on=["b", "k2"])
+            .group_by("C", "k2", "i")
+            .agg(c=pl.len().cast(pl.Int64))
+        )
+
+
 def train_bundles(
     lines: pl.DataFrame, categories: pl.DataFrame, params: BundleParams | None = None
 ) -> BundleModel:
@@ -195,33 +288,20 @@ def train_bundles(
     basket joins stay within a few hundred MB on Complete Journey): category pairs per basket, then
     confidence and lift per category pair, then item shares for the chosen pairs only.
     """
-    p = params or BundleParams()
-    cats = (
-        categories.select(pl.col("item_id").cast(pl.Utf8), pl.col("category").cast(pl.Utf8))
-        .drop_nulls()
-        .unique("item_id")
-        .sort("item_id")
-    )
-    cat_names = cats["category"].unique().sort()
-    cat_code = pl.DataFrame(
-        {"category": cat_names, "k": pl.int_range(len(cat_names), eager=True, dtype=pl.Int32)}
-    )
-    items = cats.join(cat_code, on="category").with_columns(i=pl.int_range(pl.len(), dtype=pl.Int32))
-    tr = (
-        lines.select(pl.col("basket_id").cast(pl.Utf8), pl.col("item_id").cast(pl.Utf8))
-        .unique()
-        .join(items.select("item_id", "i", "k"), on="item_id")
-        .with_columns(b=pl.col("basket_id").rank("dense").cast(pl.Int32))
-        .select("b", "i", "k")
-    )
-    n = float(tr["b"].n_unique())
-    bc = tr.select("b", "k").unique()
-    n_cat = bc.group_by("k").agg(n_a=pl.len())
+    items, names = bundle_codes(categories)
+    return fit_bundles(PolarsBundleCounter.from_lines(lines, items), items, names, params or BundleParams())
+
+
+def fit_bundles(
+    counter: BundleCounter, items: pl.DataFrame, names: pl.DataFrame, p: BundleParams
+) -> BundleModel:
+    """The model from an engine's counts (module docstring): confidence and lift per category pair,
+    the best complements per category, its best sellers, and item shares for the chosen pairs. Ties
+    are broken by code (complement, then item), so both engines pick alike."""
+    n = float(counter.basket_count())
+    n_cat = counter.category_baskets()
     pairs = (
-        bc.join(bc.rename({"k": "k2"}), on="b")
-        .filter(pl.col("k") != pl.col("k2"))
-        .group_by("k", "k2")
-        .agg(c=pl.len())
+        counter.category_pairs()
         .filter(pl.col("c") >= p.min_support)
         .join(n_cat, on="k")
         .join(n_cat.rename({"k": "k2", "n_a": "n_b"}), on="k2")
@@ -230,45 +310,41 @@ def train_bundles(
         )
         .filter(pl.col("lift") > p.min_lift)
         .with_columns(score=pl.col("conf") * pl.col("lift").log())
-        .sort(["k", "score"], descending=[False, True])
+        .sort(["k", "score", "k2"], descending=[False, True, False])
         .group_by("k", maintain_order=True)
         .head(p.plans_per_seed * p.categories_per_plan)
         .select("k", "k2", "score")
     )
-    pop = tr.group_by("i", "k").agg(popularity=pl.len())
     top = (
-        pop.sort(["k", "popularity"], descending=[False, True])
+        counter.item_baskets()
+        .sort(["k", "popularity", "i"], descending=[False, True, False])
         .group_by("k", maintain_order=True)
         .head(p.top_per_category)
     )
     # P(item | basket holds category C), only for items of the complement categories of C
     cat_item = (
-        bc.rename({"k": "C"})
-        .join(pairs.select(pl.col("k").alias("C"), "k2"), on="C")
-        .join(tr.rename({"k": "k2"}), on=["b", "k2"])
-        .group_by("C", "k2", "i")
-        .agg(c=pl.len())
+        counter.category_item_baskets(pairs.select(pl.col("k").alias("C"), "k2"))
         .join(n_cat.rename({"k": "C"}), on="C")
         .with_columns(p=pl.col("c") / pl.col("n_a"))
-        .sort(["C", "k2", "p"], descending=[False, False, True])
+        .sort(["C", "k2", "p", "i"], descending=[False, False, True, False])
         .group_by("C", "k2", maintain_order=True)
         .head(p.top_per_category)
     )
-    name = cat_code.rename({"category": "name"})
+    name = names
     item_id = items.select("i", "item_id")
     complements = (
-        pairs.join(name, on="k")
-        .join(name.rename({"k": "k2", "name": "complement"}), on="k2")
+        pairs.join(name, on="k", maintain_order="left")
+        .join(name.rename({"k": "k2", "name": "complement"}), on="k2", maintain_order="left")
         .select(pl.col("name").alias("category"), "complement", "score")
     )
     top_named = (
-        top.join(name, on="k")
-        .join(item_id, on="i")
+        top.join(name, on="k", maintain_order="left")
+        .join(item_id, on="i", maintain_order="left")
         .select(pl.col("name").alias("category"), "item_id", "popularity")
     )
     cat_item_named = (
-        cat_item.join(name.rename({"k": "C"}), on="C")
-        .join(item_id, on="i")
+        cat_item.join(name.rename({"k": "C"}), on="C", maintain_order="left")
+        .join(item_id, on="i", maintain_order="left")
         .select(pl.col("name").alias("category"), "item_id", "p")
     )
-    return BundleModel(cats, complements, top_named, cat_item_named, p)
+    return BundleModel(items.select("item_id", "category"), complements, top_named, cat_item_named, p)

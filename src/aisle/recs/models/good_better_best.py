@@ -118,11 +118,7 @@ def train_good_better_best(
     Raises:
         ValueError: the catalog has no price or no category column.
     """
-    p = params or GoodBetterBestParams()
-    leaf = next((c for c in LEAF_COLUMNS if c in products.columns), None)
-    if leaf is None or "price" not in products.columns:
-        raise ValueError(f"GOOD_BETTER_BEST needs a price and one of {LEAF_COLUMNS} in the catalog")
-    keep = [c for c in MATCH_COLUMNS if c in products.columns]
+    leaf, keep = tier_columns(products.columns)
     df = products.select(
         pl.col("id").cast(pl.Utf8),
         pl.col(leaf).cast(pl.Utf8).alias("leaf"),
@@ -137,10 +133,33 @@ def train_good_better_best(
     else:
         df = df.with_columns(popularity=pl.lit(0.0))
     df = df.with_columns(pl.col("popularity").fill_null(0.0), lp=pl.col("price").log())
-    q = df.group_by("leaf").agg(
+    bounds = df.group_by("leaf").agg(
         q1=pl.col("lp").quantile(1 / 3, "linear"), q2=pl.col("lp").quantile(2 / 3, "linear"), n=pl.len()
     )
-    df = df.join(q, on="leaf").with_columns(
+    return assign_tiers(df, bounds, params or GoodBetterBestParams())
+
+
+def tier_columns(columns: list[str]) -> tuple[str, list[str]]:
+    """The leaf column (first of :data:`LEAF_COLUMNS` present) and the match columns of a catalog.
+
+    Raises:
+        ValueError: the catalog has no price or no category column.
+    """
+    leaf = next((c for c in LEAF_COLUMNS if c in columns), None)
+    if leaf is None or "price" not in columns:
+        raise ValueError(f"GOOD_BETTER_BEST needs a price and one of {LEAF_COLUMNS} in the catalog")
+    return leaf, [c for c in MATCH_COLUMNS if c in columns]
+
+
+def assign_tiers(df: pl.DataFrame, bounds: pl.DataFrame, p: GoodBetterBestParams) -> GoodBetterBestModel:
+    """The model from priced products and their leaves' tier bounds, whichever engine computed them.
+
+    ``df``: ``id, leaf, price, <match columns>, popularity, lp`` (log price), priced products with a
+    leaf; ``bounds``: ``leaf, q1, q2, n``, the 1/3 and 2/3 quantiles of ``lp`` (linear interpolation
+    between order statistics) and the product count per leaf. A leaf of fewer than
+    ``3 * min_per_tier`` products gets no tiers (-1). Products are kept in id order.
+    """
+    df = df.join(bounds, on="leaf").with_columns(
         tier=pl.when(pl.col("n") < 3 * p.min_per_tier)
         .then(-1)
         .when(pl.col("lp") <= pl.col("q1"))
@@ -150,4 +169,4 @@ def train_good_better_best(
         .otherwise(2)
         .cast(pl.Int8)
     )
-    return GoodBetterBestModel(df.drop("lp", "q1", "q2", "n"), p)
+    return GoodBetterBestModel(df.drop("lp", "q1", "q2", "n").sort("id", maintain_order=True), p)

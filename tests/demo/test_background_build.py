@@ -34,6 +34,7 @@ from aisle.services.vectors.app import create_app as create_vectors
 
 SEARCH = {"tenant": "fashion", "query": "blue shirt", "size": 5}
 PREDICT = {"containerId": "similar-items"}
+SHIRT = {"text": "shirt", "k": 3}
 
 
 @pytest.fixture
@@ -75,6 +76,7 @@ def _builder(mini: MiniTenant, shared_data: Path, log: Path) -> subprocess.Popen
         return subprocess.Popen(cmd, env=env, stdout=out, stderr=subprocess.STDOUT)
 
 
+
 def _until(check: Callable[[], Any], timeout: float, what: str) -> Any:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -103,16 +105,31 @@ def test_services_answer_at_once_and_switch_features_on_when_the_build_lands(
         os.kill(builder.pid, signal.SIGSTOP)  # mid-build: the state below cannot race past
         assert board.building("fashion", "text_vectors") is not None
 
-        lexical = search.post("/search", json=SEARCH)
-        assert lexical.status_code == 200, lexical.text
-        assert lexical.json()["products"] and lexical.json()["queryGraph"]["hybrid"] == "building"
+        # a vector store remembers a missing table for its re-check interval (5 s), so the services may
+        # say "unavailable" (what they saw at start-up, before the build was announced) for that long
+        lexical = _until(
+            lambda: (
+                (r := search.post("/search", json=SEARCH)).json()["queryGraph"]["hybrid"] == "building" and r
+            ),
+            15,
+            "search to say hybrid is building",
+        )
+        assert lexical.status_code == 200 and lexical.json()["products"], lexical.text
         vector = search.post("/vector-search", json=SEARCH)
         assert vector.status_code == 503 and vector.json()["error"]["code"] == "vectors_building"
         assert 5 <= int(vector.headers["retry-after"]) <= 120
-        service = vectors.post(
-            "/vectors/search", params={"tenant": "fashion"}, json={"text": "shirt", "k": 3}
+        service = _until(
+            lambda: (
+                (r := vectors.post("/vectors/search", params={"tenant": "fashion"}, json=SHIRT)).json()[
+                    "error"
+                ]["code"]
+                == "vectors_building"
+                and r
+            ),
+            15,
+            "the vector service to say vectors are building",
         )
-        assert service.status_code == 503 and service.json()["error"]["code"] == "vectors_building"
+        assert service.status_code == 503
         assert "retry-after" in service.headers
         similar = predict.post(
             "/predict", params={"tenant": "fashion"}, json={**PREDICT, "productIds": [mini.ids[0]]}

@@ -76,7 +76,6 @@ def _builder(mini: MiniTenant, shared_data: Path, log: Path) -> subprocess.Popen
         return subprocess.Popen(cmd, env=env, stdout=out, stderr=subprocess.STDOUT)
 
 
-
 def _until(check: Callable[[], Any], timeout: float, what: str) -> Any:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

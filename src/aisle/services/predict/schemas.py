@@ -11,6 +11,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from aisle.core.validation import ExternalId, ResourceId
+from aisle.recs.models.bundles import BundleCategory
 from aisle.recs.serving import PredictAction
 from aisle.services.common.predict_request import PredictRequest
 from aisle.services.common.schemas import ErrorObject
@@ -62,16 +63,6 @@ class EvaluationResponse(BaseModel):
     success: bool = True
     response_data: EvaluationResult
     error: ErrorObject | None = None
-
-
-class BundleProduct(BaseModel):
-    id: str
-    score: float | None = None
-
-
-class BundleCategory(BaseModel):
-    category: str
-    products: list[BundleProduct] = Field(default_factory=list)
 
 
 class ProductBundle(BaseModel):

@@ -8,12 +8,12 @@ import subprocess
 import sys
 from pathlib import Path
 
-from aisle.core.builds import Build, BuildBoard, BuildReporter
+from aisle.core.builds import STALE_AFTER_S, Build, BuildReporter, FileBuildBoard
 from aisle.demo.builder import builder_lock
 
 
 def test_a_build_reports_its_progress_and_eta_then_done(tmp_path: Path) -> None:
-    board = BuildBoard(tmp_path)
+    board = FileBuildBoard(tmp_path)
     reporter = BuildReporter(board, "shop", "text_vectors")
     reporter.queue()
     assert board.building("shop", "text_vectors") is not None
@@ -30,7 +30,7 @@ def test_a_build_reports_its_progress_and_eta_then_done(tmp_path: Path) -> None:
 
 
 def test_a_failed_build_keeps_its_reason(tmp_path: Path) -> None:
-    board = BuildBoard(tmp_path)
+    board = FileBuildBoard(tmp_path)
     BuildReporter(board, "shop", "ranker").fail("no judgments")
     failed = board.get("shop", "ranker")
     assert failed is not None and failed.state == "failed" and failed.message == "no judgments"
@@ -40,7 +40,7 @@ def test_a_failed_build_keeps_its_reason(tmp_path: Path) -> None:
 def test_a_build_whose_builder_died_reads_as_interrupted(tmp_path: Path) -> None:
     gone = subprocess.Popen([sys.executable, "-c", "pass"])
     gone.wait()
-    board = BuildBoard(tmp_path)
+    board = FileBuildBoard(tmp_path)
     board.write(Build("shop", "image_vectors", "running", 10, 100, "embed", 1.0, pid=gone.pid))
     build = board.get("shop", "image_vectors")
     assert build is not None and build.state == "interrupted" and not build.active
@@ -48,7 +48,7 @@ def test_a_build_whose_builder_died_reads_as_interrupted(tmp_path: Path) -> None
 
 
 def test_an_unreadable_board_file_is_no_build(tmp_path: Path) -> None:
-    board = BuildBoard(tmp_path)
+    board = FileBuildBoard(tmp_path)
     (tmp_path / "builds" / "shop").mkdir(parents=True)
     (tmp_path / "builds" / "shop" / "ranker.json").write_text("{half")
     assert board.get("shop", "ranker") is None and board.all() == []
@@ -65,8 +65,8 @@ def test_one_builder_at_a_time(tmp_path: Path) -> None:
 
 def test_aisle_status_lists_each_build_with_percentage(tmp_path: Path) -> None:
     env = {"AISLE_STORAGE_URL": f"file://{tmp_path / 'bucket'}", "AISLE_DATA_DIR": str(tmp_path / "data")}
-    BuildReporter(BuildBoard(tmp_path / "data"), "shop", "text_vectors").progress("embed", 30, 120)
-    BuildReporter(BuildBoard(tmp_path / "data"), "shop", "ranker").fail("no judgments")
+    BuildReporter(FileBuildBoard(tmp_path / "data"), "shop", "text_vectors").progress("embed", 30, 120)
+    BuildReporter(FileBuildBoard(tmp_path / "data"), "shop", "ranker").fail("no judgments")
     run = subprocess.run(
         [sys.executable, "-m", "aisle.cli", "status"], env=os.environ | env, capture_output=True, text=True
     )
@@ -87,3 +87,42 @@ def test_aisle_status_lists_each_build_with_percentage(tmp_path: Path) -> None:
         ("ranker", "failed", 0),
         ("text_vectors", "running", 25),
     ]
+
+
+def test_the_redis_board_is_shared_and_tells_a_stale_remote_build_from_a_live_one(redis_url: str) -> None:
+    import secrets
+    import time
+
+    from aisle.core.builds_redis import RedisBuildBoard
+
+    tenant = f"builds-{secrets.token_hex(4)}"  # a name of its own: the Redis database is shared
+    writer, reader = RedisBuildBoard(redis_url), RedisBuildBoard(redis_url)  # two replicas
+    try:
+        BuildReporter(writer, tenant, "text_vectors").progress("embed", 30, 120)
+        seen = reader.building(tenant, "text_vectors")
+        assert seen is not None and seen.state == "running" and seen.percent == 25
+        now = time.time()
+        # written by another machine: alive while it keeps writing, interrupted once it goes quiet
+        elsewhere = Build(tenant, "ranker", "running", 1, 2, "train", now, pid=1, host="other-host")
+        writer.write(elsewhere)
+        assert reader.building(tenant, "ranker") is not None
+        stale = {**elsewhere.__dict__, "updated_at": now - STALE_AFTER_S - 1}
+        writer.client.hset(f"aisle:{tenant}:builds", "ranker", json.dumps(stale))
+        assert reader.get(tenant, "ranker").state == "interrupted"  # type: ignore[union-attr]
+        assert [(b.tenant, b.artifact) for b in reader.all() if b.tenant == tenant] == [
+            (tenant, "ranker"),
+            (tenant, "text_vectors"),
+        ]
+    finally:
+        writer.clear(tenant)
+    assert reader.by_tenant().get(tenant) is None
+
+
+def test_a_board_on_an_unreachable_redis_reads_as_no_build() -> None:
+    from tests.support.sockets import free_port
+
+    from aisle.core.builds_redis import RedisBuildBoard
+
+    board = RedisBuildBoard(f"redis://127.0.0.1:{free_port()}/0")
+    BuildReporter(board, "shop", "ranker").fail("no judgments")  # dropped, not raised
+    assert board.get("shop", "ranker") is None and board.all() == []

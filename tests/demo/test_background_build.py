@@ -24,7 +24,7 @@ import pytest
 from fastapi.testclient import TestClient
 from tests.support.vectors import MiniTenant, mini_fashion
 
-from aisle.core.builds import BuildBoard
+from aisle.core.builds import FileBuildBoard
 from aisle.core.config import Settings
 from aisle.core.storage import open_blob_store
 from aisle.demo.containers import announce_heavy
@@ -97,7 +97,7 @@ def test_services_answer_at_once_and_switch_features_on_when_the_build_lands(
     # the suggestion index is built at start-up (in the background), not by a first request
     suggesters = search.app.state.search.engine.suggesters  # type: ignore[attr-defined]
     _until(lambda: suggesters.ready("fashion"), 30, "the start-up suggestion build")
-    board = BuildBoard(mini.data_dir)
+    board = FileBuildBoard(mini.data_dir)
     builder = _builder(mini, shared_data, tmp_path / "builder.log")
     try:
         _until(lambda: board.building("fashion", "text_vectors"), 60, "the builder to announce its builds")
@@ -191,7 +191,7 @@ def test_services_answer_at_once_and_switch_features_on_when_the_build_lands(
 def test_a_stopped_builder_leaves_nothing_half_built_and_the_next_one_finishes(
     mini: MiniTenant, shared_data: Path, tmp_path: Path
 ) -> None:
-    board = BuildBoard(mini.data_dir)
+    board = FileBuildBoard(mini.data_dir)
     builder = _builder(mini, shared_data, tmp_path / "first.log")
     try:
         _until(lambda: board.building("fashion", "text_vectors"), 60, "the builder to announce its builds")

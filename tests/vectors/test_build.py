@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 
@@ -93,7 +94,11 @@ def test_text_search_respects_filters(mini: MiniTenant) -> None:
 def test_demo_vectors_report_progress_per_tenant_and_nothing_when_built(
     mini: MiniTenant, tmp_path: Path
 ) -> None:
-    settings = Settings(storage_url=mini.storage_url, data_dir=tmp_path)  # no tables yet in this dir
+    # a copy of the bucket without the published tables, and a data dir without tables
+    bucket = tmp_path / "bucket"
+    shutil.copytree(Path(mini.storage_url.removeprefix("file://")), bucket)
+    shutil.rmtree(bucket / "fashion" / "vectors", ignore_errors=True)
+    settings = Settings(storage_url=f"file://{bucket}", data_dir=tmp_path / "data")
     calls: dict[str, list[tuple[str, int, int]]] = {}
 
     def progress_for(label: str) -> Callable[[str, int, int], None]:
@@ -104,7 +109,7 @@ def test_demo_vectors_report_progress_per_tenant_and_nothing_when_built(
     built = build_demo_vectors(settings, None, images=False, echo=messages.append, progress_for=progress_for)
     assert set(built) == {"fashion/text"}
     assert set(calls) == {"fashion"}  # mini has no homedepot tenant
-    n = len(CatalogStore(Tenants(open_blob_store(mini.storage_url)).scope("fashion")).load().products)
+    n = len(CatalogStore(Tenants(open_blob_store(settings.storage_url)).scope("fashion")).load().products)
     stage, done, total = calls["fashion"][-1]
     assert (done, total) == (n, n) and stage.startswith(f"embedded {n} texts")
     assert [c[0] for c in calls["fashion"][:-1]] == ["embed"] * (len(calls["fashion"]) - 1)
@@ -113,3 +118,15 @@ def test_demo_vectors_report_progress_per_tenant_and_nothing_when_built(
     calls.clear()
     again = build_demo_vectors(settings, None, images=False, echo=messages.append, progress_for=progress_for)
     assert again == built and calls == {"fashion": []}  # already built: nothing to report
+
+    # another machine (an empty data dir) downloads the published table and embeds nothing
+    calls.clear()
+    elsewhere = settings.model_copy(update={"data_dir": tmp_path / "elsewhere"})
+    fetched = build_demo_vectors(
+        elsewhere, None, images=False, echo=messages.append, progress_for=progress_for
+    )
+    assert calls == {"fashion": []}
+    assert (fetched["fashion/text"] / "PUBLISHED").exists()
+    assert (fetched["fashion/text"] / "ids.json").read_bytes() == (
+        built["fashion/text"] / "ids.json"
+    ).read_bytes()

@@ -75,10 +75,10 @@ def status(
     """The background builds (embeddings, models, rankers): state, percentage and ETA of each."""
     import orjson
 
-    from aisle.core.builds import BuildBoard
+    from aisle.core.builds_resolver import open_build_board
     from aisle.core.config import load_settings
 
-    board = BuildBoard(load_settings().data_dir)
+    board = open_build_board(load_settings())
     builds = board.all()
     if as_json:
         doc = {tenant: [b.to_dict() for b in found] for tenant, found in board.by_tenant().items()}

@@ -72,8 +72,8 @@ def info(tenant: str = typer.Argument(...)) -> None:
     """The tenant's vector tables: kind, catalog version, count, dimension."""
     from aisle.vectors.store import VectorIndexMissing, VectorStore
 
-    settings, _ = settings_and_tenants()
-    store = VectorStore(settings.data_dir)
+    settings, tenants = settings_and_tenants()
+    store = VectorStore.from_settings(settings, tenants.store)
     for kind in ("text", "image"):
         try:
             table = store.table(tenant, kind)

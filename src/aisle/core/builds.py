@@ -1,13 +1,18 @@
-"""The build board: progress of the background builds of derived artifacts, one small file per build.
+"""The build board: progress of the background builds of derived artifacts (job state).
 
 A build (a tenant's text or photo embeddings, its learned ranker, a heavy recommendation model) is
-written by the process running it as ``<data_dir>/builds/<tenant>/<artifact>.json``, replaced
-atomically (temporary file + ``os.replace``) on every progress step, so a reader never sees half a
-document. The services read it to tell "being built" from "missing" (``vectors_building`` 503 with a
-``Retry-After``, ``queryGraph.hybrid``), ``GET /health`` and ``aisle status`` to show what is ready.
+written by the process running it on every progress step. The services read it to tell "being built"
+from "missing" (``vectors_building`` 503 with a ``Retry-After``, ``queryGraph.hybrid``), ``GET /health``
+and ``aisle status`` to show what is ready. Two backends behind :class:`BuildBoard`, chosen by
+:func:`aisle.core.builds_resolver.open_build_board`: with ``AISLE_REDIS_URL`` set, Redis
+(:mod:`aisle.core.builds_redis`), so every replica on every machine sees the same builds; without it,
+one small file per build on the local disk, ``<data_dir>/builds/<tenant>/<artifact>.json``, replaced
+atomically (temporary file + ``os.replace``), so a reader never sees half a document
+(:class:`FileBuildBoard`, one machine).
 
 States: ``queued`` (announced by the builder, not started), ``running``, ``done``, ``failed`` (with the
-reason in ``message``). A ``queued`` or ``running`` entry whose builder process is gone reads as
+reason in ``message``). A ``queued`` or ``running`` entry whose builder process is gone (on this
+machine: its pid is not running; on another: no write for :data:`STALE_AFTER_S`) reads as
 ``interrupted``: the next builder (``make run`` again) restarts it, and the artifact itself is only
 ever published complete (atomic directories), so nothing half-written is used.
 
@@ -17,15 +22,21 @@ The ETA is a linear extrapolation of the elapsed time over the fraction done (se
 from __future__ import annotations
 
 import os
+import socket
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Literal, Protocol
 
 import orjson
 
 BuildState = Literal["queued", "running", "done", "failed", "interrupted"]
 ACTIVE: tuple[BuildState, ...] = ("queued", "running")
+STALE_AFTER_S = 900.0
+"""An active build written from another machine and not updated for this many seconds reads as
+``interrupted`` (its process cannot be asked; a builder reports progress at least every few seconds
+while it embeds, trains or uploads)."""
+HOST = socket.gethostname()
 
 
 @dataclass(frozen=True)
@@ -41,6 +52,7 @@ class Build:
     started_at: float | None = None
     updated_at: float = 0.0
     pid: int = 0
+    host: str = field(default=HOST)
 
     @property
     def percent(self) -> int:
@@ -85,7 +97,43 @@ def _alive(pid: int) -> bool:
     return True
 
 
-class BuildBoard:
+def checked(build: Build, now: float | None = None) -> Build:
+    """``build`` as a reader should see it: ``interrupted`` when it is active but its builder is gone
+    (this machine: the pid is not running; another machine: no update for :data:`STALE_AFTER_S`)."""
+    if not build.active:
+        return build
+    if build.host == HOST:
+        gone = not _alive(build.pid)
+    else:
+        gone = (time.time() if now is None else now) - build.updated_at > STALE_AFTER_S
+    return Build(**{**build.__dict__, "state": "interrupted"}) if gone else build
+
+
+class BuildBoard(Protocol):
+    """Where builds report their state and the services read it (see module docstring)."""
+
+    def write(self, build: Build) -> None:
+        """Replace the build's state (``updated_at`` is set to now)."""
+        ...
+
+    def get(self, tenant: str, artifact: str) -> Build | None:
+        """The build's state (``interrupted`` when its builder died), or None when never announced."""
+        ...
+
+    def all(self) -> list[Build]:
+        """Every announced build, by tenant then artifact."""
+        ...
+
+    def building(self, tenant: str, artifact: str) -> Build | None:
+        """The build when it is queued or running, else None."""
+        ...
+
+    def by_tenant(self) -> dict[str, list[Build]]:
+        """Every announced build grouped by tenant."""
+        ...
+
+
+class FileBuildBoard:
     """The build files under ``<data_dir>/builds`` (see module docstring)."""
 
     def __init__(self, data_dir: Path) -> None:
@@ -110,9 +158,7 @@ class BuildBoard:
             build = Build(**doc)
         except (OSError, orjson.JSONDecodeError, TypeError):
             return None
-        if build.active and not _alive(build.pid):
-            return Build(**{**build.__dict__, "state": "interrupted"})
-        return build
+        return checked(build)
 
     def building(self, tenant: str, artifact: str) -> Build | None:
         """The build when it is queued or running, else None."""
@@ -131,10 +177,14 @@ class BuildBoard:
         return found
 
     def by_tenant(self) -> dict[str, list[Build]]:
-        out: dict[str, list[Build]] = {}
-        for build in self.all():
-            out.setdefault(build.tenant, []).append(build)
-        return out
+        return group_by_tenant(self.all())
+
+
+def group_by_tenant(builds: list[Build]) -> dict[str, list[Build]]:
+    out: dict[str, list[Build]] = {}
+    for build in builds:
+        out.setdefault(build.tenant, []).append(build)
+    return out
 
 
 class BuildReporter:

@@ -28,7 +28,9 @@ class Settings(BaseSettings):
     )
     data_dir: Path = Field(
         default=Path("./var/data"),
-        description="Local directory for derived state: full-text and vector indexes, caches.",
+        description="Local directory for derived state: full-text indexes (rebuilt from the catalog), "
+        "vector tables and the image model (downloaded from the bucket), caches. It may be emptied at any "
+        "time: a serving process fills it again from the bucket, never by embedding or training.",
     )
     redis_url: str | None = Field(
         default=None, description="redis://host:port/db; unset means embedded stores."
@@ -90,6 +92,20 @@ class Settings(BaseSettings):
         ge=1024,
         description="Largest request body of a bulk write, in bytes: 32 MiB, a full batch of POST /events "
         "(10,000 events) or PUT /vectors (1,000 vectors of 1,280 numbers).",
+    )
+    catalog_check_seconds: float = Field(
+        default=1.0,
+        ge=0,
+        description="Search: seconds a tenant's catalog version (and attribute configuration) is reused "
+        "before storage is asked again, so a catalog import is served at most this long after its "
+        "pointer is written, plus the time to build the full-text index of the new version.",
+    )
+    vectors_check_seconds: float = Field(
+        default=5.0,
+        ge=0,
+        description="Search and vector services: seconds a tenant's vector table (or its absence) is "
+        "reused before the data dir and the bucket are looked at again, so a newly published table is "
+        "served at most this long after it lands, plus the time to download it.",
     )
     container_cache_seconds: float = Field(
         default=2.0,

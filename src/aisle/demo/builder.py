@@ -34,7 +34,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from aisle.core.builds import BuildBoard, BuildReporter
+from aisle.core.builds import BuildReporter
+from aisle.core.builds_resolver import open_build_board
 from aisle.core.config import Settings
 from aisle.core.errors import AisleError
 from aisle.core.storage.resolver import open_blob_store_from_settings
@@ -74,7 +75,7 @@ def build_heavy(settings: Settings, data: Path | None, *, images: bool = True, e
     Tenants or data that do not exist mark their builds ``failed`` with the reason (nothing raises);
     a failed build is retried by the next builder. Returns -1 when another builder holds the lock.
     """
-    board = BuildBoard(settings.data_dir)
+    board = open_build_board(settings)
     with builder_lock(settings.data_dir) as mine:
         if not mine:
             echo("another builder is already running; see `aisle status`")

@@ -121,17 +121,19 @@ class SearchEngine:
 
     @classmethod
     def from_settings(cls, settings: Settings, store: BlobStore) -> SearchEngine:
-        """The engine of a search process: ``store`` for tenants, rules and rankers, ``settings.data_dir``
-        for indexes and vector tables, ``settings.vector_url`` for the neighbour source.
+        """The engine of a search process: ``store`` for tenants, rules, rankers and published vector
+        tables, ``settings.data_dir`` for indexes and the local copies of the tables,
+        ``settings.vector_url`` for the neighbour source.
 
         Raises:
             ValueError: ``AISLE_VECTOR_URL`` is neither empty, ``local:`` nor an http(s) URL.
         """
         tenants = Tenants(store)
+        indexes = IndexRegistry(tenants, settings.data_dir, check_every=settings.catalog_check_seconds)
         return cls(
             tenants,
-            IndexRegistry(tenants, settings.data_dir),
-            VectorSearch(VectorStore(settings.data_dir)),
+            indexes,
+            VectorSearch(VectorStore.from_settings(settings, store, serving_version=indexes.serving_version)),
             vector_url=settings.vector_url,
             rules=RuleBooks(store),
             rankers=RankerStore(store),
@@ -250,7 +252,9 @@ class SearchEngine:
             with self._image_lock:
                 if self._image_encoder is None:
                     data_dir = self.indexes.data_dir
-                    self._image_encoder = ImageEncoder.load(data_dir, threads=1, export=export)
+                    self._image_encoder = ImageEncoder.load(
+                        data_dir, threads=1, export=export, bucket=self.tenants.store
+                    )
         return self._image_encoder
 
     # -- process life ---------------------------------------------------------------------------

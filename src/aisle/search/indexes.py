@@ -80,5 +80,13 @@ class IndexRegistry:
         if log.height:
             index.speller = SpellingCorrector(add_query_log(index.speller.vocabulary, log))
 
+    def serving_version(self, tenant: str) -> str | None:
+        """The catalog version this process serves for ``tenant``: its open index's, else the current
+        one in storage (None: no catalog). Raises StorageUnavailable (503)."""
+        entry = self._open.get(tenant)
+        if entry is not None:
+            return entry[1].version
+        return CatalogStore(self.tenants.scope(tenant)).current_version()
+
     def loaded(self) -> list[str]:
         return sorted(self._open)

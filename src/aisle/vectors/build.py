@@ -5,6 +5,8 @@ with ". " (for the fashion demo: title, brand, colour, gender, category path, ar
 for Home Depot: the title). Embedded with the MiniLM encoder (:mod:`aisle.vectors.text_encoder`).
 Vectors of products whose text did not change since the previous catalog version are reused (content
 hash), so a re-import only pays for new or changed products, and a second run pays nothing.
+Each table is published to the tenant's bucket scope once built (:mod:`aisle.vectors.published`), and
+a build whose table is in the bucket already downloads it instead of embedding anything.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from aisle.catalog.schema import PATH_SEP
 from aisle.catalog.store import Catalog, CatalogStore
 from aisle.core.tenancy import Tenants
 from aisle.core.tenant_config import AttributeConfiguration
+from aisle.vectors.published import ensure_published, fetch_published
 from aisle.vectors.table import content_hash, read_table_vectors, reusable, table_dir, write_table
 from aisle.vectors.text_encoder import DIMENSION, TextEncoder
 
@@ -62,21 +65,24 @@ def build_text_vectors(
     progress: Progress | None = None,
     batch: int = 256,
 ) -> Path:
-    """The tenant's text vector table for its current catalog, built if missing; returns its directory.
+    """The tenant's text vector table for its current catalog, built if missing (downloaded when the
+    bucket has it), published to the bucket; returns its local directory.
 
     Cost: MiniLM int8 on 2 CPU cores embeds roughly 300-600 short product texts a second, so about two
-    minutes for either demo catalog the first time; nothing when the table exists.
+    minutes for either demo catalog the first time; nothing when the table exists here or in the bucket.
 
     Raises:
         TenantNotFound, ConfigInvalid, CatalogNotFound: the tenant or its catalog is missing.
         EncoderUnavailable: the MiniLM model packages are not installed.
+        StorageUnavailable (503): the bucket failed (the table may be built locally all the same).
     """
     config = tenants.config(tenant).attributes
-    catalog = CatalogStore(tenants.scope(tenant)).load()
+    scope = tenants.scope(tenant)
+    catalog = CatalogStore(scope).load()
     recipe = text_recipe(config)
     dest = table_dir(data_dir, tenant, "text", catalog.version, recipe)
-    if (dest / "BUILT").exists():
-        return dest
+    if (dest / "BUILT").exists() or fetch_published(scope, "text", dest):
+        return ensure_published(scope, "text", dest)
     texts = product_texts(catalog, config)
     hashes = np.asarray([content_hash(t.encode()) for t in texts], dtype=np.uint64)
     previous = reusable(data_dir, tenant, "text", recipe)
@@ -100,19 +106,20 @@ def build_text_vectors(
             rate = len(todo) / max(time.perf_counter() - start, 1e-9)
             progress(f"embedded {len(todo)} texts at {rate:.0f}/s", len(todo), len(todo))
     ids = catalog.products["id"].to_list()
-    return write_table(dest, catalog.version, ids, vectors, hashes)
+    return ensure_published(scope, "text", write_table(dest, catalog.version, ids, vectors, hashes))
 
 
 def built_text_vectors(tenants: Tenants, tenant: str, data_dir: Path, catalog: Catalog) -> np.ndarray | None:
     """The text vectors already built for ``catalog`` (float32, (rows of ``catalog.products``, 384), unit
-    length, in catalog row order), or None when its table is not built or lacks a product.
+    length, in catalog row order), or None when its table is neither here nor in the bucket, or lacks
+    a product.
 
     Lets SIMILAR_ITEMS reuse the embeddings of vector search instead of encoding the catalog again.
-    Raises TenantNotFound, ConfigInvalid.
+    Raises TenantNotFound, ConfigInvalid, StorageUnavailable.
     """
     dest = table_dir(
         data_dir, tenant, "text", catalog.version, text_recipe(tenants.config(tenant).attributes)
     )
-    if not (dest / "BUILT").exists():
+    if not (dest / "BUILT").exists() and not fetch_published(tenants.scope(tenant), "text", dest):
         return None
     return read_table_vectors(dest, [str(x) for x in catalog.products["id"].to_list()])

@@ -5,7 +5,9 @@ photo is embedded with :class:`aisle.vectors.image_encoder.ImageEncoder` (raw fe
 directory as ``features.npy``), then a probe (:mod:`aisle.vectors.image_probe`) is fitted on the
 catalog's labelled attributes (default: article type, gender, colour, those present) and the table
 indexes the probe's search vectors. Photos whose bytes did not change since the previous table are not
-embedded again.
+embedded again. Like the text table, each table is published to the tenant's bucket scope once built
+and downloaded rather than built when the bucket has it (:mod:`aisle.vectors.published`); so is the
+exported ONNX model (:mod:`aisle.vectors.image_encoder`).
 """
 
 from __future__ import annotations
@@ -18,8 +20,9 @@ import numpy as np
 
 from aisle.catalog.store import CatalogStore
 from aisle.core.tenancy import Tenants
-from aisle.vectors.image_encoder import DIMENSION, ONNX_NAME, ImageEncoder
+from aisle.vectors.image_encoder import DIMENSION, ONNX_NAME, ImageEncoder, ensure_onnx_published
 from aisle.vectors.image_probe import ImageProbe
+from aisle.vectors.published import ensure_published, fetch_published
 from aisle.vectors.table import VectorTable, content_hash, table_dir, tables_dir, write_table
 
 Progress = Callable[[str, int, int], None]
@@ -130,17 +133,19 @@ def build_image_vectors(
         CatalogNotFound, TenantNotFound: as for the catalog.
         FileNotFoundError: ``images_dir`` does not exist.
     """
-    catalog = CatalogStore(tenants.scope(tenant)).load()
+    scope = tenants.scope(tenant)
+    catalog = CatalogStore(scope).load()
     products = catalog.products
     fields = tuple(f for f in PROBE_FIELDS if f in products.columns)
     recipe = image_recipe(fields) + (f":limit={limit}" if limit else "")
     dest = table_dir(data_dir, tenant, "image", catalog.version, recipe)
-    if (dest / "BUILT").exists():
-        return dest
+    if (dest / "BUILT").exists() or fetch_published(scope, "image", dest):
+        return ensure_published(scope, "image", dest)
     ids = products["id"].to_list()
     found = photo_paths(images_dir, ids)
     photo_ids = [pid for pid in ids if pid in found][:limit]
-    encoder = encoder or ImageEncoder.load(data_dir, threads=2)
+    encoder = encoder or ImageEncoder.load(data_dir, threads=2, bucket=tenants.store)
+    ensure_onnx_published(tenants.store, data_dir)
     feats, hashes = embed_photos(
         [found[pid] for pid in photo_ids],
         encoder,
@@ -156,7 +161,7 @@ def build_image_vectors(
     (path / "encoder.txt").write_text(ONNX_NAME)
     if probe is not None:
         probe.save(path / "probe.npz")
-    return path
+    return ensure_published(scope, "image", path)
 
 
 def load_probe(table: VectorTable) -> ImageProbe | None:

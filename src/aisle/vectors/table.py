@@ -47,12 +47,20 @@ def content_hash(data: bytes) -> int:
     return int.from_bytes(hashlib.blake2b(data, digest_size=8).digest(), "little")
 
 
-def latest_table(data_dir: Path, tenant: str, kind: str) -> Path | None:
-    """The most recent complete table of ``tenant``/``kind`` (versions sort by time), or None."""
+def latest_table(data_dir: Path, tenant: str, kind: str, *, upto: str | None = None) -> Path | None:
+    """The most recent complete table of ``tenant``/``kind`` (versions sort by time) whose catalog
+    version is at most ``upto`` (None: any), or None."""
     root = tables_dir(data_dir, tenant, kind)
     if not root.is_dir():
         return None
-    built = [d for d in root.iterdir() if d.is_dir() and (d / "BUILT").exists()]
+    built = [
+        d
+        for d in root.iterdir()
+        if d.is_dir()
+        and not d.name.startswith(".")
+        and (upto is None or d.name.rsplit("-", 1)[0] <= upto)
+        and (d / "BUILT").exists()
+    ]
     # newest catalog version first; among tables of one version (another recipe), the last built
     return max(
         built, key=lambda d: (d.name.rsplit("-", 1)[0], (d / "BUILT").stat().st_mtime_ns), default=None

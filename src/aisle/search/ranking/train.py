@@ -240,7 +240,7 @@ def train_ranker(
             f"no judged query has a relevant (relevance > 1) product of tenant '{tenant}''s catalog",
             code=ErrorCode.JUDGMENTS_UNUSABLE,
         )
-    vectors = VectorSearch(VectorStore(data_dir))
+    vectors = VectorSearch(VectorStore(data_dir, bucket=tenants.store))
     pipeline = SearchPipeline(default_stages(rules=RuleBooks(tenants.store), vectors=vectors))
     candidates = config.global_.ranking.candidates
     qs = collect(pipeline, index, config, known, candidates=candidates, progress=progress)

@@ -18,7 +18,7 @@ from typing import Any
 from fastapi import APIRouter, Depends, FastAPI, Request
 
 from aisle import __version__
-from aisle.core.builds import BuildBoard
+from aisle.core.builds_resolver import open_build_board
 from aisle.core.config import Settings, load_settings
 from aisle.core.tenancy import Tenants
 from aisle.services.common.body_limit import BodyLimitMiddleware, document_body_limits, route_limits
@@ -39,12 +39,13 @@ HEALTH_BUILDS_TTL_S = 1.0
 
 @health_router.get("/health", response_model=Health)
 def health(request: Request) -> Health:
-    """The service, its version and each tenant's background builds (a cached read of a few files)."""
+    """The service, its version and each tenant's background builds (the build board, read at most once a
+    second: a few files, or one Redis round trip when ``AISLE_REDIS_URL`` is set)."""
     state = request.app.state
     now = time.monotonic()
     cached = getattr(state, "health_builds", None)
     if cached is None or now - cached[0] >= HEALTH_BUILDS_TTL_S:
-        by_tenant = BuildBoard(state.data_dir).by_tenant()
+        by_tenant = state.build_board.by_tenant()
         builds = {t: [BuildStatus.model_validate(b.to_dict()) for b in bs] for t, bs in by_tenant.items()}
         cached = state.health_builds = (now, builds)
     return Health(service=state.service, version=__version__, builds=cached[1])
@@ -82,6 +83,7 @@ def service_app(
     app = FastAPI(title=title, version=__version__, description=description, lifespan=lifespan)
     app.state.service = service
     app.state.data_dir = settings.data_dir
+    app.state.build_board = open_build_board(settings)
     metrics = ServiceMetrics(service, known_tenant=tenants.known if tenants is not None else None)
     app.state.metrics = metrics
     if tenants is not None:

@@ -1,8 +1,9 @@
 """The vector search service (port 8083): product embeddings per tenant, searched by text or vector.
 
 Start with ``uvicorn --factory aisle.services.vectors.app:create_app`` (``aisle serve`` does). Tables are
-built offline by ``aisle vectors build TENANT`` (and ``build-images``) into ``settings.data_dir``; this
-service opens them, and loads the text encoder, at start-up.
+built offline by ``aisle vectors build TENANT`` (and ``build-images``) and published to the bucket; this
+service downloads the ones ``settings.data_dir`` lacks, opens them, and loads the text encoder, at
+start-up.
 """
 
 from __future__ import annotations
@@ -35,9 +36,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or load_settings()
     blob = open_blob_store_from_settings(settings)
     tenants = Tenants(blob)
-    store = VectorStore(settings.data_dir)
+    indexes = IndexRegistry(tenants, settings.data_dir, check_every=settings.catalog_check_seconds)
+    store = VectorStore.from_settings(settings, blob, serving_version=indexes.serving_version)
     search = VectorSearch(store)
-    indexes = IndexRegistry(tenants, settings.data_dir)
     state = VectorState(
         settings=settings,
         tenants=tenants,

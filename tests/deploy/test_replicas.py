@@ -1,0 +1,354 @@
+"""Two search and two predict replicas, each with its own empty data dir, on one bucket and one Redis.
+
+The bucket is moto's S3 server on a free loopback port; Redis is the machine's (a tenant name of its
+own, so its keys are apart from anything else in the database; removed at the end). The replicas are
+real ``uvicorn`` processes started like ``aisle serve`` starts them. The rules and edit services that
+take the writes run in this process over real HTTP, on the same bucket and Redis.
+
+What must hold (docs/operations.md, "Replicas: how late each change is served"):
+
+- a replica whose data dir is empty serves semantic search by downloading the vector table another
+  machine built and published; it embeds no product (nothing on the build board, its copy is the
+  published upload);
+- a rule change and a container change made through one service are served by every replica within
+  their documented bounds;
+- while the catalog is re-imported again and again, every answer of every replica shows products of
+  exactly one catalog version, and every replica serves the last one within the catalog bound;
+- deleting a running replica's data dir loses nothing it serves: the next check downloads again.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import secrets
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+import orjson
+import polars as pl
+import pytest
+from tests.conftest import require
+from tests.support.auth import serve
+from tests.support.recs import write_tenant
+from tests.support.sockets import free_port
+
+from aisle.catalog.importer import import_catalog
+from aisle.core.builds_redis import RedisBuildBoard
+from aisle.core.config import Settings
+from aisle.core.redis_connection import redis_client
+from aisle.core.storage.resolver import open_blob_store_from_settings
+from aisle.core.tenancy import Tenants
+from aisle.recs.containers import ContainerBody, ContainerStore
+from aisle.recs.deployments import Deployment, Deployments
+from aisle.recs.training import save_model, train_also_view
+from aisle.vectors.build import build_text_vectors
+from aisle.vectors.published import local_manifest, newest_published
+
+ROOT = Path(__file__).resolve().parents[2]
+PRODUCTS = 8
+# the bounds the replicas run with (AISLE_*), and the slack a busy 2-core machine adds to a poll
+CATALOG_CHECK_S = 1.0
+VECTORS_CHECK_S = 2.0
+CONTAINER_CACHE_S = 2.0
+CONFIG_TTL_S = 2.0  # Tenants' and predict's configuration cache (aisle.core.tenancy, recs.serving.tenants)
+SLACK_S = 10.0
+SLOT = {"slotConfigId": "main", "modelId": "also-view", "itemCount": 3}
+
+
+def products(generation: int) -> pl.DataFrame:
+    """Every title names ``generation``: a page mixing two catalog versions shows two generations."""
+    return pl.DataFrame(
+        {
+            "id": [f"p{i}" for i in range(PRODUCTS)],
+            "title": [f"Product {i} red shoe gen {generation}" for i in range(PRODUCTS)],
+            "price": [float(10 + i) for i in range(PRODUCTS)],
+            "brand": ["nike", "puma"] * (PRODUCTS // 2),
+        }
+    )
+
+
+def generations(titles: list[str]) -> set[int]:
+    return {int(t.rsplit(" ", 1)[1]) for t in titles}
+
+
+@dataclass
+class Cluster:
+    tenant: str
+    settings: Settings  # the writers' (this process)
+    search: list[str]
+    predict: list[str]
+    data_dirs: list[Path]
+    rules: httpx.Client
+    edit: httpx.Client
+    tmp: Path
+    imported: list[int] = field(default_factory=lambda: [0])
+
+    def tenants(self) -> Tenants:
+        return Tenants(open_blob_store_from_settings(self.settings), ttl=0)
+
+    def reimport(self, generation: int) -> None:
+        """What ``aisle catalog import`` does, from a JSONL file."""
+        path = self.tmp / f"catalog-{generation}.jsonl"
+        path.write_bytes(b"\n".join(orjson.dumps(r) for r in products(generation).to_dicts()))
+        import_catalog(self.tenants(), self.tenant, path)
+        self.imported.append(generation)
+
+
+def search_titles(url: str, tenant: str, *, route: str = "/search") -> list[str]:
+    r = httpx.post(f"{url}{route}", json={"tenant": tenant, "query": "red shoe", "size": 20}, timeout=10)
+    assert r.status_code == 200, r.text
+    return [p["title"] for p in r.json()["products"]]
+
+
+def predict_items(url: str, tenant: str) -> list[dict[str, Any]]:
+    body = {"containerId": "c1", "productIds": ["p0"], "predictParams": {"returnProduct": True}}
+    r = httpx.post(f"{url}/predict", params={"tenant": tenant}, json=body, timeout=10)
+    assert r.status_code == 200, r.text
+    return list(r.json()["response_data"])
+
+
+def until(check: Callable[[], bool], seconds: float, what: str) -> float:
+    """Poll ``check`` until true; returns the seconds it took. Fails past ``seconds``."""
+    start = time.monotonic()
+    while not check():
+        assert time.monotonic() - start < seconds, f"not within {seconds:.0f} s: {what}"
+        time.sleep(0.1)
+    return time.monotonic() - start
+
+
+def _start(module: str, env: dict[str, str], log: Path) -> tuple[subprocess.Popen[bytes], str]:
+    port = free_port()
+    cmd = [sys.executable, "-m", "uvicorn", "--factory", f"{module}:create_app", "--host", "127.0.0.1",
+           "--port", str(port), "--log-level", "warning"]  # fmt: skip
+    out = log.open("wb")
+    return subprocess.Popen(cmd, env=env, stdout=out, stderr=subprocess.STDOUT), f"http://127.0.0.1:{port}"
+
+
+def _wait_healthy(url: str, proc: subprocess.Popen[bytes], log: Path, seconds: float = 60) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, f"{url} exited:\n{log.read_text()[-3000:]}"
+        try:
+            if httpx.get(f"{url}/health", timeout=1).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.2)
+    raise AssertionError(f"{url} did not start:\n{log.read_text()[-3000:]}")
+
+
+def _seed(settings: Settings, tenant: str, builder_dir: Path) -> None:
+    """The tenant, a deployed CUSTOMERS_ALSO_VIEW model, container c1, and text vectors built and
+    published by another machine (``builder_dir``)."""
+    store = open_blob_store_from_settings(settings)
+    write_tenant(store, tenant, products(0))
+    tenants = Tenants(store, ttl=0)
+    scope = tenants.scope(tenant)
+    views = pl.DataFrame(
+        {
+            "session_id": [f"s{i // 2}" for i in range(12)],
+            "item_id": ["p0", "p1", "p0", "p2", "p0", "p3", "p1", "p2", "p2", "p3", "p0", "p4"],
+            "ts": [float(i) for i in range(12)],
+        }
+    )
+    record = save_model(scope, tenant, train_also_view(views), model_id="also-view")
+    Deployments(scope).write(
+        Deployment(modelId="also-view", status="deployed", modelVersion=record.version, jobId="seed")
+    )
+    ContainerStore(scope).create("c1", ContainerBody.model_validate({"slotConfigurations": [SLOT]}))
+    build_text_vectors(tenants, tenant, builder_dir)
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory, redis_url: str) -> Iterator[Cluster]:
+    try:  # the machine's Redis is checked by the redis_url fixture
+        from moto.server import ThreadedMotoServer
+    except ImportError:
+        require(False, "moto[server] is not installed")
+    logging.getLogger("werkzeug").setLevel(logging.WARNING)  # moto: one log line per S3 request otherwise
+    from aisle.services.edit.app import create_app as edit_app
+    from aisle.services.rules.app import create_app as rules_app
+
+    tmp = tmp_path_factory.mktemp("replicas")
+    port = free_port()
+    s3 = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
+    s3.start()
+    tenant = f"rep-{secrets.token_hex(4)}"
+    procs: list[subprocess.Popen[bytes]] = []
+    try:
+        import boto3
+
+        boto3.client(
+            "s3", endpoint_url=f"http://127.0.0.1:{port}", region_name="us-east-1",
+            aws_access_key_id="test", aws_secret_access_key="test",
+        ).create_bucket(Bucket="replicas")  # fmt: skip
+        env_common = {
+            "AISLE_AUTH": "off",
+            "AISLE_STORAGE_URL": "s3://replicas",
+            "AISLE_S3_ENDPOINT": f"http://127.0.0.1:{port}",
+            "AISLE_S3_ACCESS_KEY_ID": "test",
+            "AISLE_S3_SECRET_ACCESS_KEY": "test",
+            "AISLE_REDIS_URL": redis_url,
+            "AISLE_CATALOG_CHECK_SECONDS": str(CATALOG_CHECK_S),
+            "AISLE_VECTORS_CHECK_SECONDS": str(VECTORS_CHECK_S),
+            "AISLE_CONTAINER_CACHE_SECONDS": str(CONTAINER_CACHE_S),
+        }
+        settings = Settings(**{k.removeprefix("AISLE_").lower(): v for k, v in env_common.items()},  # type: ignore[arg-type]
+                            data_dir=tmp / "writers")  # fmt: skip
+        _seed(settings, tenant, tmp / "builder")
+        base = {k: v for k, v in os.environ.items() if not k.startswith("AISLE_")} | env_common
+        base["PYTHONPATH"] = os.pathsep.join(
+            p for p in (str(ROOT / "src"), os.environ.get("PYTHONPATH")) if p
+        )
+        started = []
+        data_dirs = []
+        for i, module in enumerate(["search", "search", "predict", "predict"]):
+            data_dirs.append(tmp / f"{module}-{i}")
+            log = tmp / f"{module}-{i}.log"
+            proc, url = _start(
+                f"aisle.services.{module}.app", base | {"AISLE_DATA_DIR": str(data_dirs[-1])}, log
+            )
+            procs.append(proc)
+            started.append((module, url, proc, log))
+        for _, url, proc, log in started:
+            _wait_healthy(url, proc, log)
+        with (
+            serve(rules_app(settings)) as rules_url,
+            serve(edit_app(settings)) as edit_url,
+            httpx.Client(base_url=rules_url, timeout=10) as rules,
+            httpx.Client(base_url=edit_url, timeout=10) as edit,
+        ):
+            yield Cluster(
+                tenant, settings,
+                [u for m, u, _, _ in started if m == "search"],
+                [u for m, u, _, _ in started if m == "predict"],
+                data_dirs, rules, edit, tmp,
+            )  # fmt: skip
+    finally:
+        for proc in procs:
+            proc.terminate()
+        for proc in procs:
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+        s3.stop()
+        client = redis_client(redis_url)
+        keys = list(client.scan_iter(match=f"aisle:{tenant}:*"))
+        if keys:
+            client.delete(*keys)
+        RedisBuildBoard(redis_url).clear(tenant)
+
+
+def test_an_empty_data_dir_serves_vectors_built_elsewhere_without_embedding(cluster: Cluster) -> None:
+    published = newest_published(cluster.tenants().scope(cluster.tenant), "text")
+    assert published is not None
+    for url, data in zip(cluster.search, cluster.data_dirs[:2], strict=True):
+        titles = search_titles(url, cluster.tenant, route="/vector-search")
+        assert len(titles) == PRODUCTS and generations(titles) == {0}
+        copy = data / "vectors" / cluster.tenant / "text" / published.table
+        assert local_manifest(copy) == published  # downloaded: the published upload, byte for byte listed
+        health = httpx.get(f"{url}/health", timeout=5).json()
+        assert cluster.tenant not in health["builds"]  # no build ran for the tenant anywhere
+
+
+def test_a_rule_and_a_container_change_reach_every_replica_within_their_bounds(cluster: Cluster) -> None:
+    t = {"tenant": cluster.tenant}
+    rule = {
+        "id": "hide-p1",
+        "name": "hide p1",
+        "conditions": {"query": {"match": "contains", "value": "shoe"}},
+        "actions": [{"type": "hide", "productIds": ["p1"]}],
+    }
+    assert cluster.rules.post("/rules", params=t, json=rule).status_code == 201
+    for url in cluster.search:  # rules: the tenant's rule index is read on every request
+        until(lambda u=url: not any(" 1 " in s for s in search_titles(u, cluster.tenant)), SLACK_S, "rule")
+
+    assert all(len(predict_items(u, cluster.tenant)) == 3 for u in cluster.predict)
+    current = cluster.edit.get("/containers/c1", params=t).json()
+    body = {"version": current["version"], "slotConfigurations": [{**SLOT, "itemCount": 2}]}
+    assert cluster.edit.put("/containers/c1", params=t, json=body).status_code == 200
+    for url in cluster.predict:
+        until(
+            lambda u=url: len(predict_items(u, cluster.tenant)) == 2,
+            CONTAINER_CACHE_S + SLACK_S,
+            "container edit",
+        )
+
+
+def test_no_replica_serves_a_mix_of_catalog_versions_while_it_is_reimported(cluster: Cluster) -> None:
+    mixed: list[str] = []
+    seen: dict[str, set[int]] = {u: set() for u in cluster.search + cluster.predict}
+    stop = threading.Event()
+
+    def watch(url: str, read: Callable[[], list[str]]) -> None:
+        while not stop.is_set():
+            titles = read()
+            found = generations(titles)
+            seen[url] |= found
+            if len(found) > 1:
+                mixed.append(f"{url}: {titles}")
+
+    watchers = [
+        threading.Thread(target=watch, args=(u, lambda u=u: search_titles(u, cluster.tenant)), daemon=True)
+        for u in cluster.search
+    ] + [
+        threading.Thread(
+            target=watch,
+            args=(u, lambda u=u: [i["name"] for i in predict_items(u, cluster.tenant)]),
+            daemon=True,
+        )
+        for u in cluster.predict
+    ]
+    for w in watchers:
+        w.start()
+    try:
+        for generation in range(1, 5):
+            cluster.reimport(generation)
+            time.sleep(0.7)
+        last = cluster.imported[-1]
+        bound = CATALOG_CHECK_S + CONFIG_TTL_S + SLACK_S
+        for url in cluster.search:
+            until(lambda u=url: generations(search_titles(u, cluster.tenant)) == {last}, bound, "catalog")
+        for url in cluster.predict:
+            until(
+                lambda u=url: (
+                    {i["name"].rsplit(" ", 1)[1] for i in predict_items(u, cluster.tenant)} == {str(last)}
+                ),
+                bound,
+                "catalog in predict",
+            )
+    finally:
+        stop.set()
+        for w in watchers:
+            w.join(timeout=15)
+    assert not mixed, "answers mixing catalog versions:\n" + "\n".join(mixed[:5])
+    assert all(len(s) >= 2 for s in seen.values()), seen  # each replica did serve a change of version
+
+
+def test_a_replica_whose_data_dir_is_deleted_keeps_serving_and_fetches_again(cluster: Cluster) -> None:
+    url, data = cluster.search[0], cluster.data_dirs[0]
+    shutil.rmtree(data)
+    assert len(search_titles(url, cluster.tenant)) > 0
+    assert len(search_titles(url, cluster.tenant, route="/vector-search")) == PRODUCTS
+    published = newest_published(cluster.tenants().scope(cluster.tenant), "text")
+    assert published is not None
+    copy = data / "vectors" / cluster.tenant / "text" / published.table
+    waited = until(
+        lambda: (
+            len(search_titles(url, cluster.tenant, route="/vector-search")) == PRODUCTS
+            and local_manifest(copy) == published
+        ),
+        VECTORS_CHECK_S + SLACK_S,
+        "the vector table downloaded again",
+    )
+    assert waited <= VECTORS_CHECK_S + SLACK_S

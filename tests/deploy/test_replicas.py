@@ -47,6 +47,7 @@ from aisle.core.config import Settings
 from aisle.core.redis_connection import redis_client
 from aisle.core.storage.resolver import open_blob_store_from_settings
 from aisle.core.tenancy import Tenants
+from aisle.core.tenant_config import Attribute, AttributeRole, AttributeType
 from aisle.recs.containers import ContainerBody, ContainerStore
 from aisle.recs.deployments import Deployment, Deployments
 from aisle.recs.training import save_model, train_also_view
@@ -61,6 +62,11 @@ VECTORS_CHECK_S = 2.0
 CONTAINER_CACHE_S = 2.0
 CONFIG_TTL_S = 2.0  # Tenants' and predict's configuration cache (aisle.core.tenancy, recs.serving.tenants)
 SLACK_S = 10.0
+ATTRIBUTES = [
+    Attribute(name="title", type=AttributeType.text, role=AttributeRole.title, searchable=True),
+    Attribute(name="price", type=AttributeType.number, role=AttributeRole.price, sortable=True),
+    Attribute(name="brand", role=AttributeRole.brand, searchable=True, filterable=True, facetable=True),
+]
 SLOT = {"slotConfigId": "main", "modelId": "also-view", "itemCount": 3}
 
 
@@ -150,7 +156,7 @@ def _seed(settings: Settings, tenant: str, builder_dir: Path) -> None:
     """The tenant, a deployed CUSTOMERS_ALSO_VIEW model, container c1, and text vectors built and
     published by another machine (``builder_dir``)."""
     store = open_blob_store_from_settings(settings)
-    write_tenant(store, tenant, products(0))
+    write_tenant(store, tenant, products(0), attributes=ATTRIBUTES)
     tenants = Tenants(store, ttl=0)
     scope = tenants.scope(tenant)
     views = pl.DataFrame(
@@ -269,9 +275,17 @@ def test_a_rule_and_a_container_change_reach_every_replica_within_their_bounds(c
         "conditions": {"query": {"match": "contains", "value": "shoe"}},
         "actions": [{"type": "hide", "productIds": ["p1"]}],
     }
+    ids = [f"Product {i} " for i in range(PRODUCTS)]
+    for url in cluster.search:  # every product matches, p1 among them
+        assert sorted(t[: len(ids[0])] for t in search_titles(url, cluster.tenant)) == ids
     assert cluster.rules.post("/rules", params=t, json=rule).status_code == 201
+    without_p1 = [i for i in ids if i != "Product 1 "]
     for url in cluster.search:  # rules: the tenant's rule index is read on every request
-        until(lambda u=url: not any(" 1 " in s for s in search_titles(u, cluster.tenant)), SLACK_S, "rule")
+        until(
+            lambda u=url: sorted(t[: len(ids[0])] for t in search_titles(u, cluster.tenant)) == without_p1,
+            SLACK_S,
+            "rule",
+        )
 
     assert all(len(predict_items(u, cluster.tenant)) == 3 for u in cluster.predict)
     current = cluster.edit.get("/containers/c1", params=t).json()

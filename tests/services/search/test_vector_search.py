@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -93,11 +94,25 @@ def test_vector_search_errors(client: TestClient, body: dict, status: int, code:
 
 
 def test_a_tenant_without_vectors_answers_503(mini: MiniTenant, tmp_path: Path) -> None:
-    settings = Settings(storage_url=mini.storage_url, data_dir=tmp_path, auth="off")  # no vectors here
+    # the bucket without the published tables, and a data dir without tables
+    bucket = tmp_path / "bucket"
+    shutil.copytree(Path(mini.storage_url.removeprefix("file://")), bucket)
+    shutil.rmtree(bucket / "fashion" / "vectors", ignore_errors=True)
+    settings = Settings(storage_url=f"file://{bucket}", data_dir=tmp_path / "data", auth="off")
     with TestClient(create_app(settings, preload=False)) as c:
         resp = c.post("/vector-search", json={"query": "watch", "tenant": "fashion"})
     assert resp.status_code == 503
     assert resp.json()["error"]["code"] == "vector_index_missing"
+
+
+def test_an_empty_data_dir_serves_the_vectors_published_to_the_bucket(
+    mini: MiniTenant, tmp_path: Path
+) -> None:
+    settings = Settings(storage_url=mini.storage_url, data_dir=tmp_path, auth="off")
+    with TestClient(create_app(settings, preload=False)) as c:
+        resp = c.post("/vector-search", json={"query": "watch", "tenant": "fashion"})
+    assert resp.status_code == 200 and resp.json()["products"]
+    assert list((tmp_path / "vectors" / "fashion" / "text").glob("*/PUBLISHED"))  # downloaded
 
 
 def test_vector_search_through_the_vector_service(client: TestClient, mini: MiniTenant) -> None:

@@ -73,6 +73,22 @@ def test_a_second_build_embeds_nothing_and_a_new_version_only_what_changed(mini:
     assert len(counting.texts) == 1
 
 
+def test_a_builder_without_earlier_tables_reuses_the_bucket_s_and_embeds_only_what_changed(
+    mini: MiniTenant, tmp_path: Path
+) -> None:
+    bucket = tmp_path / "bucket"  # a copy: the session's tenant keeps its catalog version
+    shutil.copytree(Path(mini.storage_url.removeprefix("file://")), bucket)
+    tenants = Tenants(open_blob_store(f"file://{bucket}"), ttl=0)
+    store = CatalogStore(tenants.scope("fashion"))
+    products = store.load().products
+    store.write(
+        products.with_columns(pl.lit("A Brand New Title").alias("title")).head(1).vstack(products[1:])
+    )
+    counting = CountingEncoder()
+    build_text_vectors(tenants, "fashion", tmp_path / "empty", encoder=counting)  # type: ignore[arg-type]
+    assert len(counting.texts) == 1 and counting.texts[0].startswith("A Brand New Title")
+
+
 def test_text_search_respects_filters(mini: MiniTenant) -> None:
     tenants = Tenants(open_blob_store(mini.storage_url), ttl=0)
     index = IndexRegistry(tenants, mini.data_dir).get("fashion")

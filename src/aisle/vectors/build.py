@@ -21,8 +21,15 @@ from aisle.catalog.schema import PATH_SEP
 from aisle.catalog.store import Catalog, CatalogStore
 from aisle.core.tenancy import Tenants
 from aisle.core.tenant_config import AttributeConfiguration
-from aisle.vectors.published import ensure_published, fetch_published
-from aisle.vectors.table import content_hash, read_table_vectors, reusable, table_dir, write_table
+from aisle.vectors.published import ensure_published, fetch_newest_of_recipe, fetch_published
+from aisle.vectors.table import (
+    content_hash,
+    read_table_vectors,
+    reusable,
+    table_dir,
+    tables_dir,
+    write_table,
+)
 from aisle.vectors.text_encoder import DIMENSION, TextEncoder
 
 Progress = Callable[[str, int, int], None]
@@ -86,6 +93,10 @@ def build_text_vectors(
     texts = product_texts(catalog, config)
     hashes = np.asarray([content_hash(t.encode()) for t in texts], dtype=np.uint64)
     previous = reusable(data_dir, tenant, "text", recipe)
+    if not previous:  # a machine without earlier tables: reuse the bucket's newest of this recipe
+        digest = dest.name.rsplit("-", 1)[1]
+        if fetch_newest_of_recipe(scope, "text", tables_dir(data_dir, tenant, "text"), digest) is not None:
+            previous = reusable(data_dir, tenant, "text", recipe)
     vectors = np.zeros((len(texts), DIMENSION), dtype=np.float32)
     todo = []
     for i, h in enumerate(hashes):

@@ -153,3 +153,21 @@ def ensure_published(scope: BlobStore, kind: str, path: Path) -> Path:
     if local_manifest(path) is None:
         publish_table(scope, kind, path)
     return Path(path)
+
+
+def fetch_newest_of_recipe(scope: BlobStore, kind: str, root: Path, digest: str) -> Path | None:
+    """Make sure the newest published table whose name ends with ``-<digest>`` (the same recipe, any
+    catalog version) is under ``root`` (downloading it when missing); returns its directory, or None
+    when the bucket has none. What an incremental build on a machine without earlier tables reuses
+    vectors from. Raises StorageUnavailable (503)."""
+    names = [n for n in scope.list_dirs(f"{ROOT}/{kind}") if n.endswith(f"-{digest}")]
+    for name in sorted(names, key=_table_version, reverse=True):
+        dest = Path(root) / name
+        if (dest / MARKER).exists():
+            return dest
+        try:
+            manifest = Manifest.from_json(scope.get(f"{ROOT}/{kind}/{name}/manifest.json"))
+        except BlobNotFound:
+            continue
+        return download_table(scope, kind, manifest, dest)
+    return None

@@ -109,6 +109,8 @@ class VectorStore:
         # (a search of a tenant without vectors asks on every request)
         self._missing: dict[tuple[str, str], tuple[float, Callable[[], VectorIndexMissing]]] = {}
         self._guard = threading.Lock()
+        # one lock per (tenant, kind): a download of one table does not hold up the checks of others
+        self._locks: dict[tuple[str, str], threading.Lock] = {}
         self.downloads = 0
 
     @classmethod
@@ -149,6 +151,15 @@ class VectorStore:
         if absent is not None and now - absent[0] < self.check_every:
             raise absent[1]()
         with self._guard:
+            lock = self._locks.setdefault((tenant, kind), threading.Lock())
+        # while another request checks (a download can take seconds), serve the loaded table
+        if not lock.acquire(blocking=entry is None):
+            assert entry is not None
+            return entry[1]
+        try:
+            entry = self._open.get((tenant, kind))
+            if entry is not None and time.monotonic() - entry[0] < self.check_every:
+                return entry[1]  # checked by the request this one waited for
             path = self._locate(tenant, kind)
             if path is None:
                 if entry is not None:  # the table's directory vanished: keep serving what is loaded
@@ -161,6 +172,8 @@ class VectorStore:
             table = entry[1] if entry is not None and entry[1].path == path else VectorTable.load(path)
             self._open[(tenant, kind)] = (now, table)
             return table
+        finally:
+            lock.release()
 
     def _locate(self, tenant: str, kind: str) -> Path | None:
         """The newest complete local table to serve, after downloading the bucket's newest published

@@ -1,40 +1,59 @@
-"""The build board (aisle.core.builds) and the one-builder lock (aisle.demo.builder)."""
+"""The build board (aisle.core.builds: files, or Redis for replicas) and the one-builder lock."""
 
 from __future__ import annotations
 
 import json
 import os
+import secrets
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
-from aisle.core.builds import STALE_AFTER_S, Build, BuildReporter, FileBuildBoard
+import pytest
+
+from aisle.core.builds import STALE_AFTER_S, Build, BuildBoard, BuildReporter, FileBuildBoard
 from aisle.demo.builder import builder_lock
 
 
-def test_a_build_reports_its_progress_and_eta_then_done(tmp_path: Path) -> None:
-    board = FileBuildBoard(tmp_path)
-    reporter = BuildReporter(board, "shop", "text_vectors")
+@pytest.fixture(params=["file", "redis"])
+def board(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[BuildBoard, str]]:
+    """Each backend of the board, and a tenant name of the test's own (the Redis database is shared)."""
+    if request.param == "file":
+        yield FileBuildBoard(tmp_path), "shop"
+        return
+    from aisle.core.builds_redis import RedisBuildBoard
+
+    redis = RedisBuildBoard(request.getfixturevalue("redis_url"))
+    tenant = f"builds-{secrets.token_hex(4)}"
+    yield redis, tenant
+    redis.clear(tenant)
+
+
+def test_a_build_reports_its_progress_and_eta_then_done(board: tuple[BuildBoard, str]) -> None:
+    board_, shop = board
+    reporter = BuildReporter(board_, shop, "text_vectors")
     reporter.queue()
-    assert board.building("shop", "text_vectors") is not None
-    assert board.get("shop", "text_vectors").state == "queued"  # type: ignore[union-attr]
+    assert board_.building(shop, "text_vectors") is not None
+    assert board_.get(shop, "text_vectors").state == "queued"  # type: ignore[union-attr]
     reporter.progress("embed", 250, 1000)
-    running = board.get("shop", "text_vectors")
+    running = board_.get(shop, "text_vectors")
     assert running is not None and running.state == "running" and running.percent == 25
     assert running.eta_s is not None and running.eta_s >= 0
     reporter.finish()
-    done = board.get("shop", "text_vectors")
+    done = board_.get(shop, "text_vectors")
     assert done is not None and done.state == "done" and done.percent == 100 and not done.active
-    assert board.building("shop", "text_vectors") is None
-    assert [b.to_dict()["state"] for b in board.all()] == ["done"]
+    assert board_.building(shop, "text_vectors") is None
+    assert [b.to_dict()["state"] for b in board_.all() if b.tenant == shop] == ["done"]
+    assert [b.tenant for b in board_.by_tenant()[shop]] == [shop]
 
 
-def test_a_failed_build_keeps_its_reason(tmp_path: Path) -> None:
-    board = FileBuildBoard(tmp_path)
-    BuildReporter(board, "shop", "ranker").fail("no judgments")
-    failed = board.get("shop", "ranker")
+def test_a_failed_build_keeps_its_reason(board: tuple[BuildBoard, str]) -> None:
+    board_, shop = board
+    BuildReporter(board_, shop, "ranker").fail("no judgments")
+    failed = board_.get(shop, "ranker")
     assert failed is not None and failed.state == "failed" and failed.message == "no judgments"
-    assert board.building("shop", "ranker") is None
+    assert board_.building(shop, "ranker") is None
 
 
 def test_a_build_whose_builder_died_reads_as_interrupted(tmp_path: Path) -> None:

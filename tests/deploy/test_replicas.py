@@ -281,22 +281,24 @@ def test_a_rule_and_a_container_change_reach_every_replica_within_their_bounds(c
     assert cluster.rules.post("/rules", params=t, json=rule).status_code == 201
     without_p1 = [i for i in ids if i != "Product 1 "]
     for url in cluster.search:  # rules: the tenant's rule index is read on every request
-        until(
+        took = until(
             lambda u=url: sorted(t[: len(ids[0])] for t in search_titles(u, cluster.tenant)) == without_p1,
             SLACK_S,
             "rule",
         )
+        print(f"rule served by {url} after {took:.2f} s")
 
     assert all(len(predict_items(u, cluster.tenant)) == 3 for u in cluster.predict)
     current = cluster.edit.get("/containers/c1", params=t).json()
     body = {"version": current["version"], "slotConfigurations": [{**SLOT, "itemCount": 2}]}
     assert cluster.edit.put("/containers/c1", params=t, json=body).status_code == 200
     for url in cluster.predict:
-        until(
+        took = until(
             lambda u=url: len(predict_items(u, cluster.tenant)) == 2,
             CONTAINER_CACHE_S + SLACK_S,
             "container edit",
         )
+        print(f"container edit served by {url} after {took:.2f} s (bound {CONTAINER_CACHE_S} s)")
 
 
 def test_no_replica_serves_a_mix_of_catalog_versions_while_it_is_reimported(cluster: Cluster) -> None:

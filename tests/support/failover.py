@@ -183,7 +183,8 @@ class FailoverReport:
     """Answers per phase (outcome counts and serving replica counts) and the timeline, in seconds from
     the stop: ``down_s`` when HAProxy marked the server down, ``restart_s`` when it was started again,
     ``up_s`` when HAProxy marked it up; ``stats`` is HAProxy's ``show stat`` row per server at the
-    end; ``failures`` each failed answer with its phase."""
+    end (``stats_before`` at the start); ``failures`` each failed answer with its phase; ``latencies_ms``
+    each answer's time per phase, failed ones included."""
 
     how: str
     outcomes: dict[str, Counter[str]] = field(default_factory=dict)
@@ -192,13 +193,20 @@ class FailoverReport:
     restart_s: float = 0.0
     up_s: float = 0.0
     stats: dict[str, dict[str, str]] = field(default_factory=dict)
+    stats_before: dict[str, dict[str, str]] = field(default_factory=dict)
     failures: list[tuple[str, Answer]] = field(default_factory=list)
+    latencies_ms: dict[str, list[float]] = field(default_factory=dict)
 
     def failed(self, phase: str) -> int:
         return sum(n for outcome, n in self.outcomes[phase].items() if outcome != "200")
 
     def total(self, phase: str) -> int:
         return sum(self.outcomes[phase].values())
+
+    def counted(self, server: str, counter: str) -> int:
+        """How much HAProxy's ``counter`` of ``server`` (``wretr``, ``wredis``, ``stot``...) grew during
+        the run."""
+        return int(self.stats[server][counter] or 0) - int(self.stats_before[server][counter] or 0)
 
 
 def phase_of(answer: Answer, stop: float, down: float, restart: float, up: float) -> str:
@@ -225,10 +233,17 @@ class SearchCluster:
 
 @contextmanager
 def search_cluster(
-    directory: Path, *, products: int = 200, replicas: int = 2, check_inter_ms: int = 500
+    directory: Path,
+    *,
+    products: int = 200,
+    replicas: int = 2,
+    check_inter_ms: int = 500,
+    retry: bool = True,
 ) -> Iterator[SearchCluster]:
     """A bucket (``file://``) holding tenant ``shop`` with ``products`` products and a signing key,
-    ``replicas`` search replicas over it (auth on), and HAProxy on a free port; all stopped on exit."""
+    ``replicas`` search replicas over it (auth on), and HAProxy on a free port (``retry``: see
+    :func:`~tests.support.haproxy.haproxy_config`); all stopped on exit."""
+    directory.mkdir(parents=True, exist_ok=True)
     bucket = f"file://{directory / 'bucket'}"
     store = open_blob_store(bucket)
     write_tenant(store, TENANT, demo_products(products))
@@ -242,7 +257,7 @@ def search_cluster(
         for replica in started:
             replica.wait_ready()
         servers = {r.name: r.port for r in started}
-        haproxy = HAProxy(directory, free_port(), servers, check_inter_ms=check_inter_ms)
+        haproxy = HAProxy(directory, free_port(), servers, check_inter_ms=check_inter_ms, retry=retry)
         stack.callback(haproxy.stop)
         haproxy.start()
         for replica in started:
@@ -270,6 +285,7 @@ def run_failover(
         TimeoutError: HAProxy did not mark the replica down (30 s) or up again (120 s).
     """
     victim = cluster.replicas[0]
+    stats_before = cluster.haproxy.stats()
     load = Load(cluster.haproxy.url, cluster.paths, cluster.headers, clients, pause_s).start()
     try:
         time.sleep(warm_s)
@@ -287,9 +303,12 @@ def run_failover(
     report = FailoverReport(how, down_s=down - stop, restart_s=restart - stop, up_s=up - stop)
     report.outcomes = {p: Counter() for p in PHASES}
     report.served_by = {p: Counter() for p in PHASES}
+    report.latencies_ms = {p: [] for p in PHASES}
+    report.stats_before = stats_before
     for answer in answers:
         phase = phase_of(answer, stop, down, restart, up)
         report.outcomes[phase][answer.outcome] += 1
+        report.latencies_ms[phase].append((answer.end - answer.start) * 1000)
         if answer.ok:
             report.served_by[phase][answer.server] += 1
         else:

@@ -20,6 +20,7 @@ HAPROXY = shutil.which("haproxy") or shutil.which("haproxy", path="/usr/sbin:/us
 """The ``haproxy`` binary (Debian's ``/usr/sbin/haproxy``), or None when the machine has none."""
 
 BACKEND = "search"
+RETRY_ON = "conn-failure empty-response response-timeout"
 
 
 def haproxy_config(
@@ -30,6 +31,7 @@ def haproxy_config(
     check_inter_ms: int = 500,
     fall: int = 2,
     rise: int = 2,
+    retry: bool = True,
 ) -> str:
     """The configuration: ``127.0.0.1:port`` balanced over ``servers`` (name -> loopback port).
 
@@ -39,8 +41,14 @@ def haproxy_config(
     response-timeout`` (the connection was refused, closed without an answer, or not answered in
     ``timeout server``), ``retries 2`` and ``option redispatch 1`` (every retry goes to another server).
     That is safe for what the load balancer fronts here: reads (``GET /search``), whose replay has no
-    effect. Responses carry ``X-Served-By: <server>``.
+    effect. Responses carry ``X-Served-By: <server>``. ``retry=False`` (for comparison) sends each
+    request once: ``retries 0``, no redispatch.
     """
+    retries = (
+        ["    retries 2", "    option redispatch 1", f"    retry-on {RETRY_ON}"]
+        if retry
+        else ["    retries 0", "    retry-on none"]
+    )
     lines = [
         "global",
         "    maxconn 1024",
@@ -52,9 +60,7 @@ def haproxy_config(
         "    timeout client 30s",
         "    timeout server 10s",
         "    timeout check 1s",
-        "    retries 2",
-        "    option redispatch 1",
-        "    retry-on conn-failure empty-response response-timeout",
+        *retries,
         "",
         "frontend aisle",
         f"    bind 127.0.0.1:{port}",
@@ -80,9 +86,18 @@ class HAProxy:
         port: the frontend's port.
         servers: backend server name -> loopback port of the replica.
         check_inter_ms: milliseconds between health checks of one server.
+        retry: retry a failed request on another server (see :func:`haproxy_config`).
     """
 
-    def __init__(self, directory: Path, port: int, servers: dict[str, int], *, check_inter_ms: int = 500):
+    def __init__(
+        self,
+        directory: Path,
+        port: int,
+        servers: dict[str, int],
+        *,
+        check_inter_ms: int = 500,
+        retry: bool = True,
+    ) -> None:
         if HAPROXY is None:
             raise RuntimeError("haproxy is not installed (apt-get install haproxy)")
         self.port = port
@@ -90,7 +105,7 @@ class HAProxy:
         self.socket_path = directory / "haproxy.sock"
         self.config_path = directory / "haproxy.cfg"
         self.config_path.write_text(
-            haproxy_config(port, servers, self.socket_path, check_inter_ms=check_inter_ms)
+            haproxy_config(port, servers, self.socket_path, check_inter_ms=check_inter_ms, retry=retry)
         )
         check = subprocess.run([HAPROXY, "-c", "-q", "-f", str(self.config_path)], capture_output=True)
         if check.returncode != 0:

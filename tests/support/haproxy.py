@@ -40,8 +40,8 @@ def haproxy_config(
     sent to a dead server is retried on the other one: ``retry-on conn-failure empty-response
     response-timeout`` (the connection was refused, closed without an answer, or not answered in
     ``timeout server``), ``retries 2`` and ``option redispatch 1`` (every retry goes to another server).
-    That is safe for what the load balancer fronts here: reads (``GET /search``), whose replay has no
-    effect. Responses carry ``X-Served-By: <server>``. ``retry=False`` (for comparison) sends each
+    HAProxy retries any method: that is safe for what it fronts here, search, whose operations only
+    read (``docs/deploy.md`` keeps only ``conn-failure`` in front of writes). Responses carry ``X-Served-By: <server>``. ``retry=False`` (for comparison) sends each
     request once: ``retries 0``, no redispatch.
     """
     retries = (

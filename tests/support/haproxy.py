@@ -41,8 +41,9 @@ def haproxy_config(
     response-timeout`` (the connection was refused, closed without an answer, or not answered in
     ``timeout server``), ``retries 2`` and ``option redispatch 1`` (every retry goes to another server).
     HAProxy retries any method: that is safe for what it fronts here, search, whose operations only
-    read (``docs/deploy.md`` keeps only ``conn-failure`` in front of writes). Responses carry ``X-Served-By: <server>``. ``retry=False`` (for comparison) sends each
-    request once: ``retries 0``, no redispatch.
+    read (``docs/deploy.md`` keeps only ``conn-failure`` in front of writes). Responses carry
+    ``X-Served-By: <server>``. ``retry=False`` (for comparison) sends each request once: ``retries 0``,
+    no redispatch.
     """
     retries = (
         ["    retries 2", "    option redispatch 1", f"    retry-on {RETRY_ON}"]

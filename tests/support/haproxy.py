@@ -60,7 +60,7 @@ def haproxy_config(
         "    timeout connect 1s",
         "    timeout client 30s",
         "    timeout server 10s",
-        "    timeout check 1s",
+        "    timeout check 2s",  # above Redis's 1 s connect timeout (/health may read the build board)
         *retries,
         "",
         "frontend aisle",

@@ -102,6 +102,10 @@ def parse_jwks(doc: dict[str, Any]) -> dict[str, PublicKey]:
 class PublicKeyCache:
     """``kid -> key`` from a :class:`JwksSource`, refreshed every ``ttl`` s and on an unknown ``kid``.
 
+    One fetch at a time: a request that needs keys while a fetch is in flight waits for that fetch
+    rather than starting another or failing (a fresh replica's first concurrent requests all wait for
+    its first fetch; before, all but one were answered 503 ``auth_unavailable``).
+
     Args:
         source: where the JWKS comes from.
         ttl: seconds before the keys are re-read (drops keys the token service stopped publishing).
@@ -112,6 +116,7 @@ class PublicKeyCache:
         self.source, self.ttl, self.min_interval = source, ttl, min_interval
         self._keys: dict[str, PublicKey] = {}
         self._fetched_at = float("-inf")
+        self._pending: asyncio.Task[None] | None = None
 
     async def get(self, kid: str) -> PublicKey | None:
         """The key named ``kid``, or None when the token service does not publish it.
@@ -120,7 +125,7 @@ class PublicKeyCache:
             Unavailable (``auth_unavailable``, 503): the keys cannot be fetched and none are cached.
         """
         age = time.monotonic() - self._fetched_at
-        if age > self.ttl or (kid not in self._keys and age > self.min_interval):
+        if age > self.ttl or (kid not in self._keys and (age > self.min_interval or self._in_flight())):
             await self.refresh()
         elif not self._keys:
             raise Unavailable(
@@ -129,9 +134,28 @@ class PublicKeyCache:
             )
         return self._keys.get(kid)
 
+    def _in_flight(self) -> bool:
+        """A fetch started on this event loop has not finished."""
+        pending = self._pending
+        return pending is not None and not pending.done() and pending.get_loop() is asyncio.get_running_loop()
+
     async def refresh(self) -> None:
-        """Re-read the keys; on failure keep the cached ones (if any) and log a warning."""
-        self._fetched_at = time.monotonic()
+        """Re-read the keys (or wait for the fetch in flight); on failure keep the cached ones (if any)
+        and log a warning.
+
+        Raises:
+            Unavailable: the fetch failed and no keys are cached.
+        """
+        if not self._in_flight():
+            self._fetched_at = time.monotonic()
+            self._pending = asyncio.create_task(self._fetch())
+            # its error is raised to every waiter; marked retrieved even if all of them were cancelled
+            self._pending.add_done_callback(lambda t: t.cancelled() or t.exception())
+        assert self._pending is not None
+        # shielded: a waiter cancelled (its client went away) must not cancel the others' fetch
+        await asyncio.shield(self._pending)
+
+    async def _fetch(self) -> None:
         try:
             self._keys = parse_jwks(await self.source.fetch())
         except Unavailable:

@@ -88,12 +88,20 @@ def _spec(field: str, value: Any) -> FilterSpec:
         raise BadRequest(f"filter '{field}': {problem}", code=ErrorCode.FILTER_INVALID) from None
 
 
-def _run_search(engine: Engine, body: SearchRequest) -> Response:
+def _search_response(engine: Engine, body: SearchRequest) -> Response:
     result = engine.search(body.tenant, body.query, **body.options())
     start = time.perf_counter()
     response = Response(result.json_bytes(), media_type="application/json")
     add_timing("serialize", time.perf_counter() - start)
     return response
+
+
+async def _run_search(engine: Engine, body: SearchRequest) -> Response:
+    """The search on the event loop when it has nothing to wait for (a warm index on a local store,
+    no external fallback: :meth:`SearchEngine.answers_without_waiting`), else on the thread pool."""
+    if engine.answers_without_waiting(body.tenant):
+        return _search_response(engine, body)
+    return await run_in_threadpool(_search_response, engine, body)
 
 
 @router.post(
@@ -103,9 +111,9 @@ def _run_search(engine: Engine, body: SearchRequest) -> Response:
     responses=error_responses(400, 401, 403, 404, 422),
     summary="Full multi-stage search",
 )
-def search(engine: Engine, body: SearchRequest) -> Response:
+async def search(engine: Engine, body: SearchRequest) -> Response:
     """Query understanding, staged BM25 retrieval (strict → relaxed → typo), filters, facets, sort."""
-    return _run_search(engine, body)
+    return await _run_search(engine, body)
 
 
 @router.get(
@@ -115,7 +123,7 @@ def search(engine: Engine, body: SearchRequest) -> Response:
     responses=error_responses(400, 401, 403, 404, 422),
     summary="Search with query parameters",
 )
-def search_get(
+async def search_get(
     engine: Engine,
     tenant: TenantQuery,
     q: Annotated[str | None, Query(max_length=512, description="The shopper's query.")] = None,
@@ -145,7 +153,7 @@ def search_get(
         body = SearchRequest.model_validate(fields)
     except ValidationError as exc:  # e.g. too many facets: a 422 naming the parameter, as for POST
         raise RequestValidationError(exc.errors(include_url=False)) from None
-    return _run_search(engine, body)
+    return await _run_search(engine, body)
 
 
 @router.get("/items", response_model=ItemsPage, dependencies=[read], responses=error_responses(400, 404, 422))

@@ -91,6 +91,12 @@ class Settings(BaseSettings):
         description="Largest request body of a bulk write, in bytes: 32 MiB, a full batch of POST /events "
         "(10,000 events) or PUT /vectors (1,000 vectors of 1,280 numbers).",
     )
+    search_fast_lane: bool = Field(
+        default=True,
+        description="Search service: answer plain GET /search requests without FastAPI's per-request work "
+        "(aisle.services.search.fast_lane; the same answers, less CPU); false sends every one through the "
+        "route.",
+    )
     container_cache_seconds: float = Field(
         default=2.0,
         ge=0,

@@ -107,6 +107,12 @@ class Settings(BaseSettings):
         "reused before the data dir and the bucket are looked at again, so a newly published table is "
         "served at most this long after it lands, plus the time to download it.",
     )
+    search_fast_lane: bool = Field(
+        default=True,
+        description="Search service: answer plain GET /search requests without FastAPI's per-request work "
+        "(aisle.services.search.fast_lane; the same answers, less CPU); false sends every one through the "
+        "route.",
+    )
     container_cache_seconds: float = Field(
         default=2.0,
         ge=0,

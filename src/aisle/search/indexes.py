@@ -88,5 +88,11 @@ class IndexRegistry:
             return entry[1].version
         return CatalogStore(self.tenants.scope(tenant)).current_version()
 
+    def is_current(self, tenant: str, attributes: object) -> bool:
+        """Whether :meth:`get` would answer from memory: the tenant's index is open, was checked against
+        storage less than ``check_every`` seconds ago, and ``attributes`` is the configuration it saw."""
+        entry = self._open.get(tenant)
+        return entry is not None and time.monotonic() - entry[0] < self.check_every and entry[2] is attributes
+
     def loaded(self) -> list[str]:
         return sorted(self._open)

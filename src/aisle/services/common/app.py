@@ -16,6 +16,7 @@ from contextlib import AbstractAsyncContextManager
 from typing import Any
 
 from fastapi import APIRouter, Depends, FastAPI, Request
+from starlette.middleware import Middleware
 
 from aisle import __version__
 from aisle.core.builds_resolver import open_build_board
@@ -63,6 +64,7 @@ def service_app(
     settings: Settings | None = None,
     tenants: Tenants | None = None,
     bulk_paths: Collection[str] = (),
+    inner: Sequence[Middleware] = (),
 ) -> FastAPI:
     """A service's FastAPI app: ``routers`` then ``/health`` (answering ``service``), one error envelope.
 
@@ -78,6 +80,8 @@ def service_app(
         tenants: the service's tenants: per-tenant counts name those it has loaded, and its
             configuration cache is reported as ``aisle_cache_entries{cache="tenant_configs"}``.
         bulk_paths: paths of bulk writes whose documented batch can pass ``max_body_bytes``.
+        inner: ASGI middlewares placed inside the service's own (request id, metrics, Server-Timing,
+            body limit), in front of the router, outermost first (the search service's fast lane).
     """
     settings = settings if settings is not None else load_settings()
     app = FastAPI(title=title, version=__version__, description=description, lifespan=lifespan)
@@ -102,6 +106,8 @@ def service_app(
     error_schema = "PredictErrorEnvelope" if envelope == "predict" else "ErrorEnvelope"
     document_body_limits(app, settings.max_body_bytes, limits, error_schema)
     # add_middleware puts each one outside the ones before it
+    for middleware in reversed(inner):
+        app.add_middleware(middleware.cls, *middleware.args, **middleware.kwargs)
     if server_timing:
         app.add_middleware(ServerTimingMiddleware)
     app.add_middleware(BodyLimitMiddleware, default=settings.max_body_bytes, limits=limits, envelope=envelope)

@@ -35,7 +35,7 @@ ResourceIdPath = Annotated[
 _ALLOWED: dict[int, frozenset[str]] = {}
 
 
-def _declared_query_params(route: Any) -> frozenset[str]:
+def declared_query_params(route: Any) -> frozenset[str]:
     """Names (aliases) of every query parameter ``route`` and its dependencies declare, cached per route."""
     key = id(route)
     if key not in _ALLOWED:
@@ -62,7 +62,7 @@ async def refuse_unknown_query_params(request: Request) -> None:
     route = request.scope.get("route")
     if route is None or not request.query_params:
         return
-    declared = _declared_query_params(route)
+    declared = declared_query_params(route)
     unknown = sorted(set(request.query_params) - declared)
     if unknown:
         raise BadRequest(

@@ -11,6 +11,7 @@ from contextlib import asynccontextmanager
 
 import httpx
 from fastapi import FastAPI
+from starlette.middleware import Middleware
 
 from aisle.core.auth.dependencies import Authorizer
 from aisle.core.config import Settings, load_settings
@@ -19,6 +20,7 @@ from aisle.recs.serving import ContainerCache
 from aisle.search.engine import SearchEngine
 from aisle.services.common.app import service_app
 from aisle.services.search import routes, suggest_routes, vector_routes
+from aisle.services.search.fast_lane import SearchFastLane
 from aisle.services.search.state import SearchState
 
 log = logging.getLogger("aisle.search")
@@ -44,6 +46,15 @@ def create_app(settings: Settings | None = None, *, preload: bool = True) -> Fas
         await state.predict_client.aclose()
         state.engine.close()
 
+    authorizer = Authorizer(settings, store)
+    lane = Middleware(
+        SearchFastLane,
+        state=state,
+        authorizer=authorizer,
+        route=routes.search_get_route(),
+        parse=routes.parse_filters,
+        enabled=settings.search_fast_lane,
+    )
     app = service_app(
         "search",
         title="Aisle search service",
@@ -54,10 +65,11 @@ def create_app(settings: Settings | None = None, *, preload: bool = True) -> Fas
         lifespan=lifespan,
         settings=settings,
         tenants=state.engine.tenants,
+        inner=[lane],
     )
     app.state.metrics.add_caches(state.engine.cache_sizes())
     if state.engine.external is not None:
         app.state.metrics.add_breaker_states(state.engine.external.states)
     app.state.search = state
-    app.state.authorizer = Authorizer(settings, store)
+    app.state.authorizer = authorizer
     return app

@@ -11,6 +11,7 @@ from fastapi import APIRouter, Depends, Path, Query, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import Response
+from fastapi.routing import APIRoute
 from pydantic import ValidationError
 
 from aisle.core.auth.dependencies import Principal
@@ -49,7 +50,7 @@ def _json(model: Any) -> Response:
     return Response(orjson.dumps(model.model_dump(by_alias=True)), media_type="application/json")
 
 
-def _parse_filters(raw: list[str]) -> list[FilterSpec]:
+def parse_filters(raw: list[str]) -> list[FilterSpec]:
     """``field:value`` query parameters; a repeated field is an OR; ``price:10..50`` is a range."""
     grouped: dict[str, list[str]] = {}
     for item in raw:
@@ -88,12 +89,20 @@ def _spec(field: str, value: Any) -> FilterSpec:
         raise BadRequest(f"filter '{field}': {problem}", code=ErrorCode.FILTER_INVALID) from None
 
 
-def _run_search(engine: Engine, body: SearchRequest) -> Response:
+def _search_response(engine: Engine, body: SearchRequest) -> Response:
     result = engine.search(body.tenant, body.query, **body.options())
     start = time.perf_counter()
     response = Response(result.json_bytes(), media_type="application/json")
     add_timing("serialize", time.perf_counter() - start)
     return response
+
+
+async def _run_search(engine: Engine, body: SearchRequest) -> Response:
+    """The search on the event loop when it has nothing to wait for (a warm index on a local store,
+    no external fallback: :meth:`SearchEngine.answers_without_waiting`), else on the thread pool."""
+    if engine.answers_without_waiting(body.tenant):
+        return _search_response(engine, body)
+    return await run_in_threadpool(_search_response, engine, body)
 
 
 @router.post(
@@ -103,9 +112,9 @@ def _run_search(engine: Engine, body: SearchRequest) -> Response:
     responses=error_responses(400, 401, 403, 404, 422),
     summary="Full multi-stage search",
 )
-def search(engine: Engine, body: SearchRequest) -> Response:
+async def search(engine: Engine, body: SearchRequest) -> Response:
     """Query understanding, staged BM25 retrieval (strict → relaxed → typo), filters, facets, sort."""
-    return _run_search(engine, body)
+    return await _run_search(engine, body)
 
 
 @router.get(
@@ -115,7 +124,7 @@ def search(engine: Engine, body: SearchRequest) -> Response:
     responses=error_responses(400, 401, 403, 404, 422),
     summary="Search with query parameters",
 )
-def search_get(
+async def search_get(
     engine: Engine,
     tenant: TenantQuery,
     q: Annotated[str | None, Query(max_length=512, description="The shopper's query.")] = None,
@@ -139,13 +148,21 @@ def search_get(
         "from": from_,
         "sort": sort,
         "facets": [f for f in facets.split(",") if f],
-        "filters": _parse_filters(filter),
+        "filters": parse_filters(filter),
     }
     try:
         body = SearchRequest.model_validate(fields)
     except ValidationError as exc:  # e.g. too many facets: a 422 naming the parameter, as for POST
         raise RequestValidationError(exc.errors(include_url=False)) from None
-    return _run_search(engine, body)
+    return await _run_search(engine, body)
+
+
+def search_get_route() -> APIRoute:
+    """The ``GET /search`` route of this router (the fast lane's declared parameters and metrics name)."""
+    for route in router.routes:
+        if isinstance(route, APIRoute) and route.path == "/search" and "GET" in (route.methods or ()):
+            return route
+    raise LookupError("GET /search is not declared")  # pragma: no cover - the route is declared above
 
 
 @router.get("/items", response_model=ItemsPage, dependencies=[read], responses=error_responses(400, 404, 422))
@@ -157,7 +174,7 @@ def items(
     filter: Annotated[list[str], Query(description="field:value (repeat for OR); price:10..50")] = [],  # noqa: B006
 ) -> Response:
     """Catalog products in catalog order, paged, optionally filtered."""
-    products, total = engine.items(tenant, _parse_filters(filter), from_, size)
+    products, total = engine.items(tenant, parse_filters(filter), from_, size)
     return _json(ItemsPage(items=products, total=total, **{"from": from_}, size=size))
 
 

@@ -1,0 +1,63 @@
+"""Which searches the search service may run on its event loop (issue 18): only CPU work, never a wait."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.support.external import crs_config, write_outdoor_tenant
+
+from aisle.core.storage import BlobStore, open_blob_store
+from aisle.core.tenancy import Tenants
+from aisle.search.engine import SearchEngine
+from aisle.search.indexes import IndexRegistry
+from aisle.vectors.search import VectorSearch
+from aisle.vectors.store import VectorStore
+
+
+def _engine(store: BlobStore, data_dir: Path) -> SearchEngine:
+    tenants = Tenants(store, ttl=60)
+    return SearchEngine(tenants, IndexRegistry(tenants, data_dir), VectorSearch(VectorStore(data_dir)))
+
+
+def test_a_warm_tenant_on_a_local_store_runs_inline_a_cold_one_does_not(tmp_path: Path) -> None:
+    engine = _engine(open_blob_store(f"file://{tmp_path / 'bucket'}"), tmp_path / "data")
+    write_outdoor_tenant(engine.tenants.store, "outdoor")
+    assert not engine.answers_without_waiting("outdoor")  # its index is not open yet: it may build
+    engine.search("outdoor", "tent")
+    assert engine.answers_without_waiting("outdoor")
+    engine.indexes.check_every = 0.0  # the next search re-reads the catalog version from storage
+    assert not engine.answers_without_waiting("outdoor")
+
+
+def test_an_unknown_tenant_goes_to_the_thread_pool_to_raise_there(tmp_path: Path) -> None:
+    engine = _engine(open_blob_store(f"file://{tmp_path / 'bucket'}"), tmp_path / "data")
+    assert not engine.answers_without_waiting("nobody")
+
+
+def test_a_tenant_with_an_external_fallback_never_runs_inline(tmp_path: Path) -> None:
+    engine = _engine(open_blob_store(f"file://{tmp_path / 'bucket'}"), tmp_path / "data")
+    write_outdoor_tenant(engine.tenants.store, "outdoor", crs_config("http://127.0.0.1:9"))
+    engine.indexes.get("outdoor")
+    assert engine.tenants.config("outdoor").crs.active
+    assert not engine.answers_without_waiting("outdoor")  # the fallback is an HTTP call
+
+
+def test_a_remote_store_never_runs_inline(tmp_path: Path, s3_server: str) -> None:
+    import boto3
+
+    bucket = "aisle-event-loop"
+    boto3.client(
+        "s3",
+        endpoint_url=s3_server,
+        region_name="us-east-1",
+        aws_access_key_id="k",
+        aws_secret_access_key="s",
+    ).create_bucket(Bucket=bucket)
+    store = open_blob_store(
+        f"s3://{bucket}", s3_endpoint=s3_server, s3_access_key_id="k", s3_secret_access_key="s"
+    )
+    engine = _engine(store, tmp_path / "data")
+    write_outdoor_tenant(store, "outdoor")
+    engine.search("outdoor", "tent")
+    assert engine.indexes.is_current("outdoor", engine.tenants.config("outdoor").attributes)
+    assert not engine.answers_without_waiting("outdoor")  # a cache refresh would be a network call

@@ -1,0 +1,172 @@
+"""The search service's fast lane (issue 18): it answers plain GET /search requests itself, hands every
+other request to the FastAPI route, and the service answers the same with the lane on or off."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from typing import Any
+from urllib.parse import urlencode
+
+import pytest
+from fastapi.testclient import TestClient
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from tests.support.auth import AuthKit
+
+from aisle.core.auth.scopes import SEARCH_READ
+from aisle.core.storage import open_blob_store
+from aisle.services.search import routes
+from aisle.services.search.app import create_app
+from aisle.services.search.fast_lane import SearchFastLane
+
+
+@pytest.fixture(scope="module")
+def kit(demo_env) -> AuthKit:  # type: ignore[no-untyped-def]
+    return AuthKit(open_blob_store(demo_env.storage_url))
+
+
+@pytest.fixture(scope="module")
+def clients(demo_env, kit: AuthKit) -> Iterator[tuple[TestClient, TestClient]]:  # type: ignore[no-untyped-def]
+    """The search service with auth on, with the fast lane and without it."""
+    apps = [
+        create_app(
+            kit.settings(storage_url=demo_env.storage_url, data_dir=demo_env.data_dir, search_fast_lane=on)
+        )
+        for on in (True, False)
+    ]
+    with TestClient(apps[0]) as lane, TestClient(apps[1]) as route:
+        yield lane, route
+
+
+def _comparable(resp: Any) -> tuple[int, Any]:
+    body = resp.json()
+    if isinstance(body, dict) and isinstance(body.get("error"), dict):
+        body["error"].pop("requestId", None)  # a new id per request
+    if isinstance(body, dict) and isinstance(body.get("queryGraph"), dict):
+        body["queryGraph"].pop("took_ms", None)  # the one figure two runs of a search differ in
+    return resp.status_code, body
+
+
+def _differences(a: Any, b: Any, path: str = "") -> list[str]:
+    """Where two JSON values differ (paths), for a readable failure."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        return [d for k in sorted(set(a) | set(b)) for d in _differences(a.get(k), b.get(k), f"{path}.{k}")]
+    if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+        pairs = enumerate(zip(a, b, strict=True))
+        return [d for i, (x, y) in pairs for d in _differences(x, y, f"{path}[{i}]")]
+    return [] if a == b else [f"{path}: {a!r:.80} != {b!r:.80}"]
+
+
+def _assert_same(clients: tuple[TestClient, TestClient], query: str, headers: dict[str, str]) -> None:
+    lane, route = (list(_comparable(c.get(f"/search?{query}", headers=headers))) for c in clients)
+    assert lane == route, (query, _differences(lane, route)[:5])
+
+
+VALUES = {
+    "tenant": st.sampled_from(["fashion", "homedepot", "nobody", "Fashion", "", "a" * 70]),
+    "q": st.one_of(st.sampled_from(["shirt", "red nike shoes", "", "x" * 513]), st.text(max_size=20)),
+    "query": st.sampled_from(["shirt", "watch", ""]),
+    "size": st.sampled_from(["0", "5", "20", "100", "101", "-1", "abc", "2.0", " 3", ""]),
+    "from": st.sampled_from(["0", "10", "10000", "10001", "x"]),
+    "sort": st.sampled_from(["relevance", "price_asc", "price_desc", "cheap"]),
+    "facets": st.sampled_from(["brand", "brand,color", "nope", "", ",", "brand," * 20, "b" * 1030]),
+    "filter": st.sampled_from(["brand:Nike", "gender:Women", "price:10..50", "price:a..b", "nocolon", "x:y"]),
+    "tennant": st.just("fashion"),
+}
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    st.lists(st.sampled_from(sorted(VALUES)), min_size=0, max_size=6).flatmap(
+        lambda names: st.tuples(*(st.tuples(st.just(n), VALUES[n]) for n in names))
+    ),
+    st.sampled_from(["fashion", "both", "none", "bad"]),
+)
+def test_lane_and_route_give_the_same_answer(
+    clients: tuple[TestClient, TestClient], kit: AuthKit, params: tuple[tuple[str, str], ...], token: str
+) -> None:
+    headers = {
+        "fashion": {"Authorization": f"Bearer {kit.token(['fashion'])}"},
+        "both": {"Authorization": f"Bearer {kit.token(['fashion', 'homedepot'])}"},
+        "none": {},
+        "bad": {"Authorization": "Bearer nonsense"},
+    }[token]
+    _assert_same(clients, urlencode(list(params)), headers)
+
+
+def test_common_requests_are_answered_the_same(clients: tuple[TestClient, TestClient], kit: AuthKit) -> None:
+    headers = {"Authorization": f"Bearer {kit.token(['fashion', 'homedepot'])}"}
+    for query in (
+        "tenant=fashion&q=red+nike+running+shoes&size=20&facets=brand,color,article_type",
+        "tenant=homedepot&q=angle+bracket&size=10",
+        "tenant=fashion&query=watch&size=2&facets=gender&filter=gender:Women",
+        "tenant=fashion&q=shirt&filter=brand:Nike&filter=brand:Puma&sort=price_asc&from=5",
+        "tenant=fashion&q=shirt&q=shoe",  # a parameter given twice: the route decides
+        "tenant=fashion&q=shirt&query=shirt",
+    ):
+        _assert_same(clients, query, headers)
+
+
+class _Router:
+    """Stands in for FastAPI's router behind the lane: records what reaches it."""
+
+    def __init__(self) -> None:
+        self.reached: list[str] = []
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        self.reached.append(scope["query_string"].decode())
+        await send({"type": "http.response.start", "status": 299, "headers": []})
+        await send({"type": "http.response.body", "body": b""})
+
+
+def _call(lane: SearchFastLane, query: str, headers: dict[str, str], method: str = "GET") -> int:
+    sent: list[dict[str, Any]] = []
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "http.request", "body": b"", "more_body": False}
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    scope = {
+        "type": "http",
+        "method": method,
+        "path": "/search",
+        "query_string": query.encode(),
+        "headers": [(k.lower().encode(), v.encode()) for k, v in headers.items()],
+    }
+    asyncio.run(lane(scope, receive, send))
+    return int(sent[0]["status"])
+
+
+def test_the_lane_answers_plain_requests_and_hands_over_the_rest(
+    clients: tuple[TestClient, TestClient], kit: AuthKit
+) -> None:
+    app = clients[0].app
+    router = _Router()
+    lane = SearchFastLane(
+        router,
+        state=app.state.search,  # type: ignore[attr-defined]
+        authorizer=app.state.authorizer,  # type: ignore[attr-defined]
+        route=routes.search_get_route(),
+        parse=routes.parse_filters,
+    )
+    token = {"Authorization": f"Bearer {kit.token(['fashion'], scopes=[SEARCH_READ])}"}
+    plain = "tenant=fashion&q=shirt&size=5&facets=brand&filter=gender:Men&filter=gender:Women"
+    assert _call(lane, plain, token) == 200 and router.reached == []
+    handed = [
+        "tenant=fashion&q=shirt&size=500",  # invalid
+        "tenant=fashion&q=shirt&tennant=x",  # unknown parameter
+        "tenant=homedepot&q=shirt",  # the token does not cover the tenant
+        "tenant=fashion&q=shirt&facets=nope",  # the engine refuses the facet
+        "tenant=nobody&q=shirt",
+        "tenant=fashion&q=",  # an empty value
+    ]
+    for query in handed:
+        assert _call(lane, query, token) == 299
+    assert _call(lane, plain, {}) == 299  # no token
+    assert _call(lane, plain, {**token, "Content-Length": "3"}) == 299  # a body
+    assert router.reached == [*handed, plain, plain]
+    lane.enabled = False
+    assert _call(lane, plain, token) == 299

@@ -10,8 +10,9 @@ CPU per request than the FastAPI route. The fast lane is that handler, kept hone
 - It answers only a request that is plain: ``GET /search`` without a body, every query parameter one
   the route declares (the set comes from the FastAPI route itself), each given once and non-empty,
   valid by the same :class:`SearchRequest` model and ``filter`` parser as the route, authorized by the
-  same :class:`Authorizer` for the same scope, for a tenant whose search has nothing to wait for
-  (:meth:`SearchEngine.answers_without_waiting`: it runs on the event loop).
+  same :class:`Authorizer` for the same scope (before anything is read from storage), for a tenant
+  whose search has nothing to wait for (:meth:`SearchEngine.answers_without_waiting`: it runs on the
+  event loop).
 - Anything else goes to the FastAPI route untouched, which answers it: an invalid or unknown
   parameter, a refused token, a tenant on a remote store, an engine error. Errors have one renderer;
   a request handed over after an engine error is searched twice, which has no side effect.
@@ -125,9 +126,12 @@ class SearchFastLane:
         engine = self.state.engine
         try:
             body = self._request(scope)
-            if body is None or not engine.answers_without_waiting(body.tenant):
+            if body is None:
                 return False
+            # the token first: a refused request must not touch storage (tests/services/auth/test_isolation)
             await self.authorizer.authorize(Request(scope, _no_body), SEARCH_READ)
+            if not engine.answers_without_waiting(body.tenant):
+                return False
             result = engine.search(body.tenant, body.query, **body.options())
         except (AisleError, ValidationError):
             return False  # the route answers it, with its status and error code

@@ -88,7 +88,7 @@ def write_inputs(folder: Path, data_dir: Path, scales: list[int]) -> dict[int, P
 class Run:
     """One child's outcome: ``status`` ``ok``, ``timeout`` or ``failed``; ``seconds`` of training
     (reported by the child), ``peak`` and ``jvm_peak`` in bytes (see the module docstring), ``size``
-    rows of the model, ``error`` the child's last stderr line on failure."""
+    rows of the model, ``error`` the child's last stderr line naming an error on failure."""
 
     status: str
     seconds: float = 0.0
@@ -176,7 +176,8 @@ def measure(args: list[str], timeout: float) -> Run:
             run.seconds, run.size = report["seconds"], report["size"]
             run.peak = max(run.peak, report["peak"])
         elif status == "failed":
-            lines = [x for x in err.read().decode(errors="replace").splitlines() if x.strip()]
-            run.error = lines[-1][:200] if lines else f"exit status {code}"
+            lines = [x.strip() for x in err.read().decode(errors="replace").splitlines() if x.strip()]
+            named = [x for x in lines if "Error" in x or "Exception" in x] or lines
+            run.error = named[-1][:200] if named else f"exit status {code}"
         run.peak += sum(others)
         return run

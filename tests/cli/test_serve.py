@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -131,3 +132,103 @@ def test_serve_starts_the_background_builder_and_outlives_it(tmp_path: Path) -> 
     assert reasons == {"tenant 'fashion' does not exist", "tenant 'homedepot' does not exist"}
     out = stdout.decode()
     assert "aisle status" in out and "background builds ended (exit code 1)" in out, out
+
+
+def sockets_by_pid(pids: list[int], port: int, state: str) -> dict[int, set[str]]:
+    """The TCP sockets on local ``port`` in ``state`` (``01`` established, ``0A`` listening) that each
+    process holds, as socket inodes (Linux /proc/net/tcp and /proc/<pid>/fd)."""
+    inodes = set()
+    for line in Path("/proc/net/tcp").read_text().splitlines()[1:]:
+        fields = line.split()
+        if int(fields[1].rsplit(":", 1)[1], 16) == port and fields[3] == state:
+            inodes.add(fields[9])
+    held: dict[int, set[str]] = {pid: set() for pid in pids}
+    for pid in pids:
+        for fd in Path(f"/proc/{pid}/fd").iterdir():
+            try:
+                target = os.readlink(fd)
+            except OSError:
+                continue
+            if target.startswith("socket:[") and target[8:-1] in inodes:
+                held[pid].add(target[8:-1])
+    return held
+
+
+def start_serve(tmp_path: Path, port: int, workers: int) -> subprocess.Popen[bytes]:
+    env = {
+        **os.environ,
+        "AISLE_STORAGE_URL": f"file://{tmp_path / 'bucket'}",
+        "AISLE_DATA_DIR": str(tmp_path / "data"),
+        "AISLE_AUTH": "off",
+        "AISLE_SEARCH_PORT": str(port),
+    }
+    cmd = [sys.executable, "-m", "aisle.cli", "serve", "--only", "search", "--workers", str(workers)]
+    return subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+
+def wait_healthy(proc: subprocess.Popen[bytes], url: str, workers: int) -> list[int]:
+    """The worker pids once ``workers`` of them run and the service answers."""
+    deadline = time.monotonic() + 90
+    while True:
+        assert proc.poll() is None, proc.stderr.read().decode() if proc.stderr else ""
+        children = [int(p) for p in Path(f"/proc/{proc.pid}/task/{proc.pid}/children").read_text().split()]
+        try:
+            if len(children) == workers and httpx.get(f"{url}/health", timeout=1).status_code == 200:
+                return children
+        except httpx.HTTPError:
+            pass
+        assert time.monotonic() < deadline, "aisle serve did not start"
+        time.sleep(0.2)
+
+
+def test_a_burst_of_keep_alive_connections_reaches_every_worker(tmp_path: Path) -> None:
+    """Each worker has its own SO_REUSEPORT socket: 32 connections opened at once are spread by the
+    kernel (with one shared socket, one worker could accept them all); a killed worker is replaced."""
+    port = free_port()
+    proc = start_serve(tmp_path, port, workers=2)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        workers = wait_healthy(proc, url, 2)
+        listening = sockets_by_pid(workers, port, "0A")
+        assert all(len(s) == 1 for s in listening.values()), listening  # each worker its own socket
+        assert len(set.union(*listening.values())) == 2, listening  # (uvicorn --workers: one shared)
+        # 32 connections queued at once (the kernel completes each handshake before any worker
+        # accepts), then one request on each; they stay open (keep-alive) while counted
+        conns = [socket.create_connection(("127.0.0.1", port), timeout=10) for _ in range(32)]
+        try:
+            for conn in conns:
+                conn.sendall(b"GET /health HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n")
+            for conn in conns:
+                assert conn.recv(65536).startswith(b"HTTP/1.1 200")
+            held = {pid: len(s) for pid, s in sockets_by_pid(workers, port, "01").items()}
+        finally:
+            for conn in conns:
+                conn.close()
+        assert sum(held.values()) == 32 and all(n > 0 for n in held.values()), held
+        time.sleep(10.5)  # past the start-up grace: a worker that dies now is started again
+        os.kill(workers[0], signal.SIGKILL)
+        deadline = time.monotonic() + 60
+        while True:
+            children = {
+                int(p) for p in Path(f"/proc/{proc.pid}/task/{proc.pid}/children").read_text().split()
+            }
+            if len(children) == 2 and workers[0] not in children:
+                break
+            assert proc.poll() is None and time.monotonic() < deadline, "the worker was not replaced"
+            time.sleep(0.2)
+        assert wait_healthy(proc, url, 2)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        _, stderr = proc.communicate(timeout=30)
+    assert "a worker exited with code -9; starting another" in stderr.decode()
+
+
+def test_serve_refuses_a_port_in_use(tmp_path: Path) -> None:
+    """A port someone listens on is refused before anything starts (SO_REUSEPORT would share it)."""
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        proc = start_serve(tmp_path, taken.getsockname()[1], workers=1)
+        _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 1
+    assert "in use (another `aisle serve`?): search (127.0.0.1:" in stderr.decode()

@@ -1,5 +1,9 @@
 """``aisle serve``: start the platform's services (uvicorn, one process group per service).
 
+Each service worker is its own process with its own ``SO_REUSEPORT`` socket on the service's port
+(:mod:`aisle.cli.worker`), so the kernel spreads connections over the workers; a worker that dies is
+started again, unless it dies within :data:`START_GRACE_S` of its start (then everything stops).
+
 Each service gets its own prometheus-client multiprocess directory, so ``GET /metrics`` sums its
 workers: ``$PROMETHEUS_MULTIPROC_DIR/<service>`` when that variable is set, else ``<temp>/metrics/<service>``
 in a fresh temporary directory removed on exit; either way emptied at start (stale files of an earlier
@@ -14,6 +18,7 @@ import json
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -23,6 +28,8 @@ from pathlib import Path
 import typer
 
 MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
+START_GRACE_S = 10.0
+"""A service worker that exits sooner after its start is a start-up failure: everything stops."""
 
 # (name, app factory module, settings attribute holding its port)
 SERVICES: list[tuple[str, str, str]] = [
@@ -64,32 +71,29 @@ def serve(
     log_config = run_dir / "logging.json"
     log_config.write_text(json.dumps(LOG_CONFIG))
     procs: list[tuple[str, subprocess.Popen[bytes]]] = []
+    # a service worker's command, environment and start time: one that dies after START_GRACE_S is
+    # started again (as uvicorn's own supervisor did); one that dies sooner stops everything
+    restart: dict[int, tuple[list[str], dict[str, str], float]] = {}
+    taken = [
+        f"{name} ({settings.host}:{getattr(settings, attr)})"
+        for name, _module, attr in available_services()
+        if (not only or name in only) and not port_is_free(settings.host, getattr(settings, attr))
+    ]
+    if taken:
+        typer.secho(f"in use (another `aisle serve`?): {', '.join(taken)}", fg="red", err=True)
+        shutil.rmtree(run_dir, ignore_errors=True)
+        raise typer.Exit(1)
     for name, module, port_attr in available_services():
         if only and name not in only:
             continue
         port = getattr(settings, port_attr)
         # search, proxy and predict carry the query load; the others are configuration and auth traffic
         service_workers = n_workers if name in ("search", "proxy", "predict") else 1
-        cmd = [
-            sys.executable,
-            "-m",
-            "uvicorn",
-            "--factory",
-            f"{module}:create_app",
-            "--host",
-            settings.host,
-            "--port",
-            str(port),
-            "--workers",
-            str(service_workers),
-            "--no-access-log",
-            "--log-level",
-            "warning",
-            "--log-config",
-            str(log_config),
-        ]
+        cmd = worker_command(module, settings.host, port, log_config)
         env = {**os.environ, MULTIPROC_ENV: str(fresh_dir(metrics_root / name))}
-        procs.append((name, subprocess.Popen(cmd, env=env)))
+        for _ in range(service_workers):
+            procs.append((name, subprocess.Popen(cmd, env=env)))
+            restart[id(procs[-1][1])] = (cmd, env, time.monotonic())
         typer.echo(f"{name:<8} http://{settings.host}:{port}  (docs: /docs)")
 
     builder: tuple[str, subprocess.Popen[bytes]] | None = None
@@ -125,16 +129,47 @@ def serve(
                 code = builder[1].returncode
                 typer.echo(f"background builds ended (exit code {code}); `aisle status` shows each one")
                 builder = None
-            for name, proc in procs:
-                if proc.poll() is not None:
-                    typer.secho(
-                        f"{name} exited with code {proc.returncode}; stopping the others", fg="red", err=True
+            for i, (name, proc) in enumerate(procs):
+                if proc.poll() is None:
+                    continue
+                how = restart.pop(id(proc), None)
+                if how is not None and time.monotonic() - how[2] > START_GRACE_S:
+                    typer.echo(
+                        f"{name}: a worker exited with code {proc.returncode}; starting another", err=True
                     )
-                    stop()
-                    raise typer.Exit(1)
+                    procs[i] = (name, subprocess.Popen(how[0], env=how[1]))
+                    restart[id(procs[i][1])] = (how[0], how[1], time.monotonic())
+                    continue
+                typer.secho(
+                    f"{name} exited with code {proc.returncode}; stopping the others", fg="red", err=True
+                )
+                stop()
+                raise typer.Exit(1)
             time.sleep(0.5)
     except KeyboardInterrupt:
         stop()
+
+
+def worker_command(module: str, host: str, port: int, log_config: Path) -> list[str]:
+    """One worker of a service: ``python -m aisle.cli.worker`` on its own ``SO_REUSEPORT`` socket, so
+    the kernel spreads connections over a service's workers (:mod:`aisle.cli.worker` says why)."""
+    return [
+        sys.executable, "-m", "aisle.cli.worker", module,
+        "--host", host, "--port", str(port), "--log-config", str(log_config),
+    ]  # fmt: skip
+
+
+def port_is_free(host: str, port: int) -> bool:
+    """Whether ``host:port`` can be bound without ``SO_REUSEPORT``: nothing listens there. Checked before
+    a service's workers bind it with ``SO_REUSEPORT``, which would otherwise share the port with an
+    earlier ``aisle serve`` of the same user instead of failing."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        try:
+            probe.bind((host, port))
+        except OSError:
+            return False
+    return True
 
 
 def start_builder(shared_data: Path) -> tuple[str, subprocess.Popen[bytes]]:

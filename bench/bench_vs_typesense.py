@@ -216,9 +216,10 @@ def _text_vectors(tenants: Any, data: Path) -> None:
         start = time.perf_counter()
         built = build_text_vectors(tenants, tenant, data)
         print(f"aisle: {tenant}: text vectors {built.name} ready in {time.perf_counter() - start:.0f} s")
-        published = Path(stored.local_path("")) / "vectors"
-        if published.exists():
-            shutil.copytree(published, cache / tenant / "vectors", dirs_exist_ok=True)
+        published = Path(stored.local_path("")) / "vectors" / "text" / built.name
+        if published.exists():  # this run's table replaces the cached one
+            shutil.rmtree(cache / tenant, ignore_errors=True)
+            shutil.copytree(published, cache / tenant / "vectors" / "text" / built.name)
 
 
 def _cached_tables(cache: Path, tenant: str) -> list[Path]:

@@ -108,9 +108,15 @@ def any_blob_store(request: pytest.FixtureRequest, tmp_path: Path) -> BlobStore:
     """A fresh object store on each backend: a local directory, then a new bucket on the S3 server."""
     if request.param == "local":
         return open_blob_store(f"file://{tmp_path}/bucket")
+    return request.getfixturevalue("s3_blob_store")
+
+
+@pytest.fixture
+def s3_blob_store(s3_server: str, tmp_path: Path) -> BlobStore:
+    """A new bucket on the S3 server (moto), opened as the services open one."""
     import boto3
 
-    endpoint = request.getfixturevalue("s3_server")
+    endpoint = s3_server
     bucket = f"aisle-{tmp_path.name.lower().replace('_', '-')[:40]}"
     boto3.client(
         "s3",

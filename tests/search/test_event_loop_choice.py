@@ -42,20 +42,8 @@ def test_a_tenant_with_an_external_fallback_never_runs_inline(tmp_path: Path) ->
     assert not engine.answers_without_waiting("outdoor")  # the fallback is an HTTP call
 
 
-def test_a_remote_store_never_runs_inline(tmp_path: Path, s3_server: str) -> None:
-    import boto3
-
-    bucket = "aisle-event-loop"
-    boto3.client(
-        "s3",
-        endpoint_url=s3_server,
-        region_name="us-east-1",
-        aws_access_key_id="k",
-        aws_secret_access_key="s",
-    ).create_bucket(Bucket=bucket)
-    store = open_blob_store(
-        f"s3://{bucket}", s3_endpoint=s3_server, s3_access_key_id="k", s3_secret_access_key="s"
-    )
+def test_a_remote_store_never_runs_inline(tmp_path: Path, s3_blob_store: BlobStore) -> None:
+    store = s3_blob_store
     engine = _engine(store, tmp_path / "data")
     write_outdoor_tenant(store, "outdoor")
     engine.search("outdoor", "tent")

@@ -31,7 +31,12 @@ class SearchContext:
     per attribute or price constraint recognised in the query, with its boost (filters when strict,
     boosts after). ``boosts`` (merchandising boost, weight > 0, or bury, weight < 0) apply in every
     stage; ``exclude_query`` matches products never to return (hidden by a rule).
-    ``candidates`` is what the hybrid stage fused (for the learned ranker). ``rules`` is what the
+    ``candidates`` is what the hybrid stage fused (for the learned ranker). ``candidate_depth`` is how
+    many relevance-ordered lexical hits later stages read (the hybrid stage, the learned ranker), set
+    before the stages run; retrieval then fetches that many in its one search and keeps them in
+    ``lexical`` (:func:`~aisle.search.stages.retrieve.lexical_candidates` reads them);
+    ``candidates_reranked`` says a learned ranker will reorder ``candidates`` (so the hybrid stage
+    hands it every candidate, even those that could not reach the page by fusion). ``rules`` is what the
     merchandising stages share (the rules that fired), ``pins`` the page plan when a rule pins products:
     ``offset``/``size`` always stay the shopper's page, stages cut results by :meth:`window`.
     ``deadline`` is a ``time.perf_counter()`` instant after which optional work is skipped.
@@ -67,6 +72,9 @@ class SearchContext:
     match_query: tantivy.Query | None = None
     hits: list[Hit] = field(default_factory=list)
     candidates: Candidates | None = None
+    candidate_depth: int = 0
+    candidates_reranked: bool = False
+    lexical: Candidates | None = None
     total: int = 0
     facet_counts: dict[str, list[tuple[str, int]]] = field(default_factory=dict)
     category_level: dict[str, int] = field(default_factory=dict)

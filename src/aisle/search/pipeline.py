@@ -5,7 +5,7 @@ full-text search, facet calculation, fallback), as small stages over one :class:
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Protocol, TypedDict, Unpack
+from typing import TYPE_CHECKING, Protocol, TypedDict, Unpack, runtime_checkable
 
 from pydantic import TypeAdapter
 
@@ -34,6 +34,13 @@ if TYPE_CHECKING:
 
 class Stage(Protocol):
     def run(self, ctx: SearchContext) -> SearchContext: ...
+
+
+@runtime_checkable
+class ReadsCandidates(Protocol):
+    """A stage that reads the first lexical hits beyond the page (retrieval fetches them for it)."""
+
+    def candidate_depth(self, ctx: SearchContext) -> int: ...
 
 
 class SearchOptions(TypedDict, total=False):
@@ -106,6 +113,7 @@ class SearchPipeline:
         self.stages = stages if stages is not None else default_stages()
         self.budget_s = budget_s
         self._named = [(STAGE_NAMES.get(type(s), type(s).__name__.lower()), s) for s in self.stages]
+        self._readers = [s for s in self.stages if isinstance(s, ReadsCandidates)]
 
     def search(
         self, index: TenantIndex, config: TenantConfig, query: str, **options: Unpack[SearchOptions]
@@ -154,6 +162,10 @@ class SearchPipeline:
             visitor_id=visitor_id,
             budget_s=self.budget_s,
         )
+        if ctx.sort == "relevance" and size > 0:
+            depths = [(s, s.candidate_depth(ctx)) for s in self._readers]
+            ctx.candidate_depth = max((d for _, d in depths), default=0)
+            ctx.candidates_reranked = any(isinstance(s, Rerank) and d > 0 for s, d in depths)
         timed = timing_enabled()
         for name, stage in self._named:
             try:

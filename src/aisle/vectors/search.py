@@ -111,13 +111,17 @@ class VectorSearch:
             return probe.transform(features[None, :] / max(float(np.linalg.norm(features)), 1e-12))[0]
         return features
 
-    def _row_keys(self, table: VectorTable, catalog: CatalogRows) -> np.ndarray:
-        """int64 array: catalog row -> table key (-1 when the product has no vector)."""
+    def row_keys(self, table: VectorTable, catalog: CatalogRows) -> np.ndarray:
+        """int64 array, one per catalog row: its key in ``table`` (-1 when the product has no vector).
+
+        Kept per table until the table or the catalog version changes; read-only.
+        """
         slot = str(table.path)  # one table per tenant and kind: one mapping each, the latest
         cached = self._ord_keys.get(slot)
         if cached is not None and cached[0] == table.generation and cached[1] == catalog.version:
             return cached[2]
         mapping = np.asarray([table.key_of.get(pid, -1) for pid in catalog.product_ids()], dtype=np.int64)
+        mapping.setflags(write=False)
         self._ord_keys[slot] = (table.generation, catalog.version, mapping)
         return mapping
 
@@ -128,7 +132,7 @@ class VectorSearch:
             VectorIndexMissing (503): no table of ``kind`` for the tenant.
         """
         table = self.store.table(tenant, kind)
-        keys = self._row_keys(table, selection.catalog)[selection.rows]
+        keys = self.row_keys(table, selection.catalog)[selection.rows]
         mask = np.zeros(len(table.ids), dtype=bool)
         mask[keys[keys >= 0]] = True
         return mask

@@ -7,8 +7,12 @@ rule exclusions) are fused by reciprocal rank fusion, ``sum_i w_i / (k + rank_i)
 Buettcher 2009, k = 60), or by a score blend ``(1 - a) * bm25 / max bm25 + a * cosine``; the page is
 cut from the fused list. Nearest products that matched no lexical stage join only when the lexical
 stage that answered is one of ``expand_stages`` (by default when not every query term matched), and
-they add to ``total`` (facets still count the lexical matches). The fused list is left in
-``ctx.candidates`` for the learned ranker (:mod:`aisle.search.stages.rerank`).
+they add to ``total`` (facets still count the lexical matches). With a blend and no learned ranker
+after it, the nearest-neighbour search is skipped when no such product could reach the page (see
+:func:`extras_may_reach_page`; on the Home Depot dev queries, 9 of 10 partial matches), and ``total``
+then counts the lexical matches only. The fused list is left in ``ctx.candidates`` for the learned
+ranker (:mod:`aisle.search.stages.rerank`). The lexical candidates come from retrieval's own search
+(:attr:`~aisle.search.context.SearchContext.candidate_depth`).
 
 Without vectors (``Hybrid()``, as :func:`~aisle.search.pipeline.default_stages` builds it when given
 none, or a tenant without vectors) the stage does nothing; the search engine gives it the process's
@@ -31,6 +35,10 @@ from aisle.search.filter_rows import FilterRows
 from aisle.search.stages.retrieve import lexical_candidates, with_filter
 from aisle.vectors.search import VectorSearch
 from aisle.vectors.store import VectorIndexMissing, VectorsBuilding
+from aisle.vectors.table import VectorTable
+
+# the largest cosine of two unit vectors, with float32 rounding: the bound of the nearest-neighbour skip
+COSINE_CEILING = 1.001
 
 
 class Hybrid:
@@ -43,6 +51,17 @@ class Hybrid:
     def __init__(self, vectors: VectorSearch | None = None, filter_rows: FilterRows | None = None) -> None:
         self.vectors = vectors
         self.filter_rows = filter_rows or FilterRows()
+
+    def candidate_depth(self, ctx: SearchContext) -> int:
+        """How many lexical hits this stage will read for ``ctx`` (0: it will not run)."""
+        cfg = ctx.config.global_.hybrid
+        if self.vectors is None or not cfg.enabled or ctx.sort != "relevance":
+            return 0
+        try:
+            self.vectors.store.table(ctx.index.tenant)
+        except VectorIndexMissing:
+            return 0
+        return cfg.candidates
 
     def run(self, ctx: SearchContext) -> SearchContext:
         vectors = self.vectors
@@ -59,36 +78,30 @@ class Hybrid:
             ctx.graph.hybrid = "building" if isinstance(exc, VectorsBuilding) else "unavailable"
             return ctx
         lexical = lexical_candidates(ctx, cfg.candidates)
-        lex_ords, lex_scores = lexical.ords.tolist(), lexical.lexical
+        lex_ords, lex_scores = lexical.ords, lexical.lexical
         start = time.perf_counter()
         query_vec = vectors.encode(ctx.graph.normalized or ctx.query)
         add_timing("embed", time.perf_counter() - start)  # part of the hybrid stage's time
-        expand = ctx.graph.stage in cfg.expand_stages
-        extra: list[int] = []
-        if expand:
-            allowed = None
-            if ctx.filters:
-                allowed = vectors.mask(index.tenant, self.filter_rows.select(index, ctx.filters))
-            near = table.ann.search(query_vec, cfg.candidates, allowed)
-            near_ids = [table.ids[int(k)] for k in near.keys]
-            seen = set(lex_ords)
-            fresh = [i for i in near_ids if i is not None and index.ord_by_id.get(i, -1) not in seen]
-            extra = self._admissible(ctx, [i for i in fresh if i in index.ord_by_id])
-        ords = list(lex_ords) + extra
-        if not ords:
-            return ctx
-        keys = np.asarray([table.key_of.get(index.rows[o]["id"], -1) for o in ords], dtype=np.int64)
-        cos = np.full(len(ords), -1.0, dtype=np.float32)
-        has = keys >= 0
-        embeddings = np.zeros((len(ords), query_vec.shape[0]), dtype=np.float32)
-        if has.any():
-            embeddings[has] = table.ann.rows(keys[has])
-            cos[has] = embeddings[has] @ query_vec
+        row_keys = vectors.row_keys(table, index)
         n_lex = len(lex_ords)
+        extra: list[int] = []
+        if ctx.graph.stage in cfg.expand_stages:
+            lex_cos, _, lex_has = _cosines(table, row_keys[lex_ords], query_vec)
+            offset, size = ctx.window()
+            if (
+                ctx.candidates_reranked
+                or cfg.method != "blend"  # RRF ranks the neighbours among themselves: always look
+                or extras_may_reach_page(lex_scores, lex_cos, lex_has, cfg.blend_weight, offset + size)
+            ):
+                extra = self._nearest(ctx, table, query_vec, set(lex_ords.tolist()))
+        ords = np.concatenate([lex_ords, np.asarray(extra, dtype=np.int64)])
+        if not len(ords):
+            return ctx
+        cos, embeddings, has = _cosines(table, row_keys[ords], query_vec)
         lex_full = np.full(len(ords), np.nan, dtype=np.float32)
         lex_full[:n_lex] = lex_scores
         cosine = np.where(has, cos, np.nan).astype(np.float32)
-        ctx.candidates = Candidates(np.asarray(ords, dtype=np.int64), lex_full, cosine, embeddings)
+        ctx.candidates = Candidates(ords, lex_full, cosine, embeddings)
         if cfg.method == "rrf":
             fused = np.zeros(len(ords), dtype=np.float64)
             fused[:n_lex] += 1.0 / (cfg.rrf_k + 1 + np.arange(n_lex))
@@ -96,10 +109,7 @@ class Hybrid:
             vec_rank[np.argsort(-cos, kind="stable")] = np.arange(len(ords))
             fused += np.where(has, cfg.vector_weight / (cfg.rrf_k + 1 + vec_rank), 0.0)
         else:
-            top = float(lex_scores.max()) if n_lex and lex_scores.max() > 0 else 1.0
-            lex_norm = np.zeros(len(ords), dtype=np.float64)
-            lex_norm[:n_lex] = lex_scores / top
-            fused = (1.0 - cfg.blend_weight) * lex_norm + cfg.blend_weight * np.where(has, cos, 0.0)
+            fused = _blend(lex_full, cos, has, cfg.blend_weight)
         order = np.argsort(-fused, kind="stable")
         offset, size = ctx.window()
         page = order[offset : offset + size]
@@ -110,15 +120,70 @@ class Hybrid:
         ctx.graph.hybrid = "used"
         return ctx
 
+    def _nearest(
+        self, ctx: SearchContext, table: VectorTable, query_vec: np.ndarray, seen: set[int]
+    ) -> list[int]:
+        """Catalog rows of the tenant's nearest products to ``query_vec`` that are not in ``seen`` and
+        pass the request filters, rule filters and exclusions, nearest first."""
+        assert self.vectors is not None
+        index, cfg = ctx.index, ctx.config.global_.hybrid
+        allowed = None
+        if ctx.filters:
+            allowed = self.vectors.mask(index.tenant, self.filter_rows.select(index, ctx.filters))
+        near = table.ann.search(query_vec, cfg.candidates, allowed)
+        near_ids = [table.ids[int(k)] for k in near.keys]
+        fresh = [i for i in near_ids if i is not None and index.ord_by_id.get(i, -1) not in seen]
+        return self._admissible(ctx, [i for i in fresh if i in index.ord_by_id])
+
     @staticmethod
     def _admissible(ctx: SearchContext, ids: list[str]) -> list[int]:
         """Catalog rows of ``ids`` that pass the request filters and are not hidden, in input order."""
         if not ids:
             return []
         index = ctx.index
+        if ctx.filter_query is None and ctx.exclude_query is None:  # nothing to pass
+            return [index.ord_by_id[i] for i in ids]
         query = with_filter(
             tantivy.Query.term_set_query(index.schema, "id", ids), ctx.filter_query, exclude=ctx.exclude_query
         )
         found = index.searcher.search(query, len(ids)).hits
         passing = set(index.ords(found)) if found else set()
         return [index.ord_by_id[i] for i in ids if index.ord_by_id[i] in passing]
+
+
+def _cosines(table: VectorTable, keys: np.ndarray, query_vec: np.ndarray) -> tuple[np.ndarray, ...]:
+    """For table ``keys`` (n,) int64, -1 for a product without a vector: (cosine (n,) float32, -1
+    where there is no vector; embeddings (n, d) float32, zero rows there; has (n,) bool)."""
+    has = keys >= 0
+    cos = np.full(len(keys), -1.0, dtype=np.float32)
+    embeddings = np.zeros((len(keys), query_vec.shape[0]), dtype=np.float32)
+    if has.any():
+        embeddings[has] = table.ann.rows(keys[has])
+        cos[has] = embeddings[has] @ query_vec
+    return cos, embeddings, has
+
+
+def _blend(lexical: np.ndarray, cos: np.ndarray, has: np.ndarray, weight: float) -> np.ndarray:
+    """``(1 - weight) * lexical / max lexical + weight * cosine`` (float64; NaN lexical and a missing
+    vector count 0; the maximum is taken as 1 when no lexical score is positive)."""
+    lex = np.nan_to_num(lexical.astype(np.float64), nan=0.0)
+    top = float(lex.max()) if len(lex) and lex.max() > 0 else 1.0
+    return (1.0 - weight) * lex / top + weight * np.where(has, cos, 0.0)
+
+
+def extras_may_reach_page(
+    lex_scores: np.ndarray, lex_cos: np.ndarray, lex_has: np.ndarray, weight: float, need: int
+) -> bool:
+    """Whether a product no query term matched could still be among the first ``need`` of a blend.
+
+    ``lex_scores``, ``lex_cos``, ``lex_has`` (n,): the lexical candidates' scores, cosines and whether
+    each has a vector. Such a product's fused score is ``weight * cosine <= weight`` (unit vectors;
+    :data:`COSINE_CEILING` allows for rounding),
+    so when the ``need``-th lexical product already fuses to at least ``weight`` (the stable sort puts
+    lexical ties first), a nearest-neighbour search cannot change the first ``need`` and is skipped.
+    """
+    if len(lex_scores) < need:
+        return True
+    fused = _blend(lex_scores, lex_cos, lex_has, weight)
+    bar = float(np.partition(fused, len(fused) - need)[len(fused) - need])  # the need-th largest
+    return bar < weight * COSINE_CEILING

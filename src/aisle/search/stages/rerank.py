@@ -27,6 +27,13 @@ class Rerank:
     def __init__(self, rankers: RankerStore | None = None) -> None:
         self.rankers = rankers
 
+    def candidate_depth(self, ctx: SearchContext) -> int:
+        """How many lexical hits this stage will read for ``ctx`` (0: it will not run)."""
+        cfg = ctx.config.global_.ranking
+        if self.rankers is None or not cfg.enabled or ctx.sort != "relevance":
+            return 0
+        return cfg.candidates if self.rankers.current(ctx.index.tenant) is not None else 0
+
     def run(self, ctx: SearchContext) -> SearchContext:
         if self.rankers is None:
             return ctx

@@ -166,10 +166,18 @@ def with_filter(
 
 
 def lexical_candidates(ctx: SearchContext, n: int) -> Candidates:
-    """The first ``n`` hits of ``ctx.match_query`` with their scores (no cosine)."""
+    """The first ``n`` hits of ``ctx.match_query`` with their scores (no cosine): retrieval's own
+    when it fetched at least ``n`` (``ctx.candidate_depth``), else one more search."""
+    kept = ctx.lexical
+    if kept is not None and n <= ctx.candidate_depth:
+        return Candidates(kept.ords[:n], kept.lexical[:n], kept.cosine[:n])
     assert ctx.match_query is not None
     found = ctx.index.searcher.search(ctx.match_query, n).hits
-    ords = np.asarray(ctx.index.ords(found) if found else [], dtype=np.int64)
+    return _candidates(ctx.index, found)
+
+
+def _candidates(index: TenantIndex, found: list[tuple[float, tantivy.DocAddress]]) -> Candidates:
+    ords = np.asarray(index.ords(found) if found else [], dtype=np.int64)
     lexical = np.asarray([float(s) for s, _ in found], dtype=np.float32)
     return Candidates(ords, lexical, np.full(len(ords), np.nan, dtype=np.float32))
 
@@ -194,10 +202,16 @@ class Retrieve:
                 )
         order = tantivy.Order.Asc if ctx.sort == "price_asc" else tantivy.Order.Desc
         offset, size = ctx.window()
+        # the later stages' candidates come from this search when they read more than the page
+        deep = ctx.candidate_depth
+        if order_field is not None or size == 0 or offset + size >= deep:
+            deep = 0
         best: tuple[str, tantivy.Query, tantivy.SearchResult] | None = None
         for name, query in stage_queries(ctx):
             full = with_filter(query, ctx.filter_query, exclude=ctx.exclude_query, boosts=ctx.boosts)
-            if order_field is None:
+            if deep:
+                result = index.searcher.search(full, deep, count=True)
+            elif order_field is None:
                 result = index.searcher.search(full, max(size, 1), count=True, offset=offset)
             else:
                 result = index.searcher.search(
@@ -219,9 +233,15 @@ class Retrieve:
         ctx.graph.stage = name if ctx.total > 0 else "none"  # type: ignore[assignment]
         if size == 0 or not result.hits:
             return ctx
-        ords = index.ords(result.hits)
+        found = result.hits
+        if deep:
+            ctx.lexical = _candidates(index, found)
+            ords = ctx.lexical.ords[offset : offset + size].tolist()
+            found = found[offset : offset + size]
+        else:
+            ords = index.ords(found)
         ctx.hits = [
             Hit(o, float(s) if isinstance(s, (int, float)) else 0.0)
-            for (s, _), o in zip(result.hits, ords, strict=True)
+            for (s, _), o in zip(found, ords, strict=True)
         ]
         return ctx

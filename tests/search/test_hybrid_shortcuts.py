@@ -1,0 +1,171 @@
+"""Work the search pipeline skips must not change what it answers.
+
+Retrieval fetches the candidates the hybrid stage reads in its own search (``candidate_depth``), and the
+hybrid stage skips its nearest-neighbour search when no product outside the lexical matches could reach
+the page of a blend. Both are checked against the long way round on the same index.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from tests.support.vectors import MiniTenant, mini_fashion
+
+from aisle.core.storage import open_blob_store
+from aisle.core.tenancy import TenantConfig, Tenants
+from aisle.search.context import SearchContext
+from aisle.search.index.reader import TenantIndex
+from aisle.search.indexes import IndexRegistry
+from aisle.search.pipeline import SearchPipeline, default_stages
+from aisle.search.stages.hybrid import Hybrid, extras_may_reach_page
+from aisle.search.stages.retrieve import lexical_candidates
+from aisle.vectors.search import VectorSearch
+from aisle.vectors.store import VectorStore
+
+# partial matches (the relaxed and typo stages), where the hybrid stage may add products
+QUERIES = [
+    "timepiece for my wrist",
+    "blue shirt for the beach",
+    "black leather watch strap",
+    "red cotton tshirt evening",
+    "white sports shoes running",
+    "casual men summer",
+    "women handbag brown",
+]
+
+
+class ForceDepth:
+    """A stage that only asks retrieval for ``depth`` candidates (so its one search fetches them); it
+    sets the depth itself too, as the pipeline sets it only for relevance-sorted pages."""
+
+    def __init__(self, depth: int) -> None:
+        self.depth = depth
+
+    def candidate_depth(self, ctx: SearchContext) -> int:
+        return self.depth
+
+    def run(self, ctx: SearchContext) -> SearchContext:
+        ctx.candidate_depth = self.depth
+        return ctx
+
+
+class ForceNearest:
+    """Tells the hybrid stage a ranker reads its candidates, so it always searches the neighbours."""
+
+    def run(self, ctx: SearchContext) -> SearchContext:
+        ctx.candidates_reranked = True
+        return ctx
+
+
+@pytest.fixture(scope="module")
+def mini(tmp_path_factory: pytest.TempPathFactory, shared_data: Path) -> MiniTenant:
+    return mini_fashion(tmp_path_factory.getbasetemp() / "shortcuts-mini", shared_data, images=False)
+
+
+@pytest.fixture(scope="module")
+def setup(mini: MiniTenant) -> tuple[TenantIndex, TenantConfig, VectorSearch]:
+    tenants = Tenants(open_blob_store(mini.storage_url), ttl=0)
+    index = IndexRegistry(tenants, mini.data_dir).get("fashion")
+    return index, tenants.config("fashion"), VectorSearch(VectorStore(mini.data_dir))
+
+
+def _ids(ctx: SearchContext) -> list[str]:
+    return [ctx.index.rows[h.ord]["id"] for h in ctx.hits]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    query=st.sampled_from([*QUERIES, "watch", "shirt", "men"]),
+    offset=st.integers(0, 30),
+    size=st.integers(0, 25),
+)
+def test_retrieval_keeps_the_candidates_it_fetched_without_changing_the_page(
+    setup: tuple[TenantIndex, TenantConfig, VectorSearch], query: str, offset: int, size: int
+) -> None:
+    index, config, _ = setup
+    plain = SearchPipeline(default_stages(), budget_s=30.0).run(
+        index, config, query, size=size, offset=offset
+    )
+    stages = (ForceDepth(50), *default_stages())
+    deep = SearchPipeline(stages, budget_s=30.0).run(index, config, query, size=size, offset=offset)
+    assert _ids(deep) == _ids(plain)
+    assert [h.score for h in deep.hits] == pytest.approx([h.score for h in plain.hits])
+    assert deep.total == plain.total
+    fetched_now = plain.candidate_depth == 0 and deep.lexical is not None
+    assert fetched_now == (size > 0 and offset + size < 50 and deep.total > 0)
+    for n in (1, 10, 50):  # the kept candidates are what a fresh search finds
+        kept, fresh = lexical_candidates(deep, n), lexical_candidates(plain, n)
+        assert kept.ords.tolist() == fresh.ords.tolist()
+        assert kept.lexical.tolist() == pytest.approx(fresh.lexical.tolist())
+
+
+def test_a_price_sort_fetches_only_its_page(setup: tuple[TenantIndex, TenantConfig, VectorSearch]) -> None:
+    index, config, _ = setup
+    stages = (ForceDepth(50), *default_stages())
+    ctx = SearchPipeline(stages, budget_s=30.0).run(index, config, "shirt", size=5, sort="price_asc")
+    assert ctx.lexical is None and len(ctx.hits) == 5
+
+
+@pytest.mark.parametrize("weight", [0.2, 0.5, 0.8])
+@pytest.mark.parametrize("size", [1, 3, 5, 10, 20])
+def test_skipping_the_neighbour_search_never_changes_the_page(
+    setup: tuple[TenantIndex, TenantConfig, VectorSearch], size: int, weight: float
+) -> None:
+    index, config, vectors = setup
+    hybrid = config.global_.hybrid.model_copy(update={"blend_weight": weight})
+    config = dataclasses.replace(config, global_=config.global_.model_copy(update={"hybrid": hybrid}))
+    quick = SearchPipeline(default_stages(vectors=vectors), budget_s=30.0)
+    always = SearchPipeline((ForceNearest(), *default_stages(vectors=vectors)), budget_s=30.0)
+    skipped = 0
+    for query in QUERIES:
+        a = quick.run(index, config, query, size=size)
+        b = always.run(index, config, query, size=size)
+        assert a.graph is not None and a.graph.hybrid == "used"
+        assert _ids(a) == _ids(b), query
+        assert [h.score for h in a.hits] == pytest.approx([h.score for h in b.hits])
+        if a.graph.stage in config.global_.hybrid.expand_stages and a.vector_only == 0 < b.vector_only:
+            skipped += 1
+            assert a.total == b.total - b.vector_only  # total counts only the neighbours looked up
+    if size <= 5 and weight == 0.2:
+        assert skipped > 0  # the shortcut is exercised, not only the long way
+
+
+def test_the_hybrid_stage_reads_the_depth_it_asks_for(
+    setup: tuple[TenantIndex, TenantConfig, VectorSearch],
+) -> None:
+    index, config, vectors = setup
+    ctx = SearchPipeline(default_stages(vectors=vectors), budget_s=30.0).run(index, config, "shirt", size=5)
+    assert ctx.candidate_depth == config.global_.hybrid.candidates and ctx.lexical is not None
+    assert not ctx.candidates_reranked
+    assert Hybrid(None).candidate_depth(ctx) == 0
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    scores=st.lists(st.floats(0.0, 50.0), min_size=1, max_size=40),
+    data=st.data(),
+    weight=st.sampled_from([0.0, 0.1, 0.2, 0.5, 0.8, 1.0]),
+    need=st.integers(1, 45),
+)
+def test_a_skip_is_only_taken_when_no_unmatched_product_could_reach_the_page(
+    scores: list[float], data: st.DataObject, weight: float, need: int
+) -> None:
+    n = len(scores)
+    cos = np.asarray(data.draw(st.lists(st.floats(-1.0, 1.0), min_size=n, max_size=n)), dtype=np.float32)
+    has = np.asarray(data.draw(st.lists(st.booleans(), min_size=n, max_size=n)))
+    lex = np.asarray(scores, dtype=np.float32)
+    if extras_may_reach_page(lex, cos, has, weight, need):
+        return
+    # the worst case: unmatched products as near as can be (cosine 1), after the lexical ones
+    extra = 5
+    top = float(lex.max()) if lex.max() > 0 else 1.0
+    fused = np.concatenate(
+        [(1 - weight) * lex / top + weight * np.where(has, cos, 0.0), np.full(extra, weight)]
+    )
+    first = np.argsort(-fused, kind="stable")[:need]
+    assert (first < n).all()

@@ -22,6 +22,7 @@ from aisle.catalog.store import Catalog, CatalogStore
 from aisle.core.tenancy import Tenants
 from aisle.core.tenant_config import AttributeConfiguration
 from aisle.vectors.published import ensure_published, fetch_newest_of_recipe, fetch_published
+from aisle.vectors.query_encoder import QUERY_TOKENS, StaticQueryEncoder, cached_token_vectors
 from aisle.vectors.table import (
     content_hash,
     read_table_vectors,
@@ -75,8 +76,10 @@ def build_text_vectors(
     """The tenant's text vector table for its current catalog, built if missing (downloaded when the
     bucket has it), published to the bucket; returns its local directory.
 
-    Cost: MiniLM int8 on 2 CPU cores embeds roughly 300-600 short product texts a second, so about two
+    Cost: MiniLM int8 on 2 CPU cores embeds roughly 300-600 short product texts a second, so a few
     minutes for either demo catalog the first time; nothing when the table exists here or in the bucket.
+    The table also holds the tenant's static query encoder (:mod:`aisle.vectors.query_encoder`): a few
+    seconds to fit, plus about 30 s once per data directory for MiniLM's token states.
 
     Raises:
         TenantNotFound, ConfigInvalid, CatalogNotFound: the tenant or its catalog is missing.
@@ -117,7 +120,29 @@ def build_text_vectors(
             rate = len(todo) / max(time.perf_counter() - start, 1e-9)
             progress(f"embedded {len(todo)} texts at {rate:.0f}/s", len(todo), len(todo))
     ids = catalog.products["id"].to_list()
-    return ensure_published(scope, "text", write_table(dest, catalog.version, ids, vectors, hashes))
+    query = _query_encoder(data_dir, texts, vectors, lambda: encoder or TextEncoder.load(), progress)
+    extras = {QUERY_TOKENS: query.tokens}
+    return ensure_published(
+        scope, "text", write_table(dest, catalog.version, ids, vectors, hashes, extras=extras)
+    )
+
+
+def _query_encoder(
+    data_dir: Path,
+    texts: list[str],
+    vectors: np.ndarray,
+    encoder: Callable[[], TextEncoder],
+    progress: Progress | None,
+) -> StaticQueryEncoder:
+    """The tenant's static query encoder (:mod:`aisle.vectors.query_encoder`), fitted on its product
+    texts and their vectors (texts without a word are left out)."""
+    start = time.perf_counter()
+    base = cached_token_vectors(data_dir, encoder, progress=progress)
+    keep = [i for i, t in enumerate(texts) if t.strip()] or list(range(len(texts)))
+    query = StaticQueryEncoder.fit(base, [texts[i] for i in keep], vectors[keep])
+    if progress:
+        progress(f"query encoder fitted in {time.perf_counter() - start:.1f} s", len(keep), len(keep))
+    return query
 
 
 def built_text_vectors(tenants: Tenants, tenant: str, data_dir: Path, catalog: Catalog) -> np.ndarray | None:

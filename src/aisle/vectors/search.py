@@ -97,6 +97,15 @@ class VectorSearch:
                 self._queries.popitem(last=False)
         return vector
 
+    def encode_query(self, table: VectorTable, text: str, encoder: str = "static") -> np.ndarray:
+        """``text``'s query vector for ``table``: float32, (384,), unit length. ``encoder`` "static"
+        uses the table's static query encoder (tens of microseconds;
+        :mod:`aisle.vectors.query_encoder`) when it has one, otherwise, or with "minilm", MiniLM
+        (:meth:`encode`)."""
+        if encoder == "static" and table.query is not None:
+            return table.query.encode(text)
+        return self.encode(text)
+
     def image_query(self, tenant: str, features: np.ndarray) -> np.ndarray:
         """Raw EfficientNet features (1280,) -> the tenant's image search vector (its probe applied).
 

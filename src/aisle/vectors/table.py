@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import os
 import threading
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -26,6 +27,7 @@ import numpy as np
 import orjson
 
 from aisle.core.atomic_dir import atomic_directory
+from aisle.vectors.query_encoder import StaticQueryEncoder
 
 if TYPE_CHECKING:
     from aisle.vectors.ann_usearch import UsearchAnnIndex
@@ -69,7 +71,8 @@ def latest_table(data_dir: Path, tenant: str, kind: str, *, upto: str | None = N
 
 @dataclass
 class VectorTable:
-    """Loaded table: ``ids[key]`` (None when deleted), ``key_of`` its inverse, the ANN index.
+    """Loaded table: ``ids[key]`` (None when deleted), ``key_of`` its inverse, the ANN index, and the
+    tenant's static query encoder when the build fitted one (text tables since issue 18).
 
     Writes (:meth:`upsert`, :meth:`delete`) are serialised by a lock and persisted with :meth:`save`.
     """
@@ -82,6 +85,7 @@ class VectorTable:
     key_of: dict[str, int] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
     generation: int = 0
+    query: StaticQueryEncoder | None = None
 
     def __post_init__(self) -> None:
         if not self.key_of:
@@ -102,7 +106,8 @@ class VectorTable:
         ids = orjson.loads((path / "ids.json").read_bytes())
         from aisle.vectors.ann_usearch import UsearchAnnIndex  # onnxruntime + usearch: ~40 MiB, 0.4 s
 
-        return cls(path, version, ids, np.load(path / "hashes.npy"), UsearchAnnIndex.load(path / "ann"))
+        ann = UsearchAnnIndex.load(path / "ann")
+        return cls(path, version, ids, np.load(path / "hashes.npy"), ann, query=StaticQueryEncoder.load(path))
 
     def upsert(self, ids: list[str], vectors: np.ndarray, hashes: np.ndarray | None = None) -> int:
         """Index ``vectors`` (float32, (n, dimension), unit length) under product ``ids``; returns n."""
@@ -153,11 +158,22 @@ def _atomic_write(path: Path, data: bytes) -> None:
     os.replace(tmp, path)
 
 
-def write_table(dest: Path, version: str, ids: list[str], vectors: np.ndarray, hashes: np.ndarray) -> Path:
-    """Write a complete table of ``vectors`` (float32, (n, d)) for ``ids`` into ``dest``, atomically."""
+def write_table(
+    dest: Path,
+    version: str,
+    ids: list[str],
+    vectors: np.ndarray,
+    hashes: np.ndarray,
+    *,
+    extras: Mapping[str, np.ndarray] | None = None,
+) -> Path:
+    """Write a complete table of ``vectors`` (float32, (n, d)) for ``ids`` into ``dest``, atomically;
+    each of ``extras`` (file name -> array) is saved beside them (``np.save``)."""
     from aisle.vectors.ann_usearch import UsearchAnnIndex
 
     with atomic_directory(Path(dest), "BUILT") as tmp:
+        for name, array in (extras or {}).items():
+            np.save(tmp / name, array)
         UsearchAnnIndex.build(vectors).save(tmp / "ann")
         (tmp / "ids.json").write_bytes(orjson.dumps(ids))
         np.save(tmp / "hashes.npy", hashes.astype(np.uint64))

@@ -96,6 +96,24 @@ class TextEncoder:
             out[idx] = self._encode_batch([texts[i] or " " for i in idx])
         return out
 
+    @property
+    def vocabulary_size(self) -> int:
+        """WordPiece vocabulary size (30,522 for MiniLM)."""
+        return int(self._tokenizer.get_vocab_size())  # type: ignore[attr-defined]
+
+    def single_token_states(self, ids: np.ndarray) -> np.ndarray:
+        """MiniLM's output for each token id alone, ``[CLS] id [SEP]``, at the token's position:
+        float32, (len(ids), 384), not normalised (:mod:`aisle.vectors.query_encoder` distils them)."""
+        cls_id = self._tokenizer.token_to_id("[CLS]")  # type: ignore[attr-defined]
+        sep_id = self._tokenizer.token_to_id("[SEP]")  # type: ignore[attr-defined]
+        ids = np.asarray(ids, dtype=np.int64)
+        batch = np.stack([np.full_like(ids, cls_id), ids, np.full_like(ids, sep_id)], axis=1)
+        feeds = {"input_ids": batch, "attention_mask": np.ones_like(batch)}
+        if "token_type_ids" in self._inputs:
+            feeds["token_type_ids"] = np.zeros_like(batch)
+        hidden = self._session.run(None, feeds)[0]  # type: ignore[attr-defined]
+        return np.asarray(hidden[:, 1], dtype=np.float32)
+
     def _encode_batch(self, texts: list[str]) -> np.ndarray:
         with self._lock:  # the tokenizer's padding state is not shared safely across threads
             encodings = self._tokenizer.encode_batch(texts)  # type: ignore[attr-defined]

@@ -80,7 +80,7 @@ class Hybrid:
         lexical = lexical_candidates(ctx, cfg.candidates)
         lex_ords, lex_scores = lexical.ords, lexical.lexical
         start = time.perf_counter()
-        query_vec = vectors.encode(ctx.graph.normalized or ctx.query)
+        query_vec = vectors.encode_query(table, ctx.graph.normalized or ctx.query, cfg.query_encoder)
         add_timing("embed", time.perf_counter() - start)  # part of the hybrid stage's time
         row_keys = vectors.row_keys(table, index)
         n_lex = len(lex_ords)

@@ -60,6 +60,11 @@ class SpellingCorrector:
     def __init__(self, vocabulary: dict[str, int]) -> None:
         self.vocabulary = vocabulary
         self.words = list(vocabulary)
+        # words by length: a word k edits away differs in length by at most k, so only those lengths
+        # are compared (half the CPU of comparing the whole vocabulary on Home Depot's misspellings)
+        self._by_length: dict[int, list[str]] = {}
+        for word in self.words:
+            self._by_length.setdefault(len(word), []).append(word)
 
     def known(self, word: str) -> bool:
         return word in self.vocabulary
@@ -86,7 +91,13 @@ class SpellingCorrector:
         max_edits = self.max_distance(word, typo or TypoConfig())
         if max_edits == 0 or not self.words:
             return []
-        matches = process.extract(word, self.words, scorer=OSA.distance, score_cutoff=max_edits, limit=50)
+        matches = []
+        for length in range(len(word) - max_edits, len(word) + max_edits + 1):
+            same_length = self._by_length.get(length)
+            if same_length:
+                matches += process.extract(
+                    word, same_length, scorer=OSA.distance, score_cutoff=max_edits, limit=None
+                )
         ranked = sorted(matches, key=lambda m: (m[1], -self.vocabulary[m[0]], m[0]))
         return [(str(m[0]), int(m[1])) for m in ranked[:limit]]
 

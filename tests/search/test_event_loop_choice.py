@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 from tests.support.external import crs_config, write_outdoor_tenant
@@ -49,3 +50,27 @@ def test_a_remote_store_never_runs_inline(tmp_path: Path, s3_blob_store: BlobSto
     engine.search("outdoor", "tent")
     assert engine.indexes.is_current("outdoor", engine.tenants.config("outdoor").attributes)
     assert not engine.answers_without_waiting("outdoor")  # a cache refresh would be a network call
+
+
+def test_while_one_request_checks_the_catalog_the_others_answer_from_the_open_index(tmp_path: Path) -> None:
+    engine = _engine(open_blob_store(f"file://{tmp_path / 'bucket'}"), tmp_path / "data")
+    write_outdoor_tenant(engine.tenants.store, "outdoor")
+    opened = engine.indexes.get("outdoor")
+    engine.indexes.check_every = 0.0  # every request would look at storage
+    checking = engine.indexes._lock("outdoor")
+    with checking:  # another request is checking storage (or building) right now
+        assert engine.answers_without_waiting("outdoor")
+        started = time.monotonic()
+        assert engine.indexes.get("outdoor") is opened  # not blocked behind the check
+        assert time.monotonic() - started < 1.0
+    assert not engine.answers_without_waiting("outdoor")  # no check in flight: this request checks
+    assert engine.indexes.get("outdoor") is opened  # same catalog version: the same index
+
+
+def test_a_changed_configuration_waits_for_the_check(tmp_path: Path) -> None:
+    engine = _engine(open_blob_store(f"file://{tmp_path / 'bucket'}"), tmp_path / "data")
+    write_outdoor_tenant(engine.tenants.store, "outdoor")
+    engine.indexes.get("outdoor")
+    other = engine.tenants.config("outdoor").attributes.model_copy(deep=True)  # a new configuration object
+    with engine.indexes._lock("outdoor"):
+        assert not engine.indexes.is_current("outdoor", other)

@@ -1,7 +1,10 @@
 """The search indexes one process serves: opened on first use, rebuilt or reopened on a new catalog.
 
 A tenant's catalog version is checked at most every ``check_every`` seconds, so a new import is
-served shortly after it completes, without a restart.
+served shortly after it completes, without a restart. One request checks (and builds a new version's
+index); the others keep answering from the open index meanwhile instead of queueing behind it, and the
+search service's event loop can keep answering them (issue 18: under load, every request arriving
+during the once-a-second check used to go to the thread pool and wait).
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from aisle.catalog.store import CatalogStore
-from aisle.core.tenancy import Tenants
+from aisle.core.tenancy import TenantConfig, Tenants
 from aisle.search.index.reader import TenantIndex
 from aisle.search.index.writer import build_index, index_dir
 from aisle.search.spelling import SpellingCorrector, add_query_log
@@ -52,25 +55,37 @@ class IndexRegistry:
         entry = self._open.get(tenant)
         if entry is not None and now - entry[0] < self.check_every and entry[2] is config.attributes:
             return entry[1]
-        with self._lock(tenant):
-            entry = self._open.get(tenant)
-            store = CatalogStore(self.tenants.scope(tenant))
-            version = store.current_version()
-            if (
-                entry is not None
-                and entry[1].version == version
-                and entry[1].config.model_dump() == config.attributes.model_dump()
-            ):
-                self._open[tenant] = (now, entry[1], config.attributes)
-                return entry[1]
-            catalog = store.load(version)
-            path = index_dir(self.data_dir, tenant, catalog.version, config.attributes)
-            if not (path / "CATALOG_VERSION").exists():
-                build_index(catalog, config.attributes, path, progress=progress)
-            index = TenantIndex.open(tenant, path, catalog, config.attributes)
-            self._add_query_log(tenant, index)
-            self._open[tenant] = (time.monotonic(), index, config.attributes)
-            return index
+        lock = self._lock(tenant)
+        # while another request checks storage (or builds), serve the open index of this configuration
+        if not lock.acquire(blocking=entry is None or entry[2] is not config.attributes):
+            assert entry is not None
+            return entry[1]
+        try:
+            return self._check(tenant, config, now, progress)
+        finally:
+            lock.release()
+
+    def _check(self, tenant: str, config: TenantConfig, now: float, progress: Progress | None) -> TenantIndex:
+        """The tenant's index after a look at storage (its lock held): the open one when its catalog
+        version and configuration are still current, else the current catalog's, built if missing."""
+        entry = self._open.get(tenant)
+        store = CatalogStore(self.tenants.scope(tenant))
+        version = store.current_version()
+        if (
+            entry is not None
+            and entry[1].version == version
+            and entry[1].config.model_dump() == config.attributes.model_dump()
+        ):
+            self._open[tenant] = (now, entry[1], config.attributes)
+            return entry[1]
+        catalog = store.load(version)
+        path = index_dir(self.data_dir, tenant, catalog.version, config.attributes)
+        if not (path / "CATALOG_VERSION").exists():
+            build_index(catalog, config.attributes, path, progress=progress)
+        index = TenantIndex.open(tenant, path, catalog, config.attributes)
+        self._add_query_log(tenant, index)
+        self._open[tenant] = (time.monotonic(), index, config.attributes)
+        return index
 
     def _add_query_log(self, tenant: str, index: TenantIndex) -> None:
         """Weight the speller's catalog words by the tenant's query log, when it has one."""
@@ -89,10 +104,13 @@ class IndexRegistry:
         return CatalogStore(self.tenants.scope(tenant)).current_version()
 
     def is_current(self, tenant: str, attributes: object) -> bool:
-        """Whether :meth:`get` would answer from memory: the tenant's index is open, was checked against
-        storage less than ``check_every`` seconds ago, and ``attributes`` is the configuration it saw."""
+        """Whether :meth:`get` would answer from memory: the tenant's index is open, ``attributes`` is the
+        configuration it saw, and it was checked against storage less than ``check_every`` seconds ago
+        or another request is checking it now (meanwhile the open index is served)."""
         entry = self._open.get(tenant)
-        return entry is not None and time.monotonic() - entry[0] < self.check_every and entry[2] is attributes
+        if entry is None or entry[2] is not attributes:
+            return False
+        return time.monotonic() - entry[0] < self.check_every or self._lock(tenant).locked()
 
     def loaded(self) -> list[str]:
         return sorted(self._open)

@@ -84,20 +84,24 @@ class Hybrid:
         add_timing("embed", time.perf_counter() - start)  # part of the hybrid stage's time
         row_keys = vectors.row_keys(table, index)
         n_lex = len(lex_ords)
+        cos, embeddings, has = _cosines(table, row_keys[lex_ords], query_vec)
         extra: list[int] = []
         if ctx.graph.stage in cfg.expand_stages:
-            lex_cos, _, lex_has = _cosines(table, row_keys[lex_ords], query_vec)
             offset, size = ctx.window()
             if (
                 ctx.candidates_reranked
                 or cfg.method != "blend"  # RRF ranks the neighbours among themselves: always look
-                or extras_may_reach_page(lex_scores, lex_cos, lex_has, cfg.blend_weight, offset + size)
+                or extras_may_reach_page(lex_scores, cos, has, cfg.blend_weight, offset + size)
             ):
                 extra = self._nearest(ctx, table, query_vec, set(lex_ords.tolist()))
-        ords = np.concatenate([lex_ords, np.asarray(extra, dtype=np.int64)])
+        ords = lex_ords
+        if extra:
+            ords = np.concatenate([lex_ords, np.asarray(extra, dtype=np.int64)])
+            more_cos, more_embeddings, more_has = _cosines(table, row_keys[ords[n_lex:]], query_vec)
+            cos, has = np.concatenate([cos, more_cos]), np.concatenate([has, more_has])
+            embeddings = np.concatenate([embeddings, more_embeddings])
         if not len(ords):
             return ctx
-        cos, embeddings, has = _cosines(table, row_keys[ords], query_vec)
         lex_full = np.full(len(ords), np.nan, dtype=np.float32)
         lex_full[:n_lex] = lex_scores
         cosine = np.where(has, cos, np.nan).astype(np.float32)
@@ -109,7 +113,7 @@ class Hybrid:
             vec_rank[np.argsort(-cos, kind="stable")] = np.arange(len(ords))
             fused += np.where(has, cfg.vector_weight / (cfg.rrf_k + 1 + vec_rank), 0.0)
         else:
-            fused = _blend(lex_full, cos, has, cfg.blend_weight)
+            fused = _blend(lex_scores, cos, has, cfg.blend_weight)
         order = np.argsort(-fused, kind="stable")
         offset, size = ctx.window()
         page = order[offset : offset + size]
@@ -164,11 +168,15 @@ def _cosines(table: VectorTable, keys: np.ndarray, query_vec: np.ndarray) -> tup
 
 
 def _blend(lexical: np.ndarray, cos: np.ndarray, has: np.ndarray, weight: float) -> np.ndarray:
-    """``(1 - weight) * lexical / max lexical + weight * cosine`` (float64; NaN lexical and a missing
-    vector count 0; the maximum is taken as 1 when no lexical score is positive)."""
-    lex = np.nan_to_num(lexical.astype(np.float64), nan=0.0)
-    top = float(lex.max()) if len(lex) and lex.max() > 0 else 1.0
-    return (1.0 - weight) * lex / top + weight * np.where(has, cos, 0.0)
+    """``(1 - weight) * lexical / max lexical + weight * cosine``, float64 of ``len(cos)``: the
+    ``lexical`` (n,) scores are the first n candidates' (the others have none and count 0), a missing
+    vector counts 0, and the maximum is taken as 1 when no lexical score is positive."""
+    fused = np.where(has, weight * cos.astype(np.float64), 0.0)
+    if len(lexical):
+        lex = lexical.astype(np.float64)
+        top = float(lex.max())
+        fused[: len(lex)] += (1.0 - weight) * lex / (top if top > 0 else 1.0)
+    return fused
 
 
 def extras_may_reach_page(

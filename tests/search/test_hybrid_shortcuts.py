@@ -22,10 +22,12 @@ from aisle.search.context import SearchContext
 from aisle.search.index.reader import TenantIndex
 from aisle.search.indexes import IndexRegistry
 from aisle.search.pipeline import SearchPipeline, default_stages
+from aisle.search.ranking.store import RankerStore
 from aisle.search.stages.hybrid import Hybrid, extras_may_reach_page
+from aisle.search.stages.rerank import Rerank
 from aisle.search.stages.retrieve import lexical_candidates
 from aisle.vectors.search import VectorSearch
-from aisle.vectors.store import VectorStore
+from aisle.vectors.store import VectorIndexMissing, VectorStore
 
 # partial matches (the relaxed and typo stages), where the hybrid stage may add products
 QUERIES = [
@@ -169,3 +171,29 @@ def test_a_skip_is_only_taken_when_no_unmatched_product_could_reach_the_page(
     )
     first = np.argsort(-fused, kind="stable")[:need]
     assert (first < n).all()
+
+
+def test_asking_for_candidates_loads_nothing_before_retrieval(
+    setup: tuple[TenantIndex, TenantConfig, VectorSearch], mini: MiniTenant, tmp_path: Path
+) -> None:
+    """The depth is asked before retrieval: loading a table or a model there would spend retrieval's
+    deadline (a search then stopped after its strict stage and answered nothing)."""
+    index, config, _ = setup
+    store = VectorStore(mini.data_dir)
+    cold = SearchPipeline(default_stages(vectors=VectorSearch(store)), budget_s=30.0)
+    ctx = SearchContext.start(
+        index, config, "shirt", size=5, offset=0, filters=None, facets=None, sort="relevance"
+    )
+    hybrid = next(s for s in cold.stages if isinstance(s, Hybrid))
+    assert hybrid.candidate_depth(ctx) == config.global_.hybrid.candidates
+    assert store.entry_count() == 0  # not loaded by the question
+    missing = VectorStore(tmp_path / "empty")
+    with pytest.raises(VectorIndexMissing):
+        missing.table("fashion")
+    assert Hybrid(VectorSearch(missing)).candidate_depth(ctx) == 0  # known missing: no deep fetch
+
+    rankers = RankerStore(open_blob_store(mini.storage_url))
+    rerank = Rerank(rankers)
+    assert rerank.candidate_depth(ctx) == config.global_.ranking.candidates  # not looked at yet
+    assert rankers.current("fashion") is None
+    assert rerank.candidate_depth(ctx) == 0  # the last look found no ranker

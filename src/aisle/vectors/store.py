@@ -135,6 +135,12 @@ class VectorStore:
         """Vector tables held open (one per tenant and kind)."""
         return len(self._open)
 
+    def known_missing(self, tenant: str, kind: str = "text") -> bool:
+        """Whether the last look, less than ``check_every`` seconds ago, found no table of ``kind`` for
+        ``tenant``. Reads memory only: never loads, downloads or waits."""
+        absent = self._missing.get((tenant, kind))
+        return absent is not None and time.monotonic() - absent[0] < self.check_every
+
     def table(self, tenant: str, kind: str = "text") -> VectorTable:
         """The tenant's newest table of ``kind``.
 

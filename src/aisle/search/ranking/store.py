@@ -163,6 +163,12 @@ class RankerStore:
             self._loaded[key] = ranker
         return ranker
 
+    def may_be_in_use(self, tenant: str) -> bool:
+        """Whether the tenant's searches may use a ranker, from what is held in memory only (no
+        storage read, no model load): False once the last look found none, True otherwise."""
+        cached = self._pointers.get(tenant)
+        return cached is None or cached[1] is not None
+
     def current(self, tenant: str) -> Ranker | None:
         """The ranker the tenant's searches use now, or None (pointer re-read every ``check_every`` s)."""
         now = time.monotonic()

@@ -53,15 +53,12 @@ class Hybrid:
         self.filter_rows = filter_rows or FilterRows()
 
     def candidate_depth(self, ctx: SearchContext) -> int:
-        """How many lexical hits this stage will read for ``ctx`` (0: it will not run)."""
+        """How many lexical hits this stage will read for ``ctx`` (0: it will not run). Called before
+        retrieval, so it only looks at memory: loading a table here would spend retrieval's deadline."""
         cfg = ctx.config.global_.hybrid
         if self.vectors is None or not cfg.enabled or ctx.sort != "relevance":
             return 0
-        try:
-            self.vectors.store.table(ctx.index.tenant)
-        except VectorIndexMissing:
-            return 0
-        return cfg.candidates
+        return 0 if self.vectors.store.known_missing(ctx.index.tenant) else cfg.candidates
 
     def run(self, ctx: SearchContext) -> SearchContext:
         vectors = self.vectors

@@ -28,11 +28,12 @@ class Rerank:
         self.rankers = rankers
 
     def candidate_depth(self, ctx: SearchContext) -> int:
-        """How many lexical hits this stage will read for ``ctx`` (0: it will not run)."""
+        """How many lexical hits this stage may read for ``ctx`` (0: it will not run). Called before
+        retrieval, so it only looks at memory: loading a model here would spend retrieval's deadline."""
         cfg = ctx.config.global_.ranking
         if self.rankers is None or not cfg.enabled or ctx.sort != "relevance":
             return 0
-        return cfg.candidates if self.rankers.current(ctx.index.tenant) is not None else 0
+        return cfg.candidates if self.rankers.may_be_in_use(ctx.index.tenant) else 0
 
     def run(self, ctx: SearchContext) -> SearchContext:
         if self.rankers is None:

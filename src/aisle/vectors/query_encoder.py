@@ -126,12 +126,6 @@ class StaticQueryEncoder:
         weights = np.linalg.solve(static.T @ static + prior, static.T @ vectors.astype(np.float64) + prior)
         return cls((base.astype(np.float64) @ weights).astype(np.float16))
 
-    def save(self, directory: Path) -> Path:
-        """Write the table as ``directory / QUERY_TOKENS`` (float16); returns the path."""
-        path = Path(directory) / QUERY_TOKENS
-        np.save(path, np.asarray(self.tokens, dtype=np.float16))
-        return path
-
     @classmethod
     def load(cls, directory: Path) -> StaticQueryEncoder | None:
         """The encoder saved in ``directory`` (memory-mapped), or None when it has none."""

@@ -183,9 +183,9 @@ def extras_may_reach_page(
 
     ``lex_scores``, ``lex_cos``, ``lex_has`` (n,): the lexical candidates' scores, cosines and whether
     each has a vector. Such a product's fused score is ``weight * cosine <= weight`` (unit vectors;
-    :data:`COSINE_CEILING` allows for rounding),
-    so when the ``need``-th lexical product already fuses to at least ``weight`` (the stable sort puts
-    lexical ties first), a nearest-neighbour search cannot change the first ``need`` and is skipped.
+    :data:`COSINE_CEILING` allows for rounding), so when the ``need``-th lexical product already fuses
+    to at least ``weight`` (the stable sort puts lexical ties first), a nearest-neighbour search cannot
+    change the first ``need`` and is skipped.
     """
     if len(lex_scores) < need:
         return True

@@ -37,9 +37,11 @@ def env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[TestClient, 
         writer.record(record)
     writer.close()
     writer.mark_simulated("t", SimulatedPeriod(date(2026, 11, 20), date(2026, 11, 20), "test shoppers"))
-    with serve(analytics_app(kit.settings(**base))) as analytics:
-        with TestClient(rules_app(kit.settings(**base, analytics_url=analytics))) as client:
-            yield client, kit
+    with (
+        serve(analytics_app(kit.settings(**base))) as analytics,
+        TestClient(rules_app(kit.settings(**base, analytics_url=analytics))) as client,
+    ):
+        yield client, kit
 
 
 def _sign_in(client: TestClient, token: str) -> None:

@@ -30,6 +30,8 @@ from aisle.analytics.records import TABLES, Record
 from aisle.core.storage import BlobStore
 
 ROOT = "analytics"
+DERIVED = ["rollups"]
+"""Tables computed from the log (:mod:`aisle.analytics.rollups`), expired with it."""
 _DAY = re.compile(r"^date=(\d{4}-\d{2}-\d{2})$")
 
 
@@ -101,10 +103,12 @@ class ParquetLog:
         paths: list[str] = []
         for day in self.days(tenant, table):
             if first <= day <= last:
-                paths.extend(self._local(p) for p in sorted(self.store.list(partition(tenant, table, day))))
+                paths.extend(self.local(p) for p in sorted(self.store.list(partition(tenant, table, day))))
         return [p for p in paths if p.endswith(".parquet")]
 
-    def _local(self, path: str) -> str:
+    def local(self, path: str) -> str:
+        """A local path holding the object ``path``: the file itself in a local bucket, else a copy
+        fetched once into ``cache_dir`` (objects here are never rewritten under the same name)."""
         local = self.store.local_path(path)
         if local is not None:
             return local
@@ -117,11 +121,11 @@ class ParquetLog:
         return str(target)
 
     def expire(self, tenant: str, keep_days: int, today: date) -> list[date]:
-        """Delete the day partitions older than ``keep_days`` days before ``today`` (both tables).
+        """Delete the day partitions older than ``keep_days`` days before ``today`` (every table).
         Returns the days deleted."""
         cutoff = today - timedelta(days=keep_days)
         gone: set[date] = set()
-        for table, _ in TABLES.values():
+        for table in [t for t, _ in TABLES.values()] + DERIVED:
             for day in self.days(tenant, table):
                 if day < cutoff:
                     for path in list(self.store.list(partition(tenant, table, day))):

@@ -15,14 +15,17 @@ when there is nothing to divide by.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from datetime import timedelta
 from typing import Any, Literal
 
 import duckdb
 
-from aisle.analytics.attribution import DEFAULT_WINDOW_S, attributed_views
-from aisle.analytics.log import ParquetLog
+from aisle.analytics.attribution import CREDIT_S, DEFAULT_WINDOW_S, attribute
+from aisle.analytics.log import ParquetLog, day_of
+from aisle.analytics.rollups import Rollups, day_start
 
 QuerySort = Literal["searches", "noResultSearches", "clicks", "clickThroughRate", "conversions", "revenue"]
 _QUERY_SORT = {
@@ -42,20 +45,55 @@ def _rate(num: str, den: str) -> str:
 class AnalyticsReports:
     """Summary, per-query, per-position, per-container and per-rule figures of one tenant.
 
+    Closed days are read from their roll-ups (:class:`~aisle.analytics.rollups.Rollups`, computed
+    once), the rest of the period is attributed live from the log.
+
     Args:
         log: the Parquet log (files fetched from the bucket into its cache when it is remote).
         window_s: attribution window of conversions without a token, seconds (default one hour).
+        clock: the current Unix time, which says which days are closed (tests pass a fixed one).
     """
 
-    def __init__(self, log: ParquetLog, *, window_s: float = DEFAULT_WINDOW_S) -> None:
+    def __init__(
+        self, log: ParquetLog, *, window_s: float = DEFAULT_WINDOW_S, clock: Callable[[], float] = time.time
+    ) -> None:
         self.log = log
         self.window_s = window_s
+        self.rollups = Rollups(log, window_s=window_s, clock=clock)
 
     @contextmanager
     def _views(self, tenant: str, start: float, end: float) -> Iterator[duckdb.DuckDBPyConnection]:
+        """A connection whose view ``per_answer`` holds every answer with ``start <= ts < end``."""
         con = duckdb.connect()
         try:
-            attributed_views(con, self.log, tenant, start, end, window_s=self.window_s)
+            first, last = day_of(start), day_of(max(start, end - 1e-6))
+            days = [first + timedelta(days=i) for i in range((last - first).days + 1)]
+            rolled = [self.rollups.file(tenant, d) for d in days if self.rollups.closed(d)]
+            open_days = [d for d in days if not self.rollups.closed(d)]
+            parts = []
+            if rolled:
+                listed = ", ".join("'" + f.replace("'", "''") + "'" for f in rolled)
+                parts.append(f"SELECT * FROM read_parquet([{listed}])")
+            if open_days:
+                lo = max(start, day_start(open_days[0]))
+                reach = day_of(end + CREDIT_S)
+                attribute(
+                    con,
+                    self.log.files(tenant, "answers", open_days[0], reach),
+                    self.log.files(tenant, "outcomes", open_days[0], reach),
+                    lo,
+                    end,
+                    window_s=self.window_s,
+                    table="live_answers",
+                )
+                parts.append("SELECT * FROM live_answers")
+            if not parts:  # pragma: no cover - a period has at least one day
+                raise ValueError("empty period")
+            union = " UNION ALL BY NAME ".join(parts)
+            con.execute(
+                f"CREATE OR REPLACE TEMP VIEW per_answer AS SELECT * FROM ({union}) "
+                f"WHERE ts >= {start!r} AND ts < {end!r}"
+            )
             yield con
         finally:
             con.close()
@@ -180,7 +218,7 @@ class AnalyticsReports:
                 WITH pos AS (SELECT range AS position FROM range(1, ? + 1)),
                 shown AS (SELECT p.position, count(a.token) AS answers
                           FROM pos p LEFT JOIN per_answer a
-                            ON a.kind = 'search' AND len(a.product_ids) >= p.position
+                            ON a.kind = 'search' AND a.shown >= p.position
                           GROUP BY p.position),
                 clicked AS (SELECT position, count(*) AS clicks
                             FROM (SELECT unnest(click_positions) AS position FROM per_answer

@@ -1,8 +1,9 @@
 """The analytics service (port 8087): what Aisle's answers earned, per tenant.
 
 Start with ``uvicorn --factory aisle.services.analytics.app:create_app`` (``aisle serve`` does). It reads
-the answer and event log every service writes to the bucket (:mod:`aisle.analytics`) with DuckDB, and
-once a day deletes the day partitions older than ``AISLE_ANALYTICS_RETENTION_DAYS``.
+the answer and event log every service writes to the bucket (:mod:`aisle.analytics`) with DuckDB. In the
+background it computes the roll-up of each closed day (so reports read one small file per day) and,
+once a day, deletes the day partitions older than ``AISLE_ANALYTICS_RETENTION_DAYS``.
 """
 
 from __future__ import annotations
@@ -27,7 +28,8 @@ from aisle.services.analytics.state import AnalyticsState
 from aisle.services.common.app import service_app
 
 log = logging.getLogger("aisle.analytics")
-RETENTION_EVERY_S = 24 * 3600.0
+UPKEEP_EVERY_S = 600.0
+"""Seconds between two rounds of upkeep: closed days' roll-ups computed, old days deleted (daily)."""
 
 
 def expire_old_days(state: AnalyticsState) -> list[str]:
@@ -40,6 +42,19 @@ def expire_old_days(state: AnalyticsState) -> list[str]:
     return gone
 
 
+def warm_rollups(state: AnalyticsState) -> int:
+    """Compute the roll-up of every closed day that has answers and none yet (or a stale one), so no
+    report waits for it. Returns how many days were looked at."""
+    rollups = state.engine.reports.rollups
+    looked = 0
+    for tenant in state.tenants.names():
+        for day in state.engine.log.days(tenant, "answers"):
+            if rollups.closed(day):
+                rollups.file(tenant, day)
+                looked += 1
+    return looked
+
+
 def create_app(settings: Settings | None = None) -> FastAPI:
     """Build the analytics service (it records nothing itself: it reads what the others record)."""
     settings = settings or load_settings()
@@ -49,19 +64,23 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         settings=settings, tenants=tenants, engine=AnalyticsEngine.from_settings(settings, blob, record=False)
     )
 
-    async def retention() -> None:
+    async def upkeep() -> None:
+        expired_on = None
         while True:
             try:
-                gone = await run_in_threadpool(expire_old_days, state)
-                if gone:
-                    log.info("analytics retention deleted %d day partitions", len(gone))
-            except Exception:  # storage down: the next day tries again
-                log.exception("analytics retention failed")
-            await asyncio.sleep(RETENTION_EVERY_S)
+                if expired_on != datetime.now(UTC).date():
+                    gone = await run_in_threadpool(expire_old_days, state)
+                    expired_on = datetime.now(UTC).date()
+                    if gone:
+                        log.info("analytics retention deleted %d day partitions", len(gone))
+                await run_in_threadpool(warm_rollups, state)
+            except Exception:  # storage down: the next round tries again
+                log.exception("analytics upkeep failed")
+            await asyncio.sleep(UPKEEP_EVERY_S)
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
-        task = asyncio.create_task(retention())
+        task = asyncio.create_task(upkeep())
         yield
         task.cancel()
         with contextlib.suppress(asyncio.CancelledError):

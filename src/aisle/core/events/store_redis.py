@@ -91,8 +91,8 @@ class RedisEventStore:
 
     def outbox(self, tenant: str, limit: int) -> list[tuple[str, Event]]:
         with _reachable():
-            entries = self.client.xrange(_outbox_key(tenant), count=limit)
-        return [(_text(entry_id), Event.from_json(fields[b"e"])) for entry_id, fields in entries]  # type: ignore[union-attr]
+            entries: Any = self.client.xrange(_outbox_key(tenant), count=limit)
+        return [(_text(entry_id), Event.from_json(fields[b"e"])) for entry_id, fields in entries]
 
     def outbox_done(self, tenant: str, entry_ids: Sequence[str]) -> None:
         if entry_ids:

@@ -57,7 +57,7 @@ class ClickModel:
     @staticmethod
     def _at(table: tuple[float, float, float], relevance: float) -> float:
         r = min(3.0, max(1.0, relevance))
-        lo = int(math.floor(r)) - 1
+        lo = math.floor(r) - 1
         hi = min(2, lo + 1)
         return table[lo] + (table[hi] - table[lo]) * (r - 1 - lo)
 
@@ -143,8 +143,19 @@ def simulate_searches(
                 shown = cache[text] = search(text)
             visitor = f"sim-{visitor_n:05d}"
             token = new_attribution_token()
-            yield Answer(tenant, token, "search", float(at), shown.product_ids, shown.total, query=shown.query,
-                         stage=shown.stage, rules=shown.rules, sort="relevance", visitor_id=visitor)  # fmt: skip
+            yield Answer(
+                tenant,
+                token,
+                "search",
+                float(at),
+                shown.product_ids,
+                shown.total,
+                query=shown.query,
+                stage=shown.stage,
+                rules=shown.rules,
+                sort="relevance",
+                visitor_id=visitor,
+            )
             yield from _shopper(
                 tenant, token, visitor, float(at), shown, judgments.get(text, {}), price, model, rng
             )
@@ -167,8 +178,16 @@ def _shopper(
         if rng.random() >= model.click_probability(position, relevance):
             continue
         clicked = at + float(rng.uniform(2, 90))
-        yield Outcome(tenant, f"sim-{token}-c{position}", "click", clicked, visitor, product,
-                      attribution_token=token, position=position)  # fmt: skip
+        yield Outcome(
+            tenant,
+            f"sim-{token}-c{position}",
+            "click",
+            clicked,
+            visitor,
+            product,
+            attribution_token=token,
+            position=position,
+        )
         if rng.random() < model.conversion_probability(relevance):
             tracked = rng.random() >= model.untracked
             yield Outcome(
@@ -212,14 +231,40 @@ def replay_sessions(
                 continue
             token = new_attribution_token()
             at += float(rng.uniform(20, 120))
-            yield Answer(tenant, token, "recommendations", at, shown, len(shown), container_id=container_id,
-                         models=models, visitor_id=visitor)  # fmt: skip
+            yield Answer(
+                tenant,
+                token,
+                "recommendations",
+                at,
+                shown,
+                len(shown),
+                container_id=container_id,
+                models=models,
+                visitor_id=visitor,
+            )
             later = session[i + 1 :] if purchase_last else session[i + 1 : i + 2]
             for product in later:
                 if product in shown:
                     position = shown.index(product) + 1
-                    yield Outcome(tenant, f"replay-{token}-{position}", "click", at + 5, visitor, product,
-                                  attribution_token=token, position=position)  # fmt: skip
+                    yield Outcome(
+                        tenant,
+                        f"replay-{token}-{position}",
+                        "click",
+                        at + 5,
+                        visitor,
+                        product,
+                        attribution_token=token,
+                        position=position,
+                    )
                     if purchase_last:
-                        yield Outcome(tenant, f"replay-{token}-{position}-p", "purchase", at + 60, visitor,
-                                      product, attribution_token=token, quantity=1.0, price=price(product))  # fmt: skip
+                        yield Outcome(
+                            tenant,
+                            f"replay-{token}-{position}-p",
+                            "purchase",
+                            at + 60,
+                            visitor,
+                            product,
+                            attribution_token=token,
+                            quantity=1.0,
+                            price=price(product),
+                        )

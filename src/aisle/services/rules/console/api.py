@@ -19,6 +19,7 @@ from fastapi import FastAPI
 from aisle.core.config import Settings
 from aisle.core.error_codes import ErrorCode
 from aisle.services.rules.console.session import ConsoleSession, SignInRequired
+from aisle.services.rules.console.wording import humane
 
 TIMEOUT = 15.0
 
@@ -50,14 +51,15 @@ class ApiReply:
         return self._error().get("details")
 
     def field_errors(self) -> list[tuple[str, str]]:
-        """``(field path, message)`` of a validation error, the ``body.`` prefix removed."""
+        """``(field path, message)`` of a validation error, the ``body.`` prefix removed and the message
+        as a sentence (:func:`~aisle.services.rules.console.wording.humane`)."""
         details = self.details
         if not isinstance(details, list):
             return []
         out = []
         for d in details:
             if isinstance(d, dict) and "field" in d:
-                out.append((str(d["field"]).removeprefix("body."), str(d.get("message", ""))))
+                out.append((str(d["field"]).removeprefix("body."), humane(str(d.get("message", "")))))
         return out
 
     def _error(self) -> dict[str, Any]:

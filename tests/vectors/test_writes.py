@@ -136,17 +136,19 @@ def test_a_torn_write_is_never_applied(bucket: BlobStore, tmp_path: Path) -> Non
     scope, log = tenant_scope(bucket, TENANT), log_of(bucket)
     # vectors uploaded, entry never written (the writer died between the two)
     scope.put("vector-writes/text/data/orphan.f32", unit(60).tobytes())
-    # an entry whose vectors were cut short
+    # an entry whose vectors were cut short, and one whose vectors were overwritten (same size)
     seq = log.append(Delta(upsert=["cut"], vectors=unit(61)[None, :]))
-    entry = orjson.loads(scope.get(f"vector-writes/text/log/{seq:012d}.json"))
-    scope.put(entry["data"], unit(61).tobytes()[:-4])
-    # an entry cut short itself, then a good one after both
-    scope.put(f"vector-writes/text/log/{seq + 1:012d}.json", b'{"seq": 2, "upsert": ["half"')
-    assert log.append(Delta(upsert=["good"], vectors=unit(62)[None, :])) == seq + 2
+    assert log.append(Delta(upsert=["changed"], vectors=unit(63)[None, :])) == seq + 1
+    for n, data in ((seq, unit(61).tobytes()[:-4]), (seq + 1, unit(64).tobytes())):
+        entry = orjson.loads(scope.get(f"vector-writes/text/log/{n:012d}.json"))
+        scope.put(entry["data"], data)
+    # an entry cut short itself, then a good one after them
+    scope.put(f"vector-writes/text/log/{seq + 2:012d}.json", b'{"seq": 3, "upsert": ["half"')
+    assert log.append(Delta(upsert=["good"], vectors=unit(62)[None, :])) == seq + 3
     store = replica(bucket, tmp_path / "r")
     table = store.table(TENANT)
-    assert "cut" not in table.key_of and "half" not in table.key_of and "good" in table.key_of
-    assert len(table) == N + 1 and table.applied == seq + 2
+    assert not {"cut", "changed", "half"} & set(table.key_of) and "good" in table.key_of
+    assert len(table) == N + 1 and table.applied == seq + 3
 
 
 def test_folding_the_log_changes_what_no_replica_serves(bucket: BlobStore, tmp_path: Path) -> None:

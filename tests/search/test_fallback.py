@@ -15,11 +15,11 @@ from tests.support.sockets import Relay, free_port, silent_server
 from aisle.core.crs_config import CrsConfig
 from aisle.core.storage import open_blob_store
 from aisle.core.tenancy import Tenants
+from aisle.demo.typesense_server import TypesenseServer
 from aisle.search.context import SearchContext
 from aisle.search.external.protocol import ExternalResult, ExternalSearch, ExternalSearchRequest
 from aisle.search.external.registry import ExternalSearches
 from aisle.search.external.resolver import open_external_search
-from aisle.search.external.typesense_server import TypesenseServer
 from aisle.search.indexes import IndexRegistry
 from aisle.search.model import SearchResult
 from aisle.search.pipeline import SearchPipeline, default_stages

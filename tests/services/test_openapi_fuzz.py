@@ -110,7 +110,7 @@ def proxy_app(tmp: Path, shared_data: Path) -> Iterator[Any]:
         write_outdoor_tenant,
     )
 
-    from aisle.search.external.typesense_server import TypesenseServer
+    from aisle.demo.typesense_server import TypesenseServer
     from aisle.services.proxy.app import create_app
 
     require_typesense()

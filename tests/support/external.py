@@ -18,7 +18,7 @@ from aisle.core.tenant_config import (
     GlobalConfiguration,
     UserGroupConfiguration,
 )
-from aisle.search.external.typesense_server import load_collection
+from aisle.demo.typesense_server import load_collection
 
 OWN: list[dict[str, Any]] = [
     {"id": "own-1", "title": "Dome tent", "brand": "MSR", "color": "Green", "price": 320.0},
@@ -98,7 +98,7 @@ def require_typesense() -> None:
 
     import pytest
 
-    from aisle.search.external.typesense_server import typesense_binary
+    from aisle.demo.typesense_server import typesense_binary
 
     if typesense_binary() is not None:
         return

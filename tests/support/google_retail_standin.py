@@ -15,9 +15,10 @@ response JSON that Google publishes (REST reference of ``google.cloud.retail.v2`
 * ``POST /token``: the OAuth 2.0 JWT bearer grant (RFC 7523) a service-account key's ``token_uri`` names.
 
 Errors come in Google's envelope ``{"error": {"code", "message", "status"}}``: a filter or orderBy it
-cannot parse is 400 INVALID_ARGUMENT; :meth:`GoogleStandin.fail` injects 401, 429 or 503, and
-:meth:`GoogleStandin.slow` delays answers. Products are Retail ``Product`` JSON (``id``, ``title``,
-``brands``, ``categories``, ``colorInfo.colorFamilies``, ``priceInfo.price``, ``attributes``).
+cannot parse is 400 INVALID_ARGUMENT; :meth:`GoogleStandin.fail` injects 401, 429 or 503,
+:meth:`GoogleStandin.slow` delays answers and :meth:`GoogleStandin.hold` holds one until released.
+Products are Retail ``Product`` JSON (``id``, ``title``, ``brands``, ``categories``,
+``colorInfo.colorFamilies``, ``priceInfo.price``, ``attributes``).
 """
 
 from __future__ import annotations
@@ -40,6 +41,8 @@ from tests.support.google_retail_search import facets, order, page_token, search
 
 STATUS = {400: "INVALID_ARGUMENT", 401: "UNAUTHENTICATED", 404: "NOT_FOUND", 429: "RESOURCE_EXHAUSTED"}
 STATUS |= {500: "INTERNAL", 503: "UNAVAILABLE", 504: "DEADLINE_EXCEEDED"}
+HOLD_GUARD_S = 60.0
+"""Longest a held answer waits for its release: a guard against a hung test, not a figure under test."""
 JWT_BEARER = "urn:ietf:params:oauth:grant-type:jwt-bearer"
 GOOGLE_TOKEN_AUDIENCE = "https://oauth2.googleapis.com/token"  # the aud google-auth signs, whatever token_uri
 _SEARCH = re.compile(
@@ -87,7 +90,7 @@ class GoogleStandin:
         self.trusted_keys = trusted_keys or {}
         self.product_category = product_category
         self.requests: list[tuple[str, str, Any]] = []
-        self._faults: deque[tuple[str, float]] = deque()
+        self._faults: deque[tuple[str, Any]] = deque()
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
         self._server.daemon_threads = True
@@ -112,7 +115,16 @@ class GoogleStandin:
         with self._lock:
             self._faults.extend([("slow", seconds)] * times)
 
-    def _next_fault(self) -> tuple[str, float] | None:
+    def hold(self) -> threading.Event:
+        """The next API call answers only once the returned event is set (or after
+        :data:`HOLD_GUARD_S`, so a test that forgets it does not hang): a client that gives up on its
+        own budget returns while the answer is still held."""
+        released = threading.Event()
+        with self._lock:
+            self._faults.append(("hold", released))
+        return released
+
+    def _next_fault(self) -> tuple[str, Any] | None:
         with self._lock:
             return self._faults.popleft() if self._faults else None
 
@@ -125,6 +137,8 @@ class GoogleStandin:
         fault = self._next_fault()
         if fault and fault[0] == "slow":
             time.sleep(fault[1])
+        elif fault and fault[0] == "hold":
+            fault[1].wait(HOLD_GUARD_S)
         elif fault:
             raise GoogleError(int(fault[1]), f"injected {int(fault[1])}")
         if self.access_token and auth != f"Bearer {self.access_token}":

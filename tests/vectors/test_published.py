@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from tests.conftest import require
 from tests.support.vectors import MiniTenant
 
 from aisle.core.storage import open_blob_store
@@ -66,8 +67,7 @@ def test_a_table_whose_manifest_is_not_written_is_not_published(mini: MiniTenant
 
 
 def test_the_image_model_is_downloaded_not_exported(mini: MiniTenant, tmp_path: Path) -> None:
-    if not mini.has_images:
-        pytest.skip("the image extra is not installed: no image model was exported")
+    require(mini.has_images, "the image extra is not installed: no image model was exported")
     bucket = open_blob_store(mini.storage_url)
     encoder = ImageEncoder.load(tmp_path, export=False, bucket=bucket)  # export=False: no torch used
     assert onnx_path(tmp_path).read_bytes() == onnx_path(mini.data_dir).read_bytes()

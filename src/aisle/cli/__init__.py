@@ -16,7 +16,9 @@ eval_app = typer.Typer(help="Offline evaluation (NDCG@10, HR@20, ...).", no_args
 app.add_typer(eval_app, name="eval")
 
 
-def _register() -> None:
+def register_commands() -> None:
+    """Add every area's commands to :data:`app` (once per process: ``main`` does, and a test driving
+    ``app`` in-process)."""
     from aisle.cli.auth import register as register_auth
     from aisle.cli.catalog import register as register_catalog
     from aisle.cli.demo import register as register_demo
@@ -41,7 +43,7 @@ def _register() -> None:
 def main() -> None:
     """Entry point of the ``aisle`` script."""
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    _register()
+    register_commands()
     app()
 
 

@@ -1,10 +1,12 @@
-"""What every ``aisle`` sub-command shares: the error printer and the tenant lookup.
+"""What every ``aisle`` sub-command shares: the error printer, the tenant lookup, and how a list option
+is read.
 
 The progress line lives in :mod:`aisle.core.progress` (the demo builds print it too).
 """
 
 from __future__ import annotations
 
+from collections.abc import Collection, Iterable
 from typing import TYPE_CHECKING, NoReturn
 
 import typer
@@ -32,3 +34,28 @@ def settings_and_tenants() -> tuple[Settings, Tenants]:
 
     settings = load_settings()
     return settings, Tenants(open_blob_store_from_settings(settings), ttl=0)
+
+
+def names(values: Iterable[str], known: Collection[str], option: str) -> list[str]:
+    """The names a list option was given, comma-separated and/or repeated (``--only search,auth`` is
+    ``--only search --only auth``), in order, without repeats.
+
+    Raises:
+        typer.BadParameter: a name not in ``known``, or a value naming nothing (``--only ","``); the
+            command line then prints the usage error and exits with status 2.
+    """
+    given = list(values)
+    chosen: list[str] = []
+    for value in given:
+        for name in (part.strip() for part in value.split(",")):
+            if name and name not in chosen:
+                chosen.append(name)
+    unknown = [name for name in chosen if name not in known]
+    if unknown:
+        raise typer.BadParameter(
+            f"unknown {', '.join(repr(n) for n in unknown)}; choose from {', '.join(known)}",
+            param_hint=f"'{option}'",
+        )
+    if given and not chosen:
+        raise typer.BadParameter(f"names nothing; choose from {', '.join(known)}", param_hint=f"'{option}'")
+    return chosen

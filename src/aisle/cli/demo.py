@@ -7,14 +7,16 @@ from pathlib import Path
 
 import typer
 
-from aisle.cli.common import fail
+from aisle.cli.common import fail, names
 from aisle.core.errors import AisleError
 
 
 def demo(
     data_dir: Path = typer.Option(Path("../shared/data"), help="The shared data folder."),
     if_missing: bool = typer.Option(False, "--if-missing", help="Keep tenants that already exist."),
-    only: list[str] = typer.Option([], "--only", help="Create only these demo tenants' catalogs."),
+    only: list[str] = typer.Option(
+        [], "--only", help="Create only these demo tenants' catalogs (comma-separated or repeated)."
+    ),
     recs: bool = typer.Option(True, help="Train and deploy the demo recommendation models."),
     vectors: bool = typer.Option(True, help="Build the embeddings for vector search."),
     images: bool = typer.Option(True, help="Also embed the fashion photos (needs the 'image' extra)."),
@@ -31,9 +33,11 @@ def demo(
 ) -> None:
     """Create the demo tenants with catalogs, indexes, query log, models, containers, embeddings and
     the search ranker."""
+    from aisle.catalog.datasets import demo_datasets
     from aisle.core.config import load_settings
     from aisle.core.storage.resolver import open_blob_store_from_settings
 
+    wanted = names(only, [ds.tenant for ds in demo_datasets()], "--only")
     settings = load_settings()
     data = data_dir.resolve() if data_dir.exists() else None
     if data is None:
@@ -56,7 +60,7 @@ def demo(
             settings,
             store,
             data,
-            only=only,
+            only=wanted,
             if_missing=if_missing,
             recs=recs,
             vectors=vectors,

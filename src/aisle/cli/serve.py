@@ -1,5 +1,8 @@
 """``aisle serve``: start the platform's services (uvicorn, one process group per service).
 
+``--only search,auth`` (or ``--only search --only auth``) starts only those; a name it does not know
+is a usage error (exit 2) before anything starts, and a run that would start nothing exits 1.
+
 Each service worker is its own process with its own ``SO_REUSEPORT`` socket on the service's port
 (:mod:`aisle.cli.worker`), so the kernel spreads connections over the workers; a worker that dies is
 started again, unless it dies within :data:`START_GRACE_S` of its start (then everything stops).
@@ -23,13 +26,22 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
+
+from aisle.cli.common import names
+
+if TYPE_CHECKING:
+    from aisle.core.config import Settings
 
 MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
 START_GRACE_S = 10.0
 """A service worker that exits sooner after its start is a start-up failure: everything stops."""
+POLL_S = 0.5
+"""How often the children are looked at."""
 
 # (name, app factory module, settings attribute holding its port)
 SERVICES: list[tuple[str, str, str]] = [
@@ -41,6 +53,13 @@ SERVICES: list[tuple[str, str, str]] = [
     ("vectors", "aisle.services.vectors.app", "vector_port"),
     ("auth", "aisle.services.auth.app", "auth_port"),
 ]
+QUERY_LOAD = ("search", "proxy", "predict")
+"""The services that carry the query load get ``--workers`` processes; the others (configuration and
+auth traffic) one."""
+DEMO_SEARCH = "typesense"
+"""Not a service of Aisle: the demo's local Typesense server (the fashion tenant's external search)."""
+SERVE_NAMES = (*(name for name, _module, _port in SERVICES), DEMO_SEARCH)
+"""What ``--only`` may name."""
 
 
 def available_services() -> list[tuple[str, str, str]]:
@@ -48,11 +67,91 @@ def available_services() -> list[tuple[str, str, str]]:
     return [s for s in SERVICES if importlib.util.find_spec(s[1]) is not None]
 
 
+@dataclass
+class Child:
+    """A process ``aisle serve`` started. ``cmd``/``env`` set: a service worker, started again when it
+    dies after :data:`START_GRACE_S`; unset: the Typesense server or the builder, never restarted."""
+
+    name: str
+    proc: subprocess.Popen[bytes]
+    cmd: list[str] | None = None
+    env: dict[str, str] | None = None
+    started: float = field(default_factory=time.monotonic)
+
+    def restarted(self) -> Child | None:
+        """A new worker in place of this one when it ran past the grace period, else None."""
+        if self.cmd is None or time.monotonic() - self.started <= START_GRACE_S:
+            return None
+        return Child(self.name, subprocess.Popen(self.cmd, env=self.env), self.cmd, self.env)
+
+
+@dataclass
+class Running:
+    """What one ``aisle serve`` started: service workers (and the Typesense server), the builder, and
+    the run directory (logging configuration, metrics) removed at the end."""
+
+    run_dir: Path
+    children: list[Child] = field(default_factory=list)
+    builder: Child | None = None
+
+    def stop(self) -> None:
+        """Terminate every child (a running builder too: the next ``aisle serve`` restarts it), kill
+        one that has not exited 10 s later, remove the run directory."""
+        if self.builder is not None and self.builder.proc.poll() is None:
+            self.children.append(self.builder)
+        for child in self.children:
+            if child.proc.poll() is None:
+                child.proc.terminate()
+        for child in self.children:
+            try:
+                child.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                child.proc.kill()
+        shutil.rmtree(self.run_dir, ignore_errors=True)
+
+    def check(self) -> None:
+        """One look at the children: report the builder's end, start again a worker that died after
+        its start-up, stop everything (exit 1) when one died during it or is not a worker."""
+        if self.builder is not None and self.builder.proc.poll() is not None:
+            code = self.builder.proc.returncode
+            typer.echo(f"background builds ended (exit code {code}); `aisle status` shows each one")
+            self.builder = None
+        for i, child in enumerate(self.children):
+            code = child.proc.poll()
+            if code is None:
+                continue
+            again = child.restarted()
+            if again is not None:
+                typer.echo(f"{child.name}: a worker exited with code {code}; starting another", err=True)
+                self.children[i] = again
+                continue
+            typer.secho(f"{child.name} exited with code {code}; stopping the others", fg="red", err=True)
+            self.stop()
+            raise typer.Exit(1)
+
+    def wait(self) -> None:
+        """Watch the children until Ctrl-C or SIGTERM (then stop them all)."""
+
+        def on_sigterm(*_: object) -> None:
+            self.stop()
+            sys.exit(0)
+
+        signal.signal(signal.SIGTERM, on_sigterm)
+        try:
+            while self.children:
+                self.check()
+                time.sleep(POLL_S)
+        except KeyboardInterrupt:
+            self.stop()
+
+
 def serve(
     only: list[str] = typer.Option(
-        [], "--only", help="Start only these services (search, proxy, predict, ..., typesense)."
+        [],
+        "--only",
+        help=f"Start only these, comma-separated or repeated: {', '.join(SERVE_NAMES)}.",
     ),
-    workers: int = typer.Option(None, help="Worker processes per service (default: AISLE_WORKERS)."),
+    workers: int = typer.Option(None, min=1, help="Worker processes per service (default: AISLE_WORKERS)."),
     build_demo: Path = typer.Option(
         None,
         "--build-demo",
@@ -62,92 +161,58 @@ def serve(
 ) -> None:
     """Start every available service and wait; Ctrl-C stops them all (and the background builder)."""
     from aisle.core.config import load_settings
-    from aisle.services.common.request_id import LOG_CONFIG
 
+    wanted = names(only, SERVE_NAMES, "--only")
     settings = load_settings()
-    n_workers = workers or settings.workers
-    run_dir = Path(tempfile.mkdtemp(prefix="aisle-serve-"))
-    metrics_root = Path(os.environ[MULTIPROC_ENV]) if os.environ.get(MULTIPROC_ENV) else run_dir / "metrics"
-    log_config = run_dir / "logging.json"
-    log_config.write_text(json.dumps(LOG_CONFIG))
-    procs: list[tuple[str, subprocess.Popen[bytes]]] = []
-    # a service worker's command, environment and start time: one that dies after START_GRACE_S is
-    # started again (as uvicorn's own supervisor did); one that dies sooner stops everything
-    restart: dict[int, tuple[list[str], dict[str, str], float]] = {}
+    chosen = [s for s in available_services() if not wanted or s[0] in wanted]
+    refuse_taken_ports(settings, chosen)
+    running = Running(Path(tempfile.mkdtemp(prefix="aisle-serve-")))
+    start_services(running, settings, chosen, workers or settings.workers)
+    from aisle.demo.external import typesense_process
+
+    demo_search = typesense_process(settings, wanted, typer.echo)  # started last: nothing waits for it
+    if demo_search is not None:
+        running.children.append(Child(*demo_search))
+    if build_demo is not None:
+        running.builder = start_builder(build_demo)
+    if not running.children and running.builder is None:
+        running.stop()
+        what = ", ".join(wanted) or "every service"
+        typer.secho(f"nothing started for {what}: not installed, or not prepared by `aisle demo`", err=True)
+        raise typer.Exit(1)
+    running.wait()
+
+
+def refuse_taken_ports(settings: Settings, services: list[tuple[str, str, str]]) -> None:
+    """Exit 1 naming every service whose port something already listens on (before anything starts)."""
     taken = [
         f"{name} ({settings.host}:{getattr(settings, attr)})"
-        for name, _module, attr in available_services()
-        if (not only or name in only) and not port_is_free(settings.host, getattr(settings, attr))
+        for name, _module, attr in services
+        if not port_is_free(settings.host, getattr(settings, attr))
     ]
     if taken:
         typer.secho(f"in use (another `aisle serve`?): {', '.join(taken)}", fg="red", err=True)
-        shutil.rmtree(run_dir, ignore_errors=True)
         raise typer.Exit(1)
-    for name, module, port_attr in available_services():
-        if only and name not in only:
-            continue
+
+
+def start_services(
+    running: Running, settings: Settings, services: list[tuple[str, str, str]], n_workers: int
+) -> None:
+    """Start each service's workers (:data:`QUERY_LOAD` services ``n_workers``, the others one), each
+    service with its own emptied metrics directory, and print where each listens."""
+    from aisle.services.common.request_id import LOG_CONFIG
+
+    env_dir = os.environ.get(MULTIPROC_ENV)
+    metrics_root = Path(env_dir) if env_dir else running.run_dir / "metrics"
+    log_config = running.run_dir / "logging.json"
+    log_config.write_text(json.dumps(LOG_CONFIG))
+    for name, module, port_attr in services:
         port = getattr(settings, port_attr)
-        # search, proxy and predict carry the query load; the others are configuration and auth traffic
-        service_workers = n_workers if name in ("search", "proxy", "predict") else 1
         cmd = worker_command(module, settings.host, port, log_config)
         env = {**os.environ, MULTIPROC_ENV: str(fresh_dir(metrics_root / name))}
-        for _ in range(service_workers):
-            procs.append((name, subprocess.Popen(cmd, env=env)))
-            restart[id(procs[-1][1])] = (cmd, env, time.monotonic())
+        for _ in range(n_workers if name in QUERY_LOAD else 1):
+            running.children.append(Child(name, subprocess.Popen(cmd, env=env), cmd, env))
         typer.echo(f"{name:<8} http://{settings.host}:{port}  (docs: /docs)")
-
-    builder: tuple[str, subprocess.Popen[bytes]] | None = None
-
-    def stop() -> None:
-        if builder is not None and builder[1].poll() is None:
-            procs.append(builder)  # stopped with the services; the next `aisle serve` restarts it
-        for _service, proc in procs:
-            if proc.poll() is None:
-                proc.terminate()
-        for _service, proc in procs:
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-        shutil.rmtree(run_dir, ignore_errors=True)
-
-    def on_sigterm(*_: object) -> None:
-        stop()
-        sys.exit(0)
-
-    from aisle.demo.external import typesense_process
-
-    demo_search = typesense_process(settings, only, typer.echo)  # started last: nothing waits for it
-    if demo_search is not None:
-        procs.append(demo_search)
-    if build_demo is not None:
-        builder = start_builder(build_demo)
-    signal.signal(signal.SIGTERM, on_sigterm)
-    try:
-        while procs:
-            if builder is not None and builder[1].poll() is not None:
-                code = builder[1].returncode
-                typer.echo(f"background builds ended (exit code {code}); `aisle status` shows each one")
-                builder = None
-            for i, (name, proc) in enumerate(procs):
-                if proc.poll() is None:
-                    continue
-                how = restart.pop(id(proc), None)
-                if how is not None and time.monotonic() - how[2] > START_GRACE_S:
-                    typer.echo(
-                        f"{name}: a worker exited with code {proc.returncode}; starting another", err=True
-                    )
-                    procs[i] = (name, subprocess.Popen(how[0], env=how[1]))
-                    restart[id(procs[i][1])] = (how[0], how[1], time.monotonic())
-                    continue
-                typer.secho(
-                    f"{name} exited with code {proc.returncode}; stopping the others", fg="red", err=True
-                )
-                stop()
-                raise typer.Exit(1)
-            time.sleep(0.5)
-    except KeyboardInterrupt:
-        stop()
 
 
 def worker_command(module: str, host: str, port: int, log_config: Path) -> list[str]:
@@ -172,7 +237,7 @@ def port_is_free(host: str, port: int) -> bool:
     return True
 
 
-def start_builder(shared_data: Path) -> tuple[str, subprocess.Popen[bytes]]:
+def start_builder(shared_data: Path) -> Child:
     """``aisle demo --heavy`` in a child process (see :mod:`aisle.demo.builder`); prints where to look."""
     cmd = [sys.executable, "-m", "aisle.cli", "demo", "--heavy", "--data-dir", str(shared_data)]
     proc = subprocess.Popen(cmd)
@@ -180,7 +245,7 @@ def start_builder(shared_data: Path) -> tuple[str, subprocess.Popen[bytes]]:
         "builder  embeddings, SIMILAR_ITEMS and the ranker build in the background: search answers "
         "lexically meanwhile; progress: `aisle status` or GET /health on any service"
     )
-    return "builder", proc
+    return Child("builder", proc)
 
 
 def fresh_dir(path: Path) -> Path:

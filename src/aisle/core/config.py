@@ -2,6 +2,12 @@
 
 Per-tenant configuration (the five JSON files) lives in :mod:`aisle.core.tenant_config`;
 this module holds only what one process needs to start: where storage is, ports, switches.
+
+Values that follow from others are derived here, once: a service URL left unset is
+``http://<host>:<that service's port>`` (:data:`DERIVED_URLS`), so moving a service with its port alone
+(``AISLE_AUTH_PORT=18086``) moves every process's view of it too: the token service issues tokens as
+``http://127.0.0.1:18086`` and every service expects that issuer. An explicit URL (a load balancer, a
+public name) always wins.
 """
 
 from __future__ import annotations
@@ -9,8 +15,28 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+DERIVED_URLS: tuple[tuple[str, str], ...] = (
+    ("auth_url", "auth_port"),
+    ("predict_url", "predict_port"),
+    ("edit_url", "edit_port"),
+    ("analytics_url", "analytics_port"),
+)
+"""(URL field, port field): the URL, when unset or empty, is ``http://<host>:<port>``. ``vector_url`` is
+not among them: unset, it means the search service finds neighbours in-process."""
+
+WILDCARD_HOSTS = ("0.0.0.0", "::", "")
+"""Bind addresses that name no host to connect to: derived URLs use the loopback instead."""
+
+
+def client_host(host: str) -> str:
+    """The host part of a URL reaching a service bound on ``host`` from this machine: the loopback for a
+    wildcard address, an IPv6 address in brackets (RFC 3986 section 3.2.2)."""
+    if host in WILDCARD_HOSTS:
+        return "127.0.0.1"
+    return f"[{host}]" if ":" in host else host
 
 
 class Settings(BaseSettings):
@@ -36,18 +62,24 @@ class Settings(BaseSettings):
         default=None, description="redis://host:port/db; unset means embedded stores."
     )
     auth: Literal["on", "off"] = Field(default="on", description="Token validation on every service.")
-    auth_url: str = Field(default="http://127.0.0.1:8086", description="Base URL of the token service.")
+    auth_url: str = Field(
+        default="",
+        description="Base URL of the token service, the issuer (`iss`) of its tokens that every service "
+        "checks; unset: http://<host>:<auth_port>.",
+    )
     predict_url: str = Field(
-        default="http://127.0.0.1:8081", description="Predict service, for /recommendations."
+        default="", description="Predict service, for /recommendations; unset: http://<host>:<predict_port>."
     )
     vector_url: str | None = Field(default=None, description="Vector search service; unset means in-process.")
     analytics_url: str = Field(
-        default="http://127.0.0.1:8087",
-        description="Analytics service, for the merchandising console's Analytics pages.",
+        default="",
+        description="Analytics service, for the merchandising console's Analytics pages; unset: "
+        "http://<host>:<analytics_port>.",
     )
     edit_url: str = Field(
-        default="http://127.0.0.1:8084",
-        description="Recommendation edit service, for the merchandising console's containers and models.",
+        default="",
+        description="Recommendation edit service, for the merchandising console's containers and models; "
+        "unset: http://<host>:<edit_port>.",
     )
     photos_dir: Path | None = Field(
         default=None,
@@ -156,6 +188,14 @@ class Settings(BaseSettings):
         description="A conversion without an attribution token counts for the latest answer to the same "
         "visitor that showed the product at most this long before it (Google Cloud Retail's rule).",
     )
+
+    @model_validator(mode="after")
+    def _derive_urls(self) -> Settings:
+        """Fill each unset service URL of :data:`DERIVED_URLS` from ``host`` and the service's port."""
+        for url_field, port_field in DERIVED_URLS:
+            if not getattr(self, url_field):
+                setattr(self, url_field, f"http://{client_host(self.host)}:{getattr(self, port_field)}")
+        return self
 
 
 def load_settings(**overrides: object) -> Settings:

@@ -21,7 +21,7 @@ from typing import Any
 from aisle.core.config import Settings
 from aisle.core.crs_config import CrsConfig
 from aisle.core.tenancy import Tenants
-from aisle.search.external.typesense_server import TypesenseServer, load_collection, typesense_binary
+from aisle.demo.typesense_server import TypesenseServer, load_collection, typesense_binary
 
 TENANT = "fashion"
 COLLECTION = "hardware"

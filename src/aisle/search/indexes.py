@@ -9,9 +9,10 @@ during the once-a-second check used to go to the thread pool and wait).
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from aisle.catalog.store import CatalogStore
@@ -42,6 +43,13 @@ class IndexRegistry:
     def _lock(self, tenant: str) -> threading.Lock:
         with self._guard:
             return self._locks.setdefault(tenant, threading.Lock())
+
+    @contextlib.contextmanager
+    def checking(self, tenant: str) -> Iterator[None]:
+        """Hold ``tenant``'s check for the block, as a request reading storage or building does:
+        meanwhile :meth:`get` serves the open index of the same configuration and waits for a new one."""
+        with self._lock(tenant):
+            yield
 
     def get(self, tenant: str, progress: Progress | None = None) -> TenantIndex:
         """The tenant's index for its current catalog, built if missing.

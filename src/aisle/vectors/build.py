@@ -32,6 +32,7 @@ from aisle.vectors.table import (
     write_table,
 )
 from aisle.vectors.text_encoder import DIMENSION, TextEncoder
+from aisle.vectors.writes import superseded_from_now
 
 Progress = Callable[[str, int, int], None]
 TEXT_ENCODER_ID = "all-MiniLM-L6-v2-int8"
@@ -93,6 +94,7 @@ def build_text_vectors(
     dest = table_dir(data_dir, tenant, "text", catalog.version, recipe)
     if (dest / "BUILT").exists() or fetch_published(scope, "text", dest):
         return ensure_published(scope, "text", dest)
+    writes = superseded_from_now(scope, "text")  # the API's writes so far: this build supersedes them
     texts = product_texts(catalog, config)
     hashes = np.asarray([content_hash(t.encode()) for t in texts], dtype=np.uint64)
     previous = reusable(data_dir, tenant, "text", recipe)
@@ -122,9 +124,8 @@ def build_text_vectors(
     ids = catalog.products["id"].to_list()
     query = _query_encoder(data_dir, texts, vectors, lambda: encoder or TextEncoder.load(), progress)
     extras = {QUERY_TOKENS: query.tokens}
-    return ensure_published(
-        scope, "text", write_table(dest, catalog.version, ids, vectors, hashes, extras=extras)
-    )
+    table = write_table(dest, catalog.version, ids, vectors, hashes, extras=extras)
+    return ensure_published(scope, "text", table, writes=writes)
 
 
 def _query_encoder(

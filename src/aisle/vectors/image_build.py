@@ -24,6 +24,7 @@ from aisle.vectors.image_encoder import DIMENSION, ONNX_NAME, ImageEncoder, ensu
 from aisle.vectors.image_probe import ImageProbe
 from aisle.vectors.published import ensure_published, fetch_published
 from aisle.vectors.table import VectorTable, content_hash, table_dir, tables_dir, write_table
+from aisle.vectors.writes import superseded_from_now
 
 Progress = Callable[[str, int, int], None]
 PROBE_FIELDS = ("article_type", "gender", "color")
@@ -141,6 +142,7 @@ def build_image_vectors(
     dest = table_dir(data_dir, tenant, "image", catalog.version, recipe)
     if (dest / "BUILT").exists() or fetch_published(scope, "image", dest):
         return ensure_published(scope, "image", dest)
+    writes = superseded_from_now(scope, "image")  # the API's writes so far: this build supersedes them
     ids = products["id"].to_list()
     found = photo_paths(images_dir, ids)
     photo_ids = [pid for pid in ids if pid in found][:limit]
@@ -161,7 +163,7 @@ def build_image_vectors(
     (path / "encoder.txt").write_text(ONNX_NAME)
     if probe is not None:
         probe.save(path / "probe.npz")
-    return ensure_published(scope, "image", path)
+    return ensure_published(scope, "image", path, writes=writes)
 
 
 def load_probe(table: VectorTable) -> ImageProbe | None:

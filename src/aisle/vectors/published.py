@@ -6,13 +6,18 @@ data dir lacks it downloads it (see :class:`~aisle.vectors.store.VectorStore`). 
 scope (``<table>`` is the local directory name, ``<catalog version>-<recipe digest>``)::
 
     vectors/<kind>/<table>/<upload id>/<file>   every file of the table (ids.json, hashes.npy, ann/...)
-    vectors/<kind>/<table>/manifest.json        written last: {"table", "version", "upload", "files"}
+    vectors/<kind>/<table>/manifest.json        written last: {"table", "version", "upload", "files",
+                                                "published_at", "writes"}
 
 The files go under a fresh upload id and the manifest naming them is written after the last one, so
 a reader that finds a manifest finds every file it lists, and never half of an upload (the same
 pattern as the catalog's ``current.json``). A download is written to a temporary directory renamed
 into place with its ``BUILT`` marker last (:func:`aisle.core.atomic_dir.atomic_directory`), plus a
 ``PUBLISHED`` file holding the manifest, which says where the local copy came from.
+
+``writes`` is the last entry of the tenant's vector write log (:mod:`aisle.vectors.writes`) the table
+supersedes: replicas apply only the writes after it on top of the table, and publishing prunes the
+ones before.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ import orjson
 
 from aisle.core.atomic_dir import atomic_directory
 from aisle.core.storage import BlobNotFound, BlobStore
+from aisle.vectors.writes import WriteLog
 
 MARKER = "BUILT"
 PUBLISHED = "PUBLISHED"
@@ -34,13 +40,15 @@ ROOT = "vectors"
 
 @dataclass(frozen=True)
 class Manifest:
-    """One published table: its directory name, catalog version, upload id and files (path -> bytes)."""
+    """One published table: its directory name, catalog version, upload id, files (path -> bytes), and
+    the last vector write it supersedes (0 for none)."""
 
     table: str
     version: str
     upload: str
     files: dict[str, int]
     published_at: str
+    writes: int = 0
 
     def to_json(self) -> bytes:
         return orjson.dumps(self.__dict__)
@@ -48,16 +56,20 @@ class Manifest:
     @classmethod
     def from_json(cls, raw: bytes) -> Manifest:
         doc = orjson.loads(raw)
-        return cls(doc["table"], doc["version"], doc["upload"], dict(doc["files"]), doc["published_at"])
+        return cls(
+            doc["table"], doc["version"], doc["upload"], dict(doc["files"]), doc["published_at"],
+            int(doc.get("writes", 0)),
+        )  # fmt: skip
 
 
 def _table_version(name: str) -> str:
     return name.rsplit("-", 1)[0]
 
 
-def publish_table(scope: BlobStore, kind: str, path: Path) -> Manifest:
+def publish_table(scope: BlobStore, kind: str, path: Path, *, writes: int | None = None) -> Manifest:
     """Upload the complete local table at ``path`` to the tenant ``scope`` (files first, manifest last)
-    and record the manifest in the table's ``PUBLISHED`` file; returns the manifest.
+    and record the manifest in the table's ``PUBLISHED`` file; returns the manifest. The table
+    supersedes the vector writes up to ``writes`` (None: the write log's head now), which are pruned.
 
     Raises:
         FileNotFoundError: ``path`` is not a complete table (no ``BUILT``).
@@ -65,6 +77,9 @@ def publish_table(scope: BlobStore, kind: str, path: Path) -> Manifest:
     """
     path = Path(path)
     version = (path / MARKER).read_text().strip()
+    log = WriteLog(scope, kind)
+    if writes is None:
+        writes = log.head()
     upload = datetime.now(UTC).strftime("%Y%m%dT%H%M%S") + "-" + secrets.token_hex(4)
     base = f"{ROOT}/{kind}/{path.name}"
     files: dict[str, int] = {}
@@ -75,9 +90,10 @@ def publish_table(scope: BlobStore, kind: str, path: Path) -> Manifest:
         data = file.read_bytes()
         scope.put(f"{base}/{upload}/{rel}", data)
         files[rel] = len(data)
-    manifest = Manifest(path.name, version, upload, files, datetime.now(UTC).isoformat())
+    manifest = Manifest(path.name, version, upload, files, datetime.now(UTC).isoformat(), writes)
     scope.put(f"{base}/manifest.json", manifest.to_json())
     (path / PUBLISHED).write_bytes(manifest.to_json())
+    log.prune(writes)
     return manifest
 
 
@@ -147,11 +163,12 @@ def fetch_published(scope: BlobStore, kind: str, dest: Path) -> bool:
     return True
 
 
-def ensure_published(scope: BlobStore, kind: str, path: Path) -> Path:
+def ensure_published(scope: BlobStore, kind: str, path: Path, *, writes: int | None = None) -> Path:
     """Publish the complete local table at ``path`` unless it was published or downloaded already
-    (it has a ``PUBLISHED`` file); returns ``path``. Raises StorageUnavailable (503)."""
+    (it has a ``PUBLISHED`` file), superseding the vector writes up to ``writes`` (see
+    :func:`publish_table`); returns ``path``. Raises StorageUnavailable (503)."""
     if local_manifest(path) is None:
-        publish_table(scope, kind, path)
+        publish_table(scope, kind, path, writes=writes)
     return Path(path)
 
 

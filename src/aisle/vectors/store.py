@@ -7,12 +7,19 @@ the newest published table (:mod:`aisle.vectors.published`) and downloads one th
 replica with an empty disk serves the vectors built elsewhere and never embeds the catalog itself.
 With ``serving_version``, only tables of a catalog version at most the one the process's full-text
 index serves are picked, so a replica whose index still serves the previous catalog never pairs it
-with the next catalog's vectors. Writes go to the open table and are persisted before returning
-(this replica's data dir only: see docs/operations.md).
+with the next catalog's vectors.
+
+Writes (:meth:`VectorStore.upsert`, :meth:`VectorStore.delete`) with a bucket are appended to the
+tenant's write log there (:mod:`aisle.vectors.writes`) and acknowledged once durable; every store
+serving the tenant, this one at once and the others at their next check, applies the log's new entries
+in order on top of its table. So a write answered by one replica is served by all within
+``check_every`` seconds plus reading the entries. Without a bucket they change the local table, saved
+before returning.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import threading
 import time
@@ -28,8 +35,9 @@ from aisle.core.errors import AisleError, BadRequest, ErrorCode, Unavailable
 from aisle.core.storage import BlobStore
 from aisle.core.tenancy import check_tenant_name, tenant_scope
 from aisle.vectors.ann import Neighbours
-from aisle.vectors.published import download_table, newest_published
+from aisle.vectors.published import download_table, local_manifest, newest_published
 from aisle.vectors.table import VectorTable, latest_table, tables_dir
+from aisle.vectors.writes import FOLD_AFTER, Delta, WriteLog, apply_delta
 
 log = logging.getLogger("aisle.vectors")
 
@@ -112,6 +120,7 @@ class VectorStore:
         # one lock per (tenant, kind): a download of one table does not hold up the checks of others
         self._locks: dict[tuple[str, str], threading.Lock] = {}
         self.downloads = 0
+        self.fold_after = FOLD_AFTER  # live write-log entries past which a write folds the log
 
     @classmethod
     def from_settings(
@@ -156,8 +165,7 @@ class VectorStore:
         absent = self._missing.get((tenant, kind))
         if absent is not None and now - absent[0] < self.check_every:
             raise absent[1]()
-        with self._guard:
-            lock = self._locks.setdefault((tenant, kind), threading.Lock())
+        lock = self._key_lock(tenant, kind)
         # while another request checks (a download can take seconds), serve the loaded table
         if not lock.acquire(blocking=entry is None):
             assert entry is not None
@@ -175,11 +183,49 @@ class VectorStore:
                 self._missing[(tenant, kind)] = (now, error)
                 raise error()
             self._missing.pop((tenant, kind), None)
-            table = entry[1] if entry is not None and entry[1].path == path else VectorTable.load(path)
+            table = entry[1] if entry is not None and entry[1].path == path else self._load(path)
+            if self.bucket is not None:
+                try:
+                    self._catch_up(tenant, kind, table)
+                except (AisleError, OSError) as exc:  # the next check retries from where this stopped
+                    log.warning("%s vector writes of %s not applied yet: %s", kind, tenant, exc)
             self._open[(tenant, kind)] = (now, table)
             return table
         finally:
             lock.release()
+
+    @staticmethod
+    def _load(path: Path) -> VectorTable:
+        """A table loaded from ``path``, knowing which logged writes its files supersede."""
+        table = VectorTable.load(path)
+        manifest = local_manifest(path)
+        table.base = table.applied = manifest.writes if manifest is not None else 0
+        return table
+
+    def _key_lock(self, tenant: str, kind: str) -> threading.Lock:
+        """The lock serialising checks and writes of one (tenant, kind)."""
+        with self._guard:
+            return self._locks.setdefault((tenant, kind), threading.Lock())
+
+    def _log(self, tenant: str, kind: str) -> WriteLog:
+        assert self.bucket is not None
+        return WriteLog(tenant_scope(self.bucket, tenant), kind)
+
+    def _catch_up(self, tenant: str, kind: str, table: VectorTable, own: Delta | None = None) -> int:
+        """Apply the write log's entries after ``table.applied`` to ``table``, in order (``own``: an
+        entry this process just wrote, applied without reading it back); returns how many entries the
+        log holds after the table's ``base``. Raises StorageUnavailable (503): what was applied stays.
+        """
+        writes = self._log(tenant, kind)
+        numbers = [n for n in writes.sequence() if n > table.base]
+        for seq in numbers:
+            if seq <= table.applied:
+                continue
+            delta = own if own is not None and own.seq == seq else writes.read(seq)
+            if delta is not None:  # None: torn, or folded into a later entry: never applied
+                apply_delta(table, delta)
+            table.applied = seq
+        return len(numbers)
 
     def _locate(self, tenant: str, kind: str) -> Path | None:
         """The newest complete local table to serve, after downloading the bucket's newest published
@@ -264,7 +310,16 @@ class VectorStore:
         return mask
 
     def upsert(self, tenant: str, ids: list[str], vectors: np.ndarray, *, kind: str = "text") -> int:
-        """Index (insert or replace) ``vectors`` under ``ids`` and persist. Returns how many."""
+        """Index (insert or replace) ``vectors`` (shape (len(ids), dimension)) under ``ids``; returns
+        how many. Durable on return: in the bucket's write log (every replica applies it), or without a
+        bucket saved in the local table.
+
+        Raises:
+            BadRequest: repeated ids (``vector_ids_repeated``), the wrong dimension
+                (``vector_dimension_mismatch``), a zero vector (``vector_invalid``).
+            VectorIndexMissing (503): no table to write to.
+            StorageUnavailable (503): the bucket failed; nothing was written.
+        """
         table = self.table(tenant, kind)
         if len(set(ids)) != len(ids):
             raise BadRequest("ids must be distinct", code=ErrorCode.VECTOR_IDS_REPEATED)
@@ -277,14 +332,40 @@ class VectorStore:
         norms = np.linalg.norm(vectors, axis=1, keepdims=True)
         if (norms < 1e-12).any():
             raise BadRequest("a zero vector cannot be indexed", code=ErrorCode.VECTOR_INVALID)
+        if self.bucket is not None:
+            self._write(tenant, kind, table, Delta(upsert=list(ids), vectors=vectors / norms))
+            return len(ids)
         count = table.upsert(ids, vectors / norms)
         table.save()
         return count
 
     def delete(self, tenant: str, ids: list[str], *, kind: str = "text") -> int:
-        """Remove ``ids`` from the tenant's table and persist. Returns how many were present."""
+        """Remove ``ids`` from the tenant's table, durably (as :meth:`upsert`); returns how many were
+        present (none present: nothing is written).
+
+        Raises VectorIndexMissing (503), StorageUnavailable (503: nothing was written)."""
         table = self.table(tenant, kind)
-        count = table.delete(ids)
-        if count:
-            table.save()
-        return count
+        if self.bucket is None:
+            count = table.delete(ids)
+            if count:
+                table.save()
+            return count
+        with self._key_lock(tenant, kind):
+            self._catch_up(tenant, kind, table)  # count against every write logged so far
+            present = [pid for pid in dict.fromkeys(ids) if pid in table.key_of]
+        if present:
+            self._write(tenant, kind, table, Delta(delete=present))
+        return len(present)
+
+    def _write(self, tenant: str, kind: str, table: VectorTable, delta: Delta) -> None:
+        """Append ``delta`` to the log (raises StorageUnavailable: nothing written), then apply it and
+        any entry before it here, and fold the log when it grew long. What fails after the append is
+        logged: the write is durable, and the next check applies it."""
+        with self._key_lock(tenant, kind):
+            seq = self._log(tenant, kind).append(delta)
+            try:
+                live = self._catch_up(tenant, kind, table, own=dataclasses.replace(delta, seq=seq))
+                if live > self.fold_after:
+                    self._log(tenant, kind).fold(table.base, limit=self.fold_after)
+            except (AisleError, OSError) as exc:
+                log.warning("%s vector write %d of %s: logged, not applied yet: %s", kind, seq, tenant, exc)

@@ -75,6 +75,9 @@ class VectorTable:
     tenant's static query encoder when the build fitted one (text tables since issue 18).
 
     Writes (:meth:`upsert`, :meth:`delete`) are serialised by a lock and persisted with :meth:`save`.
+    With a bucket, the writes come from the tenant's write log (:mod:`aisle.vectors.writes`): ``base``
+    is the last log entry the table's files supersede (its manifest's ``writes``), ``applied`` the last
+    one applied in memory since it was loaded.
     """
 
     path: Path
@@ -86,6 +89,8 @@ class VectorTable:
     lock: threading.Lock = field(default_factory=threading.Lock)
     generation: int = 0
     query: StaticQueryEncoder | None = None
+    base: int = 0
+    applied: int = 0
 
     def __post_init__(self) -> None:
         if not self.key_of:

@@ -9,8 +9,8 @@ from tests.search.external.contract import CATALOG, BackendHarness, ExternalSear
 from tests.support.sockets import free_port, silent_server
 
 from aisle.core.crs_config import SecretRef, TypesenseBackendConfig
+from aisle.demo.typesense_server import TypesenseServer, load_collection
 from aisle.search.external.external_search_typesense import TypesenseExternalSearch, filter_by, pages
-from aisle.search.external.typesense_server import TypesenseServer, load_collection
 from aisle.search.model import FilterSpec
 
 KEY_ENV = "AISLE_TEST_TYPESENSE_KEY"

@@ -1,14 +1,18 @@
-"""Tenant isolation across every service app that exists: each endpoint is attacked and must refuse.
+"""Tenant isolation across every service app: each endpoint is attacked and must refuse.
 
-For every ``aisle.services.<name>.app.create_app`` that exists (discovered by import), every route
-except the open ones (``/health``, docs) must carry an ``Authorizer.require(...)`` dependency, and on
-every such route:
+Every service package under ``aisle.services`` is attacked (one that cannot be imported fails the test:
+it is never dropped). Every route except the open ones (``/health``, docs) must carry an
+``Authorizer.require(...)`` dependency, and on every such route, with auth on:
 
 * no token: 401;
-* a token for tenant A (all scopes) naming tenant B in the query: 403 ``tenant_forbidden``;
+* a token for tenant A (all scopes), issued by the token service itself (``POST /token`` with a client
+  of tenant A), naming tenant B in the query: 403 ``tenant_forbidden``;
 * the same naming B in a JSON body (alone, and next to an allowed query tenant): 403 ``tenant_forbidden``;
 * a token for both tenants holding every scope but the route's: 403 ``insufficient_scope``;
 * a token signed by another key: 401.
+
+The token service itself has no tenant-scoped operation (only the RFC 7523 grant and the JWKS, open
+by design); a test holds it to that, so a tenant-scoped route added there is attacked too.
 
 "Nothing read or written" is checked three ways: the route never runs (the dependency refuses first),
 object storage sees no access outside ``_auth/`` (a spy wraps the service's store), and storage and the
@@ -20,7 +24,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib
-import importlib.util
+import pkgutil
 import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -32,6 +36,8 @@ from fastapi.routing import APIRoute
 from fastapi.testclient import TestClient
 from tests.support.auth import AuthKit
 
+import aisle.services
+from aisle.core.auth.assertion import JWT_BEARER
 from aisle.core.auth.clients import generate_client_key
 from aisle.core.auth.scopes import SCOPES
 from aisle.core.storage import BlobStore, open_blob_store
@@ -39,15 +45,9 @@ from aisle.core.storage import BlobStore, open_blob_store
 KNOWN_SERVICES = ("search", "predict", "edit", "rules", "vectors", "proxy")
 
 
-def _exists(name: str) -> bool:
-    try:
-        return importlib.util.find_spec(f"aisle.services.{name}.app") is not None
-    except ModuleNotFoundError:
-        return False
-
-
-# Only the services whose app factory exists are attacked; one not written yet is simply not listed.
-SERVICES = [name for name in KNOWN_SERVICES if _exists(name)]
+SERVICES = list(KNOWN_SERVICES)
+TOKEN_SERVICE = "auth"
+TOKEN_ROUTES = {"/token", "/.well-known/jwks.json"}
 OPEN_PATHS = {"/health", "/docs", "/docs/oauth2-redirect", "/redoc", "/openapi.json"}
 CONSOLE = ("/", "/console")
 """The merchandising console's pages (rules service): no API of their own, they call the API with the
@@ -141,9 +141,23 @@ def service(request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.
     kit = AuthKit(store, auth_url="http://127.0.0.1:8086")
     kit.keys.active()  # the token service's key exists before the services start
     settings = kit.settings(storage_url=f"file://{bucket}", data_dir=data, redis_url=None)
+    token_a = issued_token(kit, settings, [A])
     app = factory(settings)
     with TestClient(app, raise_server_exceptions=False) as client:
-        yield name, app, client, kit, spy, (bucket, data)
+        yield name, app, client, kit, token_a, spy, (bucket, data)
+
+
+def issued_token(kit: AuthKit, settings: Any, tenants: list[str]) -> str:
+    """An access token for ``tenants`` (every scope) from the token service's own ``POST /token``."""
+    from aisle.services.auth.app import create_app as token_service
+
+    key = kit.add_client("isolation-client", tenants)
+    with TestClient(token_service(settings, store=kit.store)) as tokens:
+        answer = tokens.post(
+            "/token", data={"grant_type": JWT_BEARER, "assertion": kit.assertion("isolation-client", key)}
+        )
+    assert answer.status_code == 200, answer.text
+    return str(answer.json()["access_token"])
 
 
 def attack(client: TestClient, method: str, path: str, token: str | None, query: str, body: Any) -> Any:
@@ -164,7 +178,7 @@ def code_of(response: Any) -> str | None:
 
 @pytest.mark.parametrize("service", SERVICES, indirect=True)
 def test_attack_every_endpoint_refuses_other_tenants_and_missing_scopes(service: Any) -> None:
-    name, app, client, kit, spy, roots = service
+    name, app, client, kit, token_a, spy, roots = service
     routes = [
         e
         for e in endpoints(app.routes)
@@ -176,7 +190,6 @@ def test_attack_every_endpoint_refuses_other_tenants_and_missing_scopes(service:
 
     before = snapshot(*roots)
     spy.touched.clear()
-    token_a = kit.token([A])
     forged = kit.forge(kit.claims([A, B]), key=generate_client_key("ES256"))
     failures: list[str] = []
     attempts = 0
@@ -235,3 +248,22 @@ def test_attack_every_endpoint_refuses_other_tenants_and_missing_scopes(service:
             assert r.status_code not in (401, 403), (
                 f"{name} {method} {route_path}: {r.status_code} {r.text[:200]}"
             )
+
+
+def test_every_service_package_is_attacked() -> None:
+    """A new service is attacked as soon as it exists: the list above is every service package."""
+    packages = {m.name for m in pkgutil.iter_modules(aisle.services.__path__) if m.ispkg} - {"common"}
+    assert packages == {*SERVICES, TOKEN_SERVICE}
+
+
+def test_the_token_service_has_no_tenant_scoped_operation(tmp_path: Path) -> None:
+    """Its only routes are the grant and the public keys, which no token can guard (RFC 7523, 7517)."""
+    from aisle.services.auth.app import create_app as token_service
+
+    store = open_blob_store(f"file://{tmp_path / 'bucket'}")
+    kit = AuthKit(store, auth_url="http://127.0.0.1:8086")
+    app = token_service(
+        kit.settings(storage_url=f"file://{tmp_path / 'bucket'}", redis_url=None), store=store
+    )
+    paths = {path for path, _scopes, _route in endpoints(app.routes)} - OPEN_PATHS
+    assert paths == TOKEN_ROUTES

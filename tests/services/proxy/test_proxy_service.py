@@ -16,7 +16,7 @@ from tests.support.sockets import free_port, silent_server
 
 from aisle.core.auth.scopes import SEARCH_READ
 from aisle.core.storage import open_blob_store
-from aisle.search.external.typesense_server import TypesenseServer
+from aisle.demo.typesense_server import TypesenseServer
 from aisle.services.proxy.app import create_app
 
 

@@ -85,6 +85,7 @@ def test_no_duplicates_and_type_limits(client: TestClient) -> None:
     for tenant, prefixes in PREFIXES.items():
         for q in prefixes:
             body = _suggest(client, q, tenant)
+            assert body, (tenant, q)  # limits hold on a real list, not on an empty one
             keys = [normalize(s["suggestion"]) for s in body]
             assert len(keys) == len(set(keys)), (q, body)
             assert len(body) <= limits.max_suggestions
@@ -96,7 +97,9 @@ def test_no_duplicates_and_type_limits(client: TestClient) -> None:
 def test_every_suggestion_returns_search_results(client: TestClient) -> None:
     for tenant, prefixes in PREFIXES.items():
         for q in prefixes[::2]:
-            for s in _suggest(client, q, tenant):
+            suggestions = _suggest(client, q, tenant)
+            assert suggestions, (tenant, q)
+            for s in suggestions:
                 resp = client.post("/search", json={"query": s["suggestion"], "tenant": tenant, "size": 1})
                 assert resp.status_code == 200
                 assert resp.json()["total"] > 0, (tenant, q, s)

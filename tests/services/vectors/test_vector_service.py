@@ -73,7 +73,7 @@ def test_index_and_delete_are_persisted(client: TestClient, mini: MiniTenant) ->
     again = fresh.post(
         "/vectors/search", params={"tenant": "fashion"}, json={"text": "electric kettle", "k": 1}
     )
-    assert again.json()["neighbours"][0]["id"] == "kettle-1"  # a new process reads it from disk
+    assert again.json()["neighbours"][0]["id"] == "kettle-1"  # another process: from the write log
     gone = client.request(
         "DELETE", "/vectors", params={"tenant": "fashion"}, json={"ids": ["kettle-1", "nope"]}
     )

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 import orjson
@@ -86,16 +87,25 @@ class SigningKeys:
         refresh: how long a read of the ring is cached, seconds; a rotation by another process (the CLI)
             is picked up within this time.
         skew: clock skew allowed by verifiers, seconds.
+        clock: the wall clock, Unix seconds (``time.time``): when keys are created, retired and
+            stop being published.
     """
 
     def __init__(
-        self, store: BlobStore, *, token_ttl: int = 900, refresh: float = 10.0, skew: int = 30
+        self,
+        store: BlobStore,
+        *,
+        token_ttl: int = 900,
+        refresh: float = 10.0,
+        skew: int = 30,
+        clock: Callable[[], float] = time.time,
     ) -> None:
         self.store = PrefixBlobStore(store, KEYS_PREFIX)
         self.public_store = PrefixBlobStore(store, PUBLIC_PREFIX)
         self.token_ttl = token_ttl
         self.refresh = refresh
         self.grace = token_ttl + int(refresh) + skew
+        self.clock = clock
         self._cache: tuple[float, list[StoredKey]] | None = None
         self._signer: tuple[str, ECKey] | None = None
         self._lock = threading.Lock()
@@ -122,7 +132,7 @@ class SigningKeys:
             with self._lock:
                 live = [k for k in self.keys(fresh=True) if k.retired_at is None]
                 if not live:
-                    self._save(new_stored_key(int(time.time())))
+                    self._save(new_stored_key(int(self.clock())))
                     live = [k for k in self.keys(fresh=True) if k.retired_at is None]
         newest = live[-1]
         signer = self._signer
@@ -133,7 +143,7 @@ class SigningKeys:
 
     def published(self, now: float | None = None) -> list[StoredKey]:
         """Keys whose tokens may still be valid: unretired ones and those retired less than ``grace`` ago."""
-        now = time.time() if now is None else now
+        now = self.clock() if now is None else now
         return [k for k in self.keys() if k.is_published(now)]
 
     def jwks(self) -> dict[str, list[dict[str, Any]]]:
@@ -145,7 +155,7 @@ class SigningKeys:
 
         Returns the new key. Tokens signed with a retired key keep validating until they expire.
         """
-        now = int(time.time())
+        now = int(self.clock())
         created = new_stored_key(now)
         self._save(created)
         for key in _read(self.store):

@@ -34,7 +34,8 @@ COVERAGE_SCORE = 10.0
 BM25_SCALE = 0.25
 
 
-def _typo_distance(term: str, typo: TypoConfig) -> int:
+def typo_distance(term: str, typo: TypoConfig) -> int:
+    """Edits (0, 1 or 2) a query term may be away from a product's word; none for a term with a digit."""
     if not typo.enabled or any(ch.isdigit() for ch in term):
         return 0
     if len(term) >= typo.min_length_two_typos:
@@ -124,7 +125,7 @@ def stage_queries(ctx: SearchContext) -> list[tuple[str, tantivy.Query]]:
         covered = [_covered(q) for q in exact]
         plan.append(("relaxed", _with_boosts(covered, msm, ctx.extracted)))
     distances = [
-        _typo_distance(group[0], stages.typo) if " " not in group[0] else 0 for group in ctx.term_groups
+        typo_distance(group[0], stages.typo) if " " not in group[0] else 0 for group in ctx.term_groups
     ]
     if any(distances) or n >= 3:
         covered = [

@@ -61,7 +61,10 @@ def search(state: State, tenant: TenantQuery, body: VectorSearchBody) -> VectorS
     responses=error_responses(400, 401, 403, 404, 422, 503),
 )
 def index_vectors(state: State, tenant: TenantQuery, body: IndexBody) -> WriteResponse:
-    """Insert or replace products' vectors (given, or embedded from ``text``), persisted on return."""
+    """Insert or replace products' vectors (given, or embedded from ``text``). Durable on return: in the
+    bucket's vector write log, served by this replica at once and by every other within
+    ``AISLE_VECTORS_CHECK_SECONDS``; a bucket outage answers 503 ``storage_unavailable``, nothing
+    written."""
     state.tenants.config(tenant)
     table = state.store.table(tenant, body.kind)
     texts = [item.text for item in body.items if item.text is not None]
@@ -90,7 +93,8 @@ def index_vectors(state: State, tenant: TenantQuery, body: IndexBody) -> WriteRe
     responses=error_responses(401, 403, 404, 422, 503),
 )
 def delete_vectors(state: State, tenant: TenantQuery, body: DeleteBody) -> WriteResponse:
-    """Remove products' vectors; ids without a vector are ignored (``count`` says how many went)."""
+    """Remove products' vectors; ids without a vector are ignored (``count`` says how many went). Durable
+    and served by every replica like ``PUT /vectors``."""
     state.tenants.config(tenant)
     count = state.store.delete(tenant, body.ids, kind=body.kind)
     return WriteResponse(

@@ -42,7 +42,7 @@ from aisle.core.auth.clients import generate_client_key
 from aisle.core.auth.scopes import SCOPES
 from aisle.core.storage import BlobStore, open_blob_store
 
-KNOWN_SERVICES = ("search", "predict", "edit", "rules", "vectors", "proxy")
+KNOWN_SERVICES = ("search", "predict", "edit", "rules", "vectors", "proxy", "analytics")
 
 
 SERVICES = list(KNOWN_SERVICES)

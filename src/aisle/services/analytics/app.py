@@ -28,6 +28,8 @@ from aisle.services.analytics.state import AnalyticsState
 from aisle.services.common.app import service_app
 
 log = logging.getLogger("aisle.analytics")
+UPKEEP_FIRST_S = 60.0
+"""Seconds after start-up before the first upkeep round: the service answers first, then tidies."""
 UPKEEP_EVERY_S = 600.0
 """Seconds between two rounds of upkeep: closed days' roll-ups computed, old days deleted (daily)."""
 
@@ -66,6 +68,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     async def upkeep() -> None:
         expired_on = None
+        await asyncio.sleep(UPKEEP_FIRST_S)
         while True:
             try:
                 if expired_on != datetime.now(UTC).date():

@@ -9,6 +9,7 @@
   runner): what the edit service changes;
 * ``containers`` (versioned placements, each a list of model slots) and ``ingest`` (visitor events into
   the event store): also written through the edit service;
+* ``editing``: the edit service's front door, ``from aisle.recs.editing import RecsEditor``;
 * ``serving/``: the predict engine, front door ``from aisle.recs.serving import PredictEngine``;
 * ``diversity``: MMR re-ranking, shared by a container's slot options and serving.
 

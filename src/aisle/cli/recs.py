@@ -184,7 +184,7 @@ def register(app: typer.Typer, eval_app: typer.Typer) -> None:
         """Offline recommendation quality and cost on the shared data (protocols of data/README.md)."""
         import numpy as np
 
-        from aisle.recs import offline
+        from aisle.recs.evaluation import offline
 
         wanted = set(only) or {"yoochoose", "completejourney", "similar"}
         if "yoochoose" in wanted:

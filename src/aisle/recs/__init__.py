@@ -1,9 +1,9 @@
 """Recommendations: models, their training and life cycle, and serving. No HTTP here.
 
 * ``models/``: one recommender per model type (spec "Model types"), behind ``models.base.Recommender``;
-* ``training`` trains and registers a model from the data sets that ``events`` reads; ``evaluation``
-  holds the offline protocols (HR@20, MRR@20, recall@10) and ``offline`` the measurements on the
-  shared data that ``aisle eval recs`` and ``bench/`` print;
+* ``training/`` trains and registers a model from the data sets that ``events`` reads; ``evaluation/``
+  holds the offline protocols (HR@20, MRR@20, recall@10) and ``evaluation.offline`` the measurements
+  on the shared data that ``aisle eval recs`` and ``bench/`` print; neither is imported by serving;
 * ``registry`` (records and immutable artifacts), ``loading`` (artifact -> recommender),
   ``deployments`` (which models are served; the deploy and undeploy jobs) and ``jobs`` (the job
   runner): what the edit service changes;

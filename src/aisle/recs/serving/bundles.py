@@ -17,7 +17,7 @@ from typing import Any
 from aisle.core.errors import AisleError, ErrorCode, NotFound
 from aisle.recs.actions import PredictAction
 from aisle.recs.containers import Container
-from aisle.recs.models.base import ModelType
+from aisle.recs.model_types import MODEL_TYPES
 from aisle.recs.serving.containers import ContainerCache
 from aisle.recs.serving.models import ModelSource, ServedModel
 from aisle.recs.serving.personal import Personaliser
@@ -71,7 +71,7 @@ class Bundles:
         else:
             candidates = [
                 (r.model_id, "") for r in self.models.records(tenant, state.scope)
-                if r.model_type is ModelType.BUNDLE_RECOMMENDATIONS
+                if MODEL_TYPES[r.model_type].bundles
             ]  # fmt: skip
         for model_id, slot_id in candidates:
             try:
@@ -80,7 +80,7 @@ class Bundles:
                 if container_id is not None:
                     raise
                 continue  # an undeployed bundle model of the tenant: try the next one
-            if model.model_type is ModelType.BUNDLE_RECOMMENDATIONS:
+            if MODEL_TYPES[model.model_type].bundles:
                 return model, container, slot_id
         where = f"container '{container_id}'" if container_id else f"tenant '{tenant}'"
         raise BundleModelNotFound(f"{where} has no deployed BUNDLE_RECOMMENDATIONS model")

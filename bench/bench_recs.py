@@ -18,7 +18,7 @@ def _show(title: str, figures: dict) -> None:
 
 
 def main(data_dir: pathlib.Path) -> None:
-    from aisle.recs import offline
+    from aisle.recs.evaluation import offline
 
     if (data_dir / "yoochoose").exists():
         _show(

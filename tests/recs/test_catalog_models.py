@@ -11,11 +11,11 @@ import pytest
 
 from aisle.core.storage import BlobStore
 from aisle.core.tenancy import tenant_scope
+from aisle.recs.evaluation.offline import read_fashion
 from aisle.recs.loading import load_recommender
 from aisle.recs.models.base import RecContext
 from aisle.recs.models.good_better_best import GoodBetterBestModel
 from aisle.recs.models.similar import SimilarItemsModel, product_texts
-from aisle.recs.offline import read_fashion
 from aisle.recs.training import save_model, train_gbb, train_similar
 from aisle.vectors import TextEncoder
 

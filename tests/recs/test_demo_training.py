@@ -14,9 +14,9 @@ from aisle.catalog.store import CatalogStore
 from aisle.core.storage import BlobStore, open_blob_store
 from aisle.core.tenancy import Tenants, tenant_scope
 from aisle.demo.recs import train_demo_models
+from aisle.recs.evaluation.offline import read_fashion
 from aisle.recs.loading import load_recommender
 from aisle.recs.models.base import ModelType, RecContext
-from aisle.recs.offline import read_fashion
 from aisle.vectors.table import VectorTable, latest_table
 
 

@@ -85,8 +85,8 @@ def test_bought_together_same_on_both_engines(
     spark: SparkSession, tmp_path_factory: pytest.TempPathFactory, cj_lines: pl.DataFrame, cj_categories
 ) -> None:
     from aisle.recs.evaluation import basket_completion
+    from aisle.recs.evaluation.offline import partner_ids
     from aisle.recs.events import completejourney_lines
-    from aisle.recs.offline import partner_ids
     from aisle.recs.spark.bought_together import train_bought_together_spark
 
     lines = _parquet(spark, cj_lines, tmp_path_factory.mktemp("cj") / "lines")

@@ -1,6 +1,7 @@
 """Deploy the demo recommendation models and create the demo containers (``make run`` / ``aisle demo``).
 
-Containers, one slot of 20 items each, with ids scripts can rely on:
+Containers, one slot of 20 items each, with ids scripts can rely on (each model type's demo placement
+in the model-type table, :mod:`aisle.recs.model_types`):
 
 =========  ===================  ===========================
 tenant     container            model type
@@ -36,21 +37,19 @@ from aisle.recs.deployments import (
     warm_up,
 )
 from aisle.recs.jobs import Job, JobStatus, JobStore
+from aisle.recs.model_types import MODEL_TYPES, default_model_id
 from aisle.recs.models.base import ModelType, Recommender
 from aisle.recs.registry import ModelRecord
 
 log = logging.getLogger("aisle.recs.demo")
 
-DEMO_CONTAINERS: dict[str, list[tuple[str, ModelType]]] = {
-    "fashion": [("similar-items", ModelType.SIMILAR_ITEMS), ("good-better-best", ModelType.GOOD_BETTER_BEST)],
-    "default": [
-        ("bought-together", ModelType.FREQUENTLY_BOUGHT_TOGETHER),
-        ("bundles", ModelType.BUNDLE_RECOMMENDATIONS),
-    ],
-    "yoochoose": [("also-viewed", ModelType.CUSTOMERS_ALSO_VIEW)],
-}
+DEMO_CONTAINERS: dict[str, list[tuple[str, ModelType]]] = {}
+"""Tenant -> its demo containers ``(container id, model type)``, from the rows' demo placements."""
+for _row in MODEL_TYPES.values():
+    if _row.demo is not None:
+        DEMO_CONTAINERS.setdefault(_row.demo.tenant, []).append((_row.demo.container_id, _row.model_type))
 ITEMS = 20
-HEAVY_TYPES = (ModelType.SIMILAR_ITEMS,)
+HEAVY_TYPES = tuple(t for t, row in MODEL_TYPES.items() if row.needs_embeddings)
 """Model types the background builder trains (:mod:`aisle.demo.builder`): they need the embeddings."""
 
 
@@ -150,8 +149,6 @@ def announce_heavy(store: BlobStore, tenants: list[str]) -> list[DemoContainer]:
     their model id, and mark each model ``training`` unless it is deployed already: until the builder
     deploys it, predict on the container answers 503 ``model_training`` instead of 404.
     """
-    from aisle.recs.training import default_model_id
-
     out = []
     for tenant in tenants:
         for container_id, model_type in DEMO_CONTAINERS.get(tenant, []):

@@ -1,9 +1,10 @@
 """Recommendation rules: FILTER, BOOST and BURY actions and their recursive conditions (schema only).
 
 A container stores its merchandiser-authored rules (``recommendationRules``, authored in the console);
-the search service's ``POST /recommendations`` sends them to predict as the request's ``actions`` (spec
-"PredictAction"). How a condition is evaluated over the product table lives in
-:mod:`aisle.recs.serving.conditions`; how actions change scores in :mod:`aisle.recs.serving.rank`.
+the predict engine applies them to every answer of the container, before the request's own ``actions``
+(spec "PredictAction"; see :mod:`aisle.recs.serving.saved_rules`). How a condition is evaluated over
+the product table lives in :mod:`aisle.recs.serving.conditions`; how actions change scores in
+:mod:`aisle.recs.serving.rank`.
 
 A condition is a JSON tree discriminated by ``op``::
 
@@ -21,6 +22,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from aisle.core.validation import NumbersChecked
 
 Scalar = str | int | float | bool
+
+MAX_ACTIONS = 50
+"""Most actions a request may carry, and most rules a container may save; the two together too."""
 
 
 class _Node(BaseModel):

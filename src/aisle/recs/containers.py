@@ -25,7 +25,7 @@ from aisle.core.storage import BlobStore
 from aisle.core.storage.documents import VersionedDocuments
 from aisle.core.storage.revisions import RevisionLog
 from aisle.core.validation import ID_PATTERN, ResourceId
-from aisle.recs.actions import PredictAction
+from aisle.recs.actions import MAX_ACTIONS, PredictAction
 from aisle.recs.diversity import DiversityLevel
 
 ROOT = "containers"
@@ -79,11 +79,12 @@ class ContainerBody(BaseModel):
     name: Annotated[str, Field(max_length=200)] = ""
     description: Annotated[str, Field(max_length=2000)] = ""
     slotConfigurations: Annotated[list[SlotConfig], Field(min_length=1, max_length=20)]
-    recommendationRules: Annotated[list[PredictAction], Field(max_length=50)] = Field(
+    recommendationRules: Annotated[list[PredictAction], Field(max_length=MAX_ACTIONS)] = Field(
         default_factory=list,
         description="FILTER / BOOST / BURY rules of this placement (authored in the merchandising console). "
-        "The search service's POST /recommendations sends them to predict as `actions`, before the "
-        "request's own; versioned with the container. A rule's `slotConfigId` must name one of its slots.",
+        "Predict applies them to every answer of the container, before the request's own `actions` "
+        "(together at most 50); versioned with the container. A rule's `slotConfigId` must name one of "
+        "its slots.",
     )
 
     @field_validator("slotConfigurations")

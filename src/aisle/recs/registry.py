@@ -28,15 +28,6 @@ from aisle.recs.models.base import ModelType
 REGISTRY_DIR = "models/registry"
 ARTIFACT_DIR = "models/artifacts"
 
-#: Page types a model type serves by default (spec "Model types"; used by GET /models filtering).
-DEFAULT_PAGE_TYPES: dict[ModelType, list[str]] = {
-    ModelType.CUSTOMERS_ALSO_VIEW: ["product", "cart"],
-    ModelType.FREQUENTLY_BOUGHT_TOGETHER: ["product", "cart", "checkout"],
-    ModelType.SIMILAR_ITEMS: ["product"],
-    ModelType.GOOD_BETTER_BEST: ["product"],
-    ModelType.BUNDLE_RECOMMENDATIONS: ["product", "cart"],
-}
-
 
 class ModelNotFound(NotFound):
     code = ErrorCode.MODEL_NOT_FOUND

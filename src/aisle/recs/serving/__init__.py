@@ -9,12 +9,13 @@ The predict service imports this front door only. One job per module:
 * ``models``: loaded, deployed models (:class:`RegistryModelSource`); ``warmup`` loads them early;
 * ``products``, ``conditions``, ``rank``: the catalog by product id, FILTER / BOOST / BURY conditions,
   and the ranking of one slot (backfill, MMR diversity);
+* ``saved_rules``: a container's saved recommendation rules, put before the request's actions;
 * ``personal``: the visitor's session and purchases, the user's brand affinity (:class:`Personaliser`);
 * ``bundles``: bundle plans and candidates (:class:`Bundles`, the engine's ``bundles``);
 * ``evaluation``: one named model through the same ranking (:class:`ModelEvaluation`).
 """
 
-from aisle.recs.actions import PredictAction
+from aisle.recs.actions import MAX_ACTIONS, PredictAction
 from aisle.recs.serving.bundles import BundleModelNotFound, Bundles
 from aisle.recs.serving.containers import ContainerCache
 from aisle.recs.serving.engine import PredictEngine
@@ -26,6 +27,7 @@ from aisle.recs.serving.query import NotWarm, PredictParams, PredictQuery
 from aisle.recs.serving.tenants import TenantCache
 
 __all__ = [
+    "MAX_ACTIONS",
     "BundleModelNotFound",
     "Bundles",
     "ContainerCache",

@@ -3,8 +3,9 @@
 The model (``aisle.recs.models.bundles``) exposes ``plans(product_id) -> list[BundlePlan]`` and
 ``fill(plans, strategy, per_category, allowed=None, seed=None) -> list[BundlePlan]``; a plan is
 ``{name, description, categories: [{category, products: [{id, score}]}]}``. :class:`Bundles` picks the
-model (a container's bundle slot, else the tenant's deployed bundle model), applies the request's FILTER
-actions as ``allowed`` and BOOST/BURY to the order within each category, and returns plain dicts.
+model (a container's bundle slot, else the tenant's deployed bundle model), applies the container's saved
+rules for that slot and then the request's actions (FILTER as ``allowed``, BOOST/BURY to the order within
+each category), and returns plain dicts.
 """
 
 from __future__ import annotations
@@ -15,11 +16,13 @@ from typing import Any
 
 from aisle.core.errors import AisleError, ErrorCode, NotFound
 from aisle.recs.actions import PredictAction
-from aisle.recs.models.base import ModelType
+from aisle.recs.containers import Container
+from aisle.recs.model_types import MODEL_TYPES
 from aisle.recs.serving.containers import ContainerCache
 from aisle.recs.serving.models import ModelSource, ServedModel
 from aisle.recs.serving.personal import Personaliser
 from aisle.recs.serving.rank import compile_actions
+from aisle.recs.serving.saved_rules import with_saved_rules
 from aisle.recs.serving.tenants import TenantCache
 
 
@@ -53,24 +56,32 @@ class Bundles:
         Raises TenantNotFound, ContainerNotFound, BundleModelNotFound (404); with a container, the
         slot model's ModelNotDeployed (409).
         """
+        return self._serving(tenant, container_id)[0]
+
+    def _serving(self, tenant: str, container_id: str | None) -> tuple[ServedModel, Container | None, str]:
+        """:meth:`model`, with the container it came from and its slot id (None and "" without one)."""
         _, state = self.tenants.get(tenant)
+        container: Container | None = None
         if container_id is not None:
             container = self.containers.get(tenant, state.containers, container_id)
-            candidates = [s.modelId for s in sorted(container.slotConfigurations, key=lambda s: s.placement)]
+            candidates = [
+                (s.modelId, s.slotConfigId)
+                for s in sorted(container.slotConfigurations, key=lambda s: s.placement)
+            ]
         else:
             candidates = [
-                r.model_id for r in self.models.records(tenant, state.scope)
-                if r.model_type is ModelType.BUNDLE_RECOMMENDATIONS
+                (r.model_id, "") for r in self.models.records(tenant, state.scope)
+                if MODEL_TYPES[r.model_type].bundles
             ]  # fmt: skip
-        for model_id in candidates:
+        for model_id, slot_id in candidates:
             try:
                 model = self.models.served(tenant, state.scope, model_id)
             except AisleError:
                 if container_id is not None:
                     raise
                 continue  # an undeployed bundle model of the tenant: try the next one
-            if model.model_type is ModelType.BUNDLE_RECOMMENDATIONS:
-                return model
+            if MODEL_TYPES[model.model_type].bundles:
+                return model, container, slot_id
         where = f"container '{container_id}'" if container_id else f"tenant '{tenant}'"
         raise BundleModelNotFound(f"{where} has no deployed BUNDLE_RECOMMENDATIONS model")
 
@@ -103,12 +114,17 @@ class Bundles:
 
         ``given`` plans (request dicts), else the model's plans of ``product_id``. Purchased items of
         ``visitor_id`` are never candidates; BOOST/BURY and brand affinity reorder each category's
-        candidates by ``score + weights`` (scores rounded to 6 decimals).
+        candidates by ``score + weights`` (scores rounded to 6 decimals). With ``container_id``, the
+        container's saved rules for the bundle slot (naming no slot, or that one) apply before
+        ``actions``.
 
-        Raises as :meth:`model`; BadRequest ``condition_field_unknown`` (400) for an action.
+        Raises as :meth:`model`; BadRequest ``condition_field_unknown`` (400) for an action,
+        ``value_invalid`` (400) when the saved rules and ``actions`` are over 50.
         """
         config, state = self.tenants.get(tenant)
-        model = self.model(tenant, container_id)
+        model, container, slot_id = self._serving(tenant, container_id)
+        if container is not None:
+            actions = with_saved_rules(container, actions, slot_id=slot_id)
         table = self.tenants.table(config, state)
         compiled = compile_actions(actions, table, set())
         personal = self.personaliser.personal(tenant, config, table, visitor_id, user_id)

@@ -5,7 +5,9 @@ No HTTP here (services -> engines -> core): the predict service parses the reque
 :class:`~aisle.recs.serving.items.ItemOut` values. Per request the engine reads the container (cached
 <= ``AISLE_CONTAINER_CACHE_SECONDS``, default 2 s: see :mod:`aisle.recs.serving.containers`), the
 deployment state (cached <= 1 s), the tenant's configuration (<= 2 s) and catalog pointer (<= 1 s; see
-:mod:`aisle.recs.serving.tenants`) and the visitor's events.
+:mod:`aisle.recs.serving.tenants`) and the visitor's events. The container's saved recommendation
+rules are applied here, before the request's actions, so every caller gets them
+(:mod:`aisle.recs.serving.saved_rules`).
 
 The engine owns its collaborators and shares their caches with them: :attr:`PredictEngine.bundles`
 (GET /bundles, POST /bundles/recommendations) and :attr:`PredictEngine.evaluation` (POST /evaluation).
@@ -28,6 +30,7 @@ from aisle.recs.serving.models import ModelSource, ServedModel
 from aisle.recs.serving.personal import Personaliser
 from aisle.recs.serving.query import NotWarm, PredictQuery
 from aisle.recs.serving.rank import Ranked, RankOptions, compile_actions, rank_slot
+from aisle.recs.serving.saved_rules import with_saved_rules
 from aisle.recs.serving.tenants import ServedTenant, TenantCache
 from aisle.recs.serving.warmup import warm_deployed
 
@@ -88,13 +91,18 @@ class PredictEngine:
         """Recommendations of container ``q.container_id``, and what they did without (``degraded``:
         not personalised while the event store is unreachable, see :mod:`aisle.recs.serving.personal`).
 
+        The container's saved ``recommendationRules`` apply first, then ``q.actions``
+        (:func:`~aisle.recs.serving.saved_rules.with_saved_rules`), whoever calls; only
+        ``q.params.container_rules=False`` leaves them out (a preview of rules being edited).
+
         With ``warm_only`` the call does only CPU work and local file reads (about 1 ms) or raises
         :class:`NotWarm`, so an async route can answer inline and send cold requests to a thread.
         The container comes from :attr:`containers`, so an edit is served at most ``ttl_s`` seconds late.
 
         Raises:
             TenantNotFound, ContainerNotFound (404); BadRequest ``model_ids_unknown``,
-            ``action_slot_unknown``, ``condition_field_unknown`` (400); ModelNotDeployed (409).
+            ``action_slot_unknown``, ``condition_field_unknown``, ``value_invalid`` (saved rules and
+            actions over 50) (400); ModelNotDeployed (409).
         """
         if warm_only and (q.visitor_id or q.user_id):
             raise NotWarm("personalisation")
@@ -102,7 +110,8 @@ class PredictEngine:
         container = self._container(tenant, state, q.container_id, warm_only=warm_only)
         slots = _select_slots(container, q.model_ids)
         table = self.tenant_cache.table(config, state, warm_only=warm_only)
-        actions = compile_actions(q.actions, table, {s.slotConfigId for s in container.slotConfigurations})
+        rules = with_saved_rules(container, q.actions) if q.params.container_rules else q.actions
+        actions = compile_actions(rules, table, {s.slotConfigId for s in container.slotConfigurations})
         personal = self.personaliser.personal(tenant, config, table, q.visitor_id, q.user_id)
         options = RankOptions(strict=q.params.strict_filtering, diversity=q.params.diversity_level)
         taken: set[str] = set()

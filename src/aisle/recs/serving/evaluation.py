@@ -2,7 +2,7 @@
 
 For quality checks before a model is attached to a container: the items come from one evaluation slot
 (``k`` items, the request's actions and personalisation), beside the model's offline metrics from its
-registry record. The offline protocols themselves are :mod:`aisle.recs.evaluation`.
+registry record. The offline protocols themselves are :mod:`aisle.recs.evaluation.protocols`.
 """
 
 from __future__ import annotations

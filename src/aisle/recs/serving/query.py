@@ -22,6 +22,8 @@ class PredictParams:
     strict_filtering: bool = False
     diversity_level: DiversityLevel | None = None
     debug: bool = False
+    container_rules: bool = True
+    """Apply the container's saved recommendation rules before the actions (False: the actions only)."""
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@ The model holds every session, so the driver must hold them anyway (YooChoose 10
 
 from __future__ import annotations
 
+import polars as pl
 from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
@@ -39,3 +40,9 @@ def train_session_knn_spark(events: DataFrame, params: SessionKnnParams | None =
         .select("session_id", F.col("e.item_id").alias("items"), "t")
     )
     return fit_session_knn(to_polars(sessions), params or SessionKnnParams())
+
+
+def train(events: DataFrame, categories: pl.DataFrame | None = None) -> SessionKnnModel:
+    """The model-type table's Spark counter (:mod:`aisle.recs.model_types`): ``categories`` unused."""
+    del categories
+    return train_session_knn_spark(events)

@@ -22,7 +22,7 @@ from aisle.recs.models.bought_together import (
     CoPurchaseCounts,
     fit_bought_together,
 )
-from aisle.recs.spark.session import SPARK_OPS, index_frame, to_polars
+from aisle.recs.spark.session import SPARK_OPS, basket_lines, index_frame, to_polars
 
 
 def train_bought_together_spark(
@@ -152,3 +152,9 @@ def _counts(coded: DataFrame, items: np.ndarray, category: np.ndarray) -> CoPurc
         n_cat=n_cat,
         cc=cc,
     )
+
+
+def train(lines: DataFrame, categories: pl.DataFrame | None = None) -> BoughtTogetherModel:
+    """The model-type table's Spark counter (:mod:`aisle.recs.model_types`): purchase lines
+    (``basket_id`` or ``session_id``), optional ``item_id, category``."""
+    return train_bought_together_spark(basket_lines(lines), categories)

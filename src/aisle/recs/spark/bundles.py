@@ -12,7 +12,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from aisle.recs.models.bundles import BundleModel, BundleParams, bundle_codes, fit_bundles
-from aisle.recs.spark.session import to_polars
+from aisle.recs.spark.session import basket_lines, to_polars
 
 
 class SparkBundleCounter:
@@ -91,3 +91,15 @@ def train_bundles_spark(
         return fit_bundles(counter, items, names, params or BundleParams())
     finally:
         counter.close()
+
+
+def train(lines: DataFrame, categories: pl.DataFrame | None = None) -> BundleModel:
+    """The model-type table's Spark counter (:mod:`aisle.recs.model_types`): purchase lines
+    (``basket_id`` or ``session_id``) and ``item_id, category``.
+
+    Raises:
+        ValueError: no ``categories``.
+    """
+    if categories is None:
+        raise ValueError("BUNDLE_RECOMMENDATIONS needs item categories")
+    return train_bundles_spark(basket_lines(lines), categories)

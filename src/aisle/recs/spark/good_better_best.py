@@ -58,3 +58,10 @@ def train_good_better_best_spark(
     finally:
         df.unpersist()
     return assign_tiers(table, bounds_table, params or GoodBetterBestParams())
+
+
+def train(products: DataFrame, categories: pl.DataFrame | None = None) -> GoodBetterBestModel:
+    """The model-type table's Spark counter (:mod:`aisle.recs.model_types`): the catalog's products;
+    ``categories`` unused."""
+    del categories
+    return train_good_better_best_spark(products)

@@ -103,3 +103,8 @@ def index_frame(
     on the driver (catalog-sized) to join codes on."""
     columns = {name: pa.array(values.tolist()), code: pa.array(np.arange(len(values), dtype=np.int32))}
     return spark.createDataFrame(pa.table(columns | {k: pa.array(v) for k, v in extra.items()}))
+
+
+def basket_lines(lines: DataFrame) -> DataFrame:
+    """Purchase lines with a ``basket_id`` column (a ``session_id`` is taken as the basket)."""
+    return lines if "basket_id" in lines.columns else lines.withColumnRenamed("session_id", "basket_id")

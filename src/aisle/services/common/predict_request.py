@@ -1,5 +1,5 @@
 """The body of ``POST /predict`` (spec "PredictRequest"), shared by the predict service and the search
-service's ``POST /recommendations``, which validates it and forwards it to predict unchanged.
+service's ``POST /recommendations``, which validates it and relays it to predict unchanged.
 
 Field names are the spec's own (camelCase).
 """
@@ -11,7 +11,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from aisle.core.validation import ExternalId, ResourceId
-from aisle.recs.serving import PredictAction
+from aisle.recs.serving import MAX_ACTIONS, PredictAction
 
 Id = ExternalId
 
@@ -34,6 +34,12 @@ class PredictParams(BaseModel):
         "default: the slot's option, else none.",
     )
     debug: bool = Field(default=False, description="Add an explanation: model, slot and rules of each item.")
+    containerRules: bool = Field(
+        default=True,
+        description="Apply the container's saved `recommendationRules` before `actions` (the default). "
+        "false leaves them out, so only `actions` apply: how the merchandising console previews rules "
+        "being edited (like POST /evaluation, it shows nothing a recs:read caller cannot already see).",
+    )
 
 
 class PredictRequest(BaseModel):
@@ -52,8 +58,10 @@ class PredictRequest(BaseModel):
     visitorId: Id | None = Field(default=None, description="Enables session personalisation.")
     userId: Id | None = Field(default=None, description="Enables brand-affinity personalisation.")
     predictParams: PredictParams = Field(default_factory=PredictParams)
-    actions: Annotated[list[PredictAction], Field(max_length=50)] = Field(
-        default_factory=list, description="FILTER, BOOST and BURY rules."
+    actions: Annotated[list[PredictAction], Field(max_length=MAX_ACTIONS)] = Field(
+        default_factory=list,
+        description="FILTER, BOOST and BURY rules, applied after the container's saved rules "
+        "(together at most 50, else 400 value_invalid).",
     )
 
     model_config = ConfigDict(

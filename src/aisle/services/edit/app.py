@@ -1,8 +1,9 @@
 """The recommendation edit service (port 8084): models, deploy jobs, containers, events, user features.
 
 Start with ``uvicorn --factory aisle.services.edit.app:create_app`` (``aisle serve`` does); settings come
-from the ``AISLE_*`` environment when none are given. Each process runs one job runner, so several
-replicas share the job queue in object storage (a job still runs once).
+from the ``AISLE_*`` environment when none are given. The routes call one engine,
+:class:`~aisle.recs.editing.RecsEditor`. Each process runs one job runner, so several replicas share
+the job queue in object storage (a job still runs once).
 """
 
 from __future__ import annotations
@@ -14,11 +15,10 @@ from fastapi import FastAPI
 
 from aisle.core.auth.dependencies import Authorizer
 from aisle.core.config import Settings, load_settings
-from aisle.core.events import EventStore, open_event_store
+from aisle.core.events import EventStore
 from aisle.core.storage.resolver import open_blob_store_from_settings
-from aisle.core.tenancy import Tenants
-from aisle.recs.deployments import Loader, deploy_handler, undeploy_handler
-from aisle.recs.jobs import JobRunner
+from aisle.recs.deployments import Loader
+from aisle.recs.editing import RecsEditor
 from aisle.services.common.app import service_app
 from aisle.services.edit.routes import router
 from aisle.services.edit.state import EditState
@@ -42,27 +42,14 @@ def create_app(
     """
     settings = settings or load_settings()
     store = open_blob_store_from_settings(settings)
-    tenants = Tenants(store)
-    state = EditState(
-        settings=settings,
-        store=store,
-        tenants=tenants,
-        events=events or open_event_store(settings),
-        jobs=JobRunner(
-            store,
-            tenants.names,
-            {"deploy": deploy_handler(loader), "undeploy": undeploy_handler()},
-            poll_s=job_poll_s,
-        ),
-        authorizer=Authorizer(settings, store),
-    )
+    editor = RecsEditor.from_settings(settings, store, events=events, loader=loader, job_poll_s=job_poll_s)
+    state = EditState(settings=settings, editor=editor, authorizer=Authorizer(settings, store))
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
-        state.jobs.start()
+        editor.start()
         yield
-        state.jobs.stop()
-        state.events.close()
+        editor.close()
 
     app = service_app(
         "edit",
@@ -74,7 +61,7 @@ def create_app(
         lifespan=lifespan,
         server_timing=False,
         settings=settings,
-        tenants=tenants,
+        tenants=editor.tenants,
         bulk_paths=["/events"],
     )
     app.state.edit = state

@@ -1,28 +1,26 @@
-"""Routes of the edit service: thin wrappers over the registry, deployments, containers, jobs, events.
+"""Routes of the edit service: parse, call the edit engine (:class:`~aisle.recs.editing.RecsEditor`), shape.
 
-Module-level handlers on :data:`router`; resources and the token check come from :mod:`.deps`.
+Module-level handlers on :data:`router`; the engine, the tenant check and the token check come from
+:mod:`.deps`.
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, Body, Depends, Query, Response
 
 from aisle.core.auth.scopes import RECS_READ, RECS_WRITE
 from aisle.core.errors import BadRequest, ErrorCode
 from aisle.core.events import Event
-from aisle.core.storage import PrefixBlobStore
 from aisle.core.validation import EXTERNAL_ID_PATTERN
-from aisle.recs.containers import Container, ContainerBody, ContainerStore
-from aisle.recs.deployments import Deployments, refuse_if_attached
-from aisle.recs.ingest import record_events, require_known_types, require_sane_times
-from aisle.recs.jobs import Job, JobRunner, JobStore
-from aisle.recs.registry import ModelRegistry
+from aisle.recs.containers import Container, ContainerBody
+from aisle.recs.editing import ModelStatus
+from aisle.recs.jobs import Job
 from aisle.services.common.auth import require_scope
 from aisle.services.common.errors import error_responses
 from aisle.services.common.params import ResourceIdPath, TenantQuery
-from aisle.services.edit.deps import AllTenants, Events, Jobs, Scope
+from aisle.services.edit.deps import Editor, KnownTenant
 from aisle.services.edit.schemas import (
     ContainerCreate,
     ContainerReplace,
@@ -45,39 +43,29 @@ READ = Depends(require_scope(RECS_READ))
 WRITE = Depends(require_scope(RECS_WRITE))
 
 
-def view(scope: PrefixBlobStore, record: Any) -> ModelView:
+def view(status: ModelStatus) -> ModelView:
     """A registry record with its deployment state."""
-    return ModelView(**record.model_dump(), deployment=Deployments(scope).get(record.model_id))
-
-
-def submit(jobs: JobRunner, scope: PrefixBlobStore, tenant: str, kind: str, model_id: str) -> Job:
-    """Persist an accepted job and wake this replica's runner (another replica may still claim it)."""
-    job = JobStore(scope, tenant).submit(kind, model_id)
-    jobs.wake()
-    return job
+    return ModelView(**status.record.model_dump(), deployment=status.deployment)
 
 
 # ---- models and jobs ------------------------------------------------------------------------
 @router.get("/models", response_model=ModelList, dependencies=[READ], responses=error_responses(404, 422))
 def list_models(
-    scope: Scope,
+    editor: Editor,
+    tenant: KnownTenant,
     pageType: Annotated[str | None, Query(description="Only models serving this page type.")] = None,
     modelType: Annotated[str | None, Query(description="Only models of this type.")] = None,
 ) -> ModelList:
     """The tenant's models with their deployment state, filterable by page type and model type."""
-    records = ModelRegistry(scope).list()
-    if pageType:
-        records = [r for r in records if pageType in r.page_types]
-    if modelType:
-        records = [r for r in records if r.model_type.value == modelType]
-    return ModelList(models=[view(scope, r) for r in records])
+    found = editor.models(tenant, page_type=pageType, model_type=modelType)
+    return ModelList(models=[view(m) for m in found])
 
 
 @router.get(
     "/models/{model_id}", response_model=ModelView, dependencies=[READ], responses=error_responses(404)
 )
-def get_model(scope: Scope, model_id: PathId) -> ModelView:
-    return view(scope, ModelRegistry(scope).get(model_id))
+def get_model(editor: Editor, tenant: KnownTenant, model_id: PathId) -> ModelView:
+    return view(editor.model(tenant, model_id))
 
 
 @router.post(
@@ -87,10 +75,9 @@ def get_model(scope: Scope, model_id: PathId) -> ModelView:
     dependencies=[WRITE],
     responses=error_responses(404),
 )
-def deploy(scope: Scope, tenant: TenantQuery, model_id: PathId, jobs: Jobs) -> Job:
+def deploy(editor: Editor, tenant: KnownTenant, model_id: PathId) -> Job:
     """Start a job that loads and warms the model, then marks it deployed; poll ``GET /jobs/{jobId}``."""
-    ModelRegistry(scope).get(model_id)
-    return submit(jobs, scope, tenant, "deploy", model_id)
+    return editor.deploy(tenant, model_id)
 
 
 @router.post(
@@ -100,25 +87,23 @@ def deploy(scope: Scope, tenant: TenantQuery, model_id: PathId, jobs: Jobs) -> J
     dependencies=[WRITE],
     responses=error_responses(404, 409),
 )
-def undeploy(scope: Scope, tenant: TenantQuery, model_id: PathId, jobs: Jobs) -> Job:
+def undeploy(editor: Editor, tenant: KnownTenant, model_id: PathId) -> Job:
     """Start an undeploy job; refused with 409 (``model_in_use``) while any container uses the model."""
-    ModelRegistry(scope).get(model_id)
-    refuse_if_attached(scope, model_id)
-    return submit(jobs, scope, tenant, "undeploy", model_id)
+    return editor.undeploy(tenant, model_id)
 
 
 @router.get("/jobs/{job_id}", response_model=Job, dependencies=[READ], responses=error_responses(404))
-def get_job(scope: Scope, tenant: TenantQuery, job_id: PathId) -> Job:
+def get_job(editor: Editor, tenant: KnownTenant, job_id: PathId) -> Job:
     """Status (accepted, in_progress, completed, failed), ``percent`` 0-100 and a message."""
-    return JobStore(scope, tenant).get(job_id)
+    return editor.job(tenant, job_id)
 
 
 # ---- containers -----------------------------------------------------------------------------
 @router.get(
     "/containers", response_model=list[Container], dependencies=[READ], responses=error_responses(404)
 )
-def list_containers(scope: Scope) -> list[Container]:
-    return ContainerStore(scope).list()
+def list_containers(editor: Editor, tenant: KnownTenant) -> list[Container]:
+    return editor.containers(tenant)
 
 
 @router.get(
@@ -127,8 +112,8 @@ def list_containers(scope: Scope) -> list[Container]:
     dependencies=[READ],
     responses=error_responses(404),
 )
-def get_container(scope: Scope, container_id: PathId) -> Container:
-    return ContainerStore(scope).get(container_id)
+def get_container(editor: Editor, tenant: KnownTenant, container_id: PathId) -> Container:
+    return editor.container(tenant, container_id)
 
 
 @router.post(
@@ -138,14 +123,11 @@ def get_container(scope: Scope, container_id: PathId) -> Container:
     dependencies=[WRITE],
     responses=error_responses(400, 404, 409, 422),
 )
-def create_container(scope: Scope, body: ContainerCreate) -> Container:
+def create_container(editor: Editor, tenant: KnownTenant, body: ContainerCreate) -> Container:
     """Create at version 1; every slot's model must be deployed (409 ``model_not_deployed``); a
     recommendation rule naming a slot not in the container is a 400 ``value_invalid``."""
-    body.check_rule_slots()
-    Deployments(scope).require_deployed(list(dict.fromkeys(s.modelId for s in body.slotConfigurations)))
-    return ContainerStore(scope).create(
-        body.containerId, ContainerBody(**body.model_dump(exclude={"containerId"}))
-    )
+    fields = ContainerBody(**body.model_dump(exclude={"containerId"}))
+    return editor.create_container(tenant, body.containerId, fields)
 
 
 @router.put(
@@ -154,7 +136,9 @@ def create_container(scope: Scope, body: ContainerCreate) -> Container:
     dependencies=[WRITE],
     responses=error_responses(400, 404, 409, 422),
 )
-def replace_container(scope: Scope, container_id: PathId, body: ContainerReplace) -> Container:
+def replace_container(
+    editor: Editor, tenant: KnownTenant, container_id: PathId, body: ContainerReplace
+) -> Container:
     """Replace the container at ``version``; the result has ``version + 1``. A stale version: 409
     ``container_version_conflict``, nothing changed. The body may be what ``GET`` returned (its
     read-only fields are ignored; a ``containerId`` other than the path's is a 400, as is a
@@ -164,11 +148,8 @@ def replace_container(scope: Scope, container_id: PathId, body: ContainerReplace
             f"containerId '{body.containerId}' is not the path's '{container_id}'",
             code=ErrorCode.CONTAINER_ID_MISMATCH,
         )
-    body.check_rule_slots()
-    Deployments(scope).require_deployed(list(dict.fromkeys(s.modelId for s in body.slotConfigurations)))
-    return ContainerStore(scope).replace(
-        container_id, ContainerBody(**body.model_dump(exclude=ContainerReplace.READ_ONLY)), body.version
-    )
+    fields = ContainerBody(**body.model_dump(exclude=ContainerReplace.READ_ONLY))
+    return editor.replace_container(tenant, container_id, fields, body.version)
 
 
 @router.delete(
@@ -178,11 +159,12 @@ def replace_container(scope: Scope, container_id: PathId, body: ContainerReplace
     responses=error_responses(404, 409),
 )
 def delete_container(
-    scope: Scope,
+    editor: Editor,
+    tenant: KnownTenant,
     container_id: PathId,
     version: Annotated[int | None, Query(ge=1, description="Delete only at this version.")] = None,
 ) -> Response:
-    ContainerStore(scope).delete(container_id, version)
+    editor.delete_container(tenant, container_id, version)
     return Response(status_code=204)
 
 
@@ -200,33 +182,28 @@ def post_events(
         EventIn | EventBatch,
         Body(description='One event, or `{"events": [...]}` (up to 10,000).'),
     ],
-    tenants: AllTenants,
-    store: Events,
+    editor: Editor,
 ) -> EventsAccepted:
     """Store visitor events (Redis with AISLE_REDIS_URL, else the embedded shared store)."""
-    allowed = tenants.config(tenant).global_.event_types
     items = body.events if isinstance(body, EventBatch) else [body]
     events = [
         Event(e.visitorId, e.eventType, e.productId, e.epoch(), e.userId, e.sessionId, e.quantity, e.price)
         for e in items
     ]
-    require_known_types(events, allowed)
-    require_sane_times(events)
-    return EventsAccepted(accepted=record_events(store, tenant, events))
+    return EventsAccepted(accepted=editor.record_events(tenant, events))
 
 
 @router.get(
     "/events", response_model=EventList, dependencies=[READ], responses=error_responses(404, 422, 503)
 )
 def get_events(
-    scope: Scope,
-    tenant: TenantQuery,
+    editor: Editor,
+    tenant: KnownTenant,
     visitorId: Annotated[str, Query(pattern=EXTERNAL_ID_PATTERN, description="1-256 characters.")],
-    store: Events,
     limit: Annotated[int, Query(ge=1, le=1000, description="At most this many (and the store's cap).")] = 50,
 ) -> EventList:
     """The visitor's recent events, newest first."""
-    events = store.recent(tenant, visitorId, limit)
+    events = editor.recent_events(tenant, visitorId, limit)
     return EventList(
         visitorId=visitorId,
         events=[
@@ -241,9 +218,9 @@ def get_events(
 
 
 @router.get("/events/types", response_model=EventTypes, dependencies=[READ], responses=error_responses(404))
-def event_types(tenant: TenantQuery, tenants: AllTenants) -> EventTypes:
+def event_types(tenant: TenantQuery, editor: Editor) -> EventTypes:
     """The event types of the tenant (``global_configuration.json`` ``event_types``)."""
-    return EventTypes(eventTypes=list(tenants.config(tenant).global_.event_types))
+    return EventTypes(eventTypes=editor.event_types(tenant))
 
 
 @router.post(
@@ -252,9 +229,7 @@ def event_types(tenant: TenantQuery, tenants: AllTenants) -> EventTypes:
     dependencies=[WRITE],
     responses=error_responses(404, 422, 503),
 )
-def user_features(
-    scope: Scope, tenant: TenantQuery, body: UserFeaturesIn, store: Events
-) -> UserFeaturesStored:
+def user_features(editor: Editor, tenant: KnownTenant, body: UserFeaturesIn) -> UserFeaturesStored:
     """Replace a user's feature vector."""
-    store.put_user_features(tenant, body.userId, body.features)
+    editor.put_user_features(tenant, body.userId, body.features)
     return UserFeaturesStored(userId=body.userId)

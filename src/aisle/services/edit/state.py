@@ -6,10 +6,7 @@ from dataclasses import dataclass
 
 from aisle.core.auth.dependencies import Authorizer
 from aisle.core.config import Settings
-from aisle.core.events import EventStore
-from aisle.core.storage import BlobStore
-from aisle.core.tenancy import Tenants
-from aisle.recs.jobs import JobRunner
+from aisle.recs.editing import RecsEditor
 
 
 @dataclass
@@ -17,8 +14,5 @@ class EditState:
     """Resources of one edit process (``app.state.edit``)."""
 
     settings: Settings
-    store: BlobStore
-    tenants: Tenants
-    events: EventStore
-    jobs: JobRunner
+    editor: RecsEditor
     authorizer: Authorizer

@@ -101,6 +101,7 @@ def to_query(body: PredictRequest, container_id: str) -> PredictQuery:
             strict_filtering=p.strictFiltering,
             diversity_level=p.diversityLevel,
             debug=p.debug,
+            container_rules=p.containerRules,
         ),
     )
 
@@ -113,7 +114,8 @@ def to_query(body: PredictRequest, container_id: str) -> PredictQuery:
         COMMON,
         {
             "400": "`modelIds` not in the container (model_ids_unknown), an action's unknown slot "
-            "(action_slot_unknown) or condition field (condition_field_unknown)",
+            "(action_slot_unknown) or condition field (condition_field_unknown), the container's saved "
+            "rules and `actions` together over 50 (value_invalid)",
             "404": "unknown tenant (tenant_not_found) or container (container_not_found)",
             "409": "a slot's model is not deployed (model_not_deployed)",
             "503": "a slot's model is still being trained by a background build (model_training, "
@@ -126,7 +128,9 @@ async def predict(body: PredictRequest, tenant: TenantQuery, engine: Engine) -> 
     """Recommendations of the container ``containerId`` for the seed products.
 
     Runs the container's slots (only ``modelIds`` when given) in placement order, applies the
-    actions, personalises with ``visitorId`` / ``userId`` and merges the slots' items.
+    container's saved recommendation rules and then the request's actions, personalises with
+    ``visitorId`` / ``userId`` and merges the slots' items. ``predictParams.containerRules: false``
+    leaves the saved rules out (the console's preview of rules being edited).
     """
     # A warm request is about 1 ms of pure-Python CPU served from the engine's caches: answered
     # inline, since a thread adds ~0.4 ms of hand-off and no parallelism under the GIL. Anything

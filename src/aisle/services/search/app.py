@@ -16,10 +16,9 @@ from starlette.middleware import Middleware
 from aisle.core.auth.dependencies import Authorizer
 from aisle.core.config import Settings, load_settings
 from aisle.core.storage.resolver import open_blob_store_from_settings
-from aisle.recs.serving import ContainerCache
 from aisle.search.engine import SearchEngine
 from aisle.services.common.app import service_app
-from aisle.services.search import routes, suggest_routes, vector_routes
+from aisle.services.search import recs_relay, routes, suggest_routes, vector_routes
 from aisle.services.search.fast_lane import SearchFastLane
 from aisle.services.search.state import SearchState
 
@@ -35,7 +34,6 @@ def create_app(settings: Settings | None = None, *, preload: bool = True) -> Fas
         settings=settings,
         engine=SearchEngine.from_settings(settings, store),
         predict_client=httpx.AsyncClient(base_url=settings.predict_url, timeout=5.0),
-        containers=ContainerCache(settings.container_cache_seconds),
     )
 
     @asynccontextmanager
@@ -61,7 +59,7 @@ def create_app(settings: Settings | None = None, *, preload: bool = True) -> Fas
         description="Multi-stage product search (query understanding, merchandising rules, staged BM25 "
         "retrieval, facets), catalog browsing, categories and tenants. Errors use one envelope: "
         '`{"error": {"code", "message", "details"}}`.',
-        routers=[routes.router, suggest_routes.router, vector_routes.router],
+        routers=[routes.router, suggest_routes.router, vector_routes.router, recs_relay.router],
         lifespan=lifespan,
         settings=settings,
         tenants=state.engine.tenants,

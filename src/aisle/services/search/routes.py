@@ -5,9 +5,8 @@ from __future__ import annotations
 import time
 from typing import Annotated, Any
 
-import httpx
 import orjson
-from fastapi import APIRouter, Depends, Path, Query, Request
+from fastapi import APIRouter, Depends, Path, Query
 from fastapi.concurrency import run_in_threadpool
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import Response
@@ -15,18 +14,15 @@ from fastapi.routing import APIRoute
 from pydantic import ValidationError
 
 from aisle.core.auth.dependencies import Principal
-from aisle.core.auth.scopes import RECS_READ, SEARCH_READ
-from aisle.core.errors import BadRequest, ErrorCode, Unavailable
+from aisle.core.auth.scopes import SEARCH_READ
+from aisle.core.errors import BadRequest, ErrorCode
 from aisle.core.timing import add_timing
-from aisle.recs.containers import ContainerNotFound, ContainerStore
 from aisle.search import browse
 from aisle.search.model import FilterSpec, SearchResult, SortOrder
 from aisle.services.common.auth import require_scope, scoped
 from aisle.services.common.errors import error_responses
 from aisle.services.common.metrics import count_tenant
 from aisle.services.common.params import TenantQuery
-from aisle.services.common.predict_request import PredictRequest
-from aisle.services.common.request_id import request_id_of
 from aisle.services.search.schemas import (
     CategoriesRequest,
     CategoriesResponse,
@@ -39,7 +35,7 @@ from aisle.services.search.schemas import (
     SearchRequest,
     TenantList,
 )
-from aisle.services.search.state import Engine, SearchState, State
+from aisle.services.search.state import Engine
 
 router = APIRouter()
 read = scoped(SEARCH_READ)
@@ -232,75 +228,3 @@ def tenants(engine: Engine, principal: Annotated[Principal | None, Depends(requi
     if principal is not None:
         names = [n for n in names if n in principal.tenants]
     return TenantList(tenants=names)
-
-
-MAX_ACTIONS = 50
-
-
-async def with_container_rules(state: SearchState, tenant: str, raw: bytes, parsed: PredictRequest) -> bytes:
-    """``raw`` with the container's saved rules put before its ``actions`` (unchanged without rules).
-
-    The container is read through the process's :class:`ContainerCache`, so an edit reaches
-    recommendations at most ``AISLE_CONTAINER_CACHE_SECONDS`` later, as it reaches predict."""
-    cid = parsed.containerId
-    try:
-        container = state.containers.cached(tenant, cid)
-        if container is None:
-            store = ContainerStore(state.engine.tenants.scope(tenant))
-            container = await run_in_threadpool(state.containers.get, tenant, store, cid)
-    except ContainerNotFound:
-        return raw  # predict answers with its own 404
-    if not container.recommendationRules:
-        return raw
-    saved = [r.model_dump(mode="json", exclude_none=True) for r in container.recommendationRules]
-    if len(saved) + len(parsed.actions) > MAX_ACTIONS:
-        raise BadRequest(
-            f"container '{parsed.containerId}' has {len(saved)} rules; with the request's "
-            f"{len(parsed.actions)} actions that is over {MAX_ACTIONS}",
-            code=ErrorCode.VALUE_INVALID,
-        )
-    data = orjson.loads(raw)
-    data["actions"] = saved + list(data.get("actions") or [])
-    return orjson.dumps(data)
-
-
-@router.post(
-    "/recommendations",
-    dependencies=[scoped(RECS_READ)],
-    responses=error_responses(400, 401, 403, 404, 422, 503),
-)
-async def recommendations(
-    state: State, request: Request, tenant: TenantQuery, _body: PredictRequest
-) -> Response:
-    """Proxied to the predict service's ``POST /predict``: the same body (checked here first), envelope
-    and ``Aisle-Degraded`` header (set when the items are not personalised: the event store is down).
-
-    The container's saved recommendation rules (``recommendationRules``, authored in the merchandising
-    console) go first in the request's ``actions`` (spec: rules authored in the UI reach predict as
-    ``actions``); together at most 50, else 400 ``value_invalid``. The request's id goes along
-    (``X-Request-Id``), so both services' log lines of it share one id.
-    """
-    body = await with_container_rules(state, tenant, await request.body(), _body)
-    headers = {"content-type": "application/json"}
-    if (request_id := request_id_of(request.scope)) is not None:
-        headers["x-request-id"] = request_id
-    if "authorization" in request.headers:
-        headers["authorization"] = request.headers["authorization"]
-    try:
-        resp = await state.predict_client.post(
-            "/predict", params={"tenant": tenant}, content=body, headers=headers
-        )
-    except httpx.HTTPError as exc:
-        raise Unavailable(
-            f"the recommendation service is unreachable: {exc.__class__.__name__}",
-            code=ErrorCode.RECOMMENDATIONS_UNAVAILABLE,
-        ) from exc
-    relayed = {k: v for k in RELAYED_HEADERS if (v := resp.headers.get(k)) is not None}
-    return Response(
-        resp.content, status_code=resp.status_code, media_type="application/json", headers=relayed
-    )
-
-
-RELAYED_HEADERS = ("Retry-After", "Aisle-Degraded")
-"""Headers of predict's answer that ``POST /recommendations`` passes on (a 503's retry hint, and the
-note that the items are not personalised)."""

@@ -13,7 +13,6 @@ import httpx
 from fastapi import Depends, Request
 
 from aisle.core.config import Settings
-from aisle.recs.serving import ContainerCache
 from aisle.search.engine import SearchEngine
 
 
@@ -24,9 +23,6 @@ class SearchState:
     settings: Settings
     engine: SearchEngine
     predict_client: httpx.AsyncClient
-    containers: ContainerCache
-    """Containers read for their recommendation rules (``POST /recommendations``), kept
-    ``AISLE_CONTAINER_CACHE_SECONDS`` like predict keeps them."""
 
 
 async def _state(request: Request) -> SearchState:

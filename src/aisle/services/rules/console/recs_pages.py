@@ -2,8 +2,9 @@
 
 Containers, models and jobs are the edit service's (``AISLE_EDIT_URL``), reached with the session's
 token; the preview calls the predict service's ``POST /predict`` twice for a seed product, with no
-actions and with the rules being edited. A container is saved whole (slots and rules in one ``PUT``
-naming the version read), so a stale version is a 409 and nothing is half-saved.
+actions and with the rules being edited, each time leaving the container's saved rules out
+(``containerRules: false``; predict applies them otherwise). A container is saved whole (slots and
+rules in one ``PUT`` naming the version read), so a stale version is a 409 and nothing is half-saved.
 """
 
 from __future__ import annotations
@@ -163,7 +164,8 @@ async def preview(request: Request, session: Session, tenant: str, container_id:
         return render(
             request, "rec_preview.html", error=problem or "Give a seed product id.", session=session
         )
-    base = {"containerId": container_id, "productIds": [seed], "predictParams": {"returnProduct": True}}
+    params = {"returnProduct": True, "containerRules": False}  # the draft replaces the saved rules
+    base = {"containerId": container_id, "productIds": [seed], "predictParams": params}
     client = api(request, session)
     without = await client.predict(tenant, {**base, "actions": []})
     with_rules = await client.predict(tenant, {**base, "actions": rules})

@@ -1,7 +1,7 @@
 """The issue's offline measurements on the shared data, shared by ``aisle eval recs`` and ``bench/``.
 
 Each run trains on the protocol's training part only and scores its test part
-(protocols: ``../shared/data/README.md``, implemented in :mod:`aisle.recs.evaluation`).
+(protocols: ``../shared/data/README.md``, implemented in :mod:`aisle.recs.evaluation.protocols`).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from aisle.recs.evaluation import attribute_agreement, basket_completion, session_next_item
+from aisle.recs.evaluation.protocols import attribute_agreement, basket_completion, session_next_item
 from aisle.recs.events import (
     completejourney_categories,
     completejourney_lines,

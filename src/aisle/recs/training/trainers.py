@@ -1,86 +1,33 @@
-"""Training entry points: build a model from data, write its artifact, then register it.
+"""The embedded trainers: build a model of each type from data (numpy / scipy / polars in this process).
 
-Every ``train_*`` function returns the new :class:`ModelRecord`. The artifact (``model.npz`` or parquet
-tables, plus ``params.json``) is written completely under ``models/artifacts/<model_id>/v<n>/`` before
-the registry entry is written (see :mod:`aisle.recs.registry`).
+Every ``train_*`` function returns the model; :func:`aisle.recs.training.artifacts.save_model` writes and
+registers it. The functions named after a model type (:func:`also_view`, :func:`bought_together`,
+:func:`similar`, :func:`good_better_best`, :func:`bundles`) are the model-type table's trainers
+(:mod:`aisle.recs.model_types`): each takes the :class:`~aisle.recs.model_types.TrainingData` of its
+row's data source.
 """
 
 from __future__ import annotations
 
-import io
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 import polars as pl
 
-from aisle.core.storage import BlobStore
+from aisle.recs.model_types import TrainingData
 from aisle.recs.models.also_view import SessionKnnModel, SessionKnnParams, train_session_knn
-from aisle.recs.models.base import ModelType
 from aisle.recs.models.bought_together import BoughtTogetherModel, BoughtTogetherParams, train_bought_together
 from aisle.recs.models.bundles import BundleModel, train_bundles
 from aisle.recs.models.good_better_best import GoodBetterBestModel, train_good_better_best
 from aisle.recs.models.similar import SimilarItemsModel, SimilarParams, product_texts, train_similar_items
-from aisle.recs.registry import DEFAULT_PAGE_TYPES, ArtifactWriter, ModelRecord, ModelRegistry
 
 if TYPE_CHECKING:
     from aisle.catalog.store import Catalog
     from aisle.core.tenancy import Tenants
 
 Progress = Callable[[str], None]
-
-
-def default_model_id(model_type: ModelType) -> str:
-    """``CUSTOMERS_ALSO_VIEW`` -> ``customers-also-view``."""
-    return model_type.value.lower().replace("_", "-")
-
-
-def _parquet(df: pl.DataFrame) -> bytes:
-    buf = io.BytesIO()
-    df.write_parquet(buf, compression="zstd")
-    return buf.getvalue()
-
-
-def save_model(
-    scope: BlobStore,
-    tenant: str,
-    model: Any,
-    *,
-    model_id: str | None = None,
-    metrics: dict[str, float] | None = None,
-    info: dict[str, Any] | None = None,
-) -> ModelRecord:
-    """Write ``model``'s artifact as a new version, then register it. Returns the record.
-
-    ``info`` (data source, fingerprints) is stored in ``record.params`` beside the hyper-parameters.
-    """
-    model_type: ModelType = model.model_type
-    model_id = model_id or default_model_id(model_type)
-    registry = ModelRegistry(scope)
-    version = registry.next_version(model_id)
-    writer = ArtifactWriter(scope, model_id, version)
-    if isinstance(model, GoodBetterBestModel):
-        writer.put_bytes("products.parquet", _parquet(model.to_table()))
-    elif isinstance(model, BundleModel):
-        for name, table in model.tables().items():
-            writer.put_bytes(f"{name}.parquet", _parquet(table))
-    else:
-        writer.put_arrays("model.npz", model.to_arrays())
-    params = model.params_dict()
-    writer.put_json("params.json", params)
-    record = ModelRecord(
-        model_id=model_id,
-        tenant=tenant,
-        model_type=model_type,
-        page_types=DEFAULT_PAGE_TYPES[model_type],
-        version=version,
-        metrics=metrics or {},
-        artifact_uri=writer.uri,
-        params=params | {"info": info or {}},
-    )
-    registry.register(record)
-    return record
 
 
 def train_also_view(views: pl.DataFrame, params: SessionKnnParams | None = None) -> SessionKnnModel:
@@ -152,3 +99,35 @@ def vector_search_embeddings(
 def train_gbb(products: pl.DataFrame, popularity: pl.DataFrame | None = None) -> GoodBetterBestModel:
     """GOOD_BETTER_BEST from a catalog with ``price``; ``popularity`` (item_id, popularity) optional."""
     return train_good_better_best(products, popularity)
+
+
+def _need(value: pl.DataFrame | None, what: str) -> pl.DataFrame:
+    if value is None:
+        raise ValueError(f"training data without {what}")
+    return value
+
+
+def also_view(data: TrainingData) -> SessionKnnModel:
+    """CUSTOMERS_ALSO_VIEW from VIEWS (:func:`train_also_view`)."""
+    return train_also_view(_need(data.events, "events"))
+
+
+def bought_together(data: TrainingData) -> BoughtTogetherModel:
+    """FREQUENTLY_BOUGHT_TOGETHER from BASKETS (:func:`train_fbt`)."""
+    return train_fbt(_need(data.lines, "purchase lines"), data.categories)
+
+
+def bundles(data: TrainingData) -> BundleModel:
+    """BUNDLE_RECOMMENDATIONS from BASKETS (:func:`train_bundle_model`)."""
+    return train_bundle_model(_need(data.lines, "purchase lines"), _need(data.categories, "item categories"))
+
+
+def similar(data: TrainingData) -> SimilarItemsModel:
+    """SIMILAR_ITEMS from the CATALOG and its text vectors when given (:func:`train_similar`)."""
+    products = _need(data.products, "catalog products")
+    return train_similar(products, vectors=data.vectors, threads=data.threads, progress=data.progress)
+
+
+def good_better_best(data: TrainingData) -> GoodBetterBestModel:
+    """GOOD_BETTER_BEST from the CATALOG (:func:`train_gbb`)."""
+    return train_gbb(_need(data.products, "catalog products"))

@@ -34,6 +34,7 @@ class Recorder:
         capacity: records held at most; past it new records are dropped and counted.
         batch: a write starts early once this many records wait.
         start: start the background thread (tests may flush by hand instead).
+        on_drop: called for each record dropped (a service counts them in ``/metrics``).
 
     Attributes:
         recorded, dropped, written, failed: counts since start (dropped: buffer full; failed: records
@@ -48,6 +49,7 @@ class Recorder:
         capacity: int = DEFAULT_CAPACITY,
         batch: int = DEFAULT_BATCH,
         start: bool = True,
+        on_drop: Callable[[], object] | None = None,
     ) -> None:
         self._write = sink.write if isinstance(sink, ParquetLog) else sink
         self.flush_s = flush_s
@@ -59,6 +61,7 @@ class Recorder:
         self._wake = threading.Event()
         self._closed = threading.Event()
         self._flush_lock = threading.Lock()
+        self.on_drop = on_drop
         self.recorded = self.dropped = self.written = self.failed = 0
         self._thread: threading.Thread | None = None
         if start:
@@ -67,14 +70,20 @@ class Recorder:
 
     def record(self, record: Record) -> bool:
         """Buffer one record; False (and counted in ``dropped``) when the buffer is full or closed."""
+        wake = False
         with self._lock:
-            if len(self._buffer) >= self.capacity or self._closed.is_set():
+            full = len(self._buffer) >= self.capacity or self._closed.is_set()
+            if full:
                 self.dropped += 1
-                return False
-            self._buffer.append(record)
-            self.recorded += 1
-            full = len(self._buffer) >= self.batch
+            else:
+                self._buffer.append(record)
+                self.recorded += 1
+                wake = len(self._buffer) >= self.batch
         if full:
+            if self.on_drop is not None:
+                self.on_drop()
+            return False
+        if wake:
             self._wake.set()
         return True
 

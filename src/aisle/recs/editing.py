@@ -29,7 +29,13 @@ from aisle.recs.deployments import (
     refuse_if_attached,
     undeploy_handler,
 )
-from aisle.recs.ingest import record_events, require_known_types, require_sane_times
+from aisle.recs.ingest import (
+    accepted_types,
+    record_events,
+    require_known_types,
+    require_positions_with_tokens,
+    require_sane_times,
+)
 from aisle.recs.jobs import Job, JobRunner, JobStore
 from aisle.recs.registry import ModelRecord, ModelRegistry
 
@@ -185,8 +191,8 @@ class RecsEditor:
 
     # ---- events and user features -----------------------------------------------------------
     def event_types(self, tenant: str) -> list[str]:
-        """The event types the tenant accepts (``global_configuration.json`` ``event_types``)."""
-        return list(self.tenants.config(tenant).global_.event_types)
+        """The event types the tenant accepts: ``global_configuration.json`` ``event_types`` and ``click``."""
+        return accepted_types(list(self.tenants.config(tenant).global_.event_types))
 
     def record_events(self, tenant: str, events: Sequence[Event]) -> int:
         """Store ``events`` (all or none); returns how many were accepted.
@@ -196,6 +202,7 @@ class RecsEditor:
         """
         require_known_types(events, self.event_types(tenant))
         require_sane_times(events)
+        require_positions_with_tokens(events)
         return record_events(self.events, tenant, events)
 
     def recent_events(self, tenant: str, visitor_id: str, limit: int) -> list[Event]:

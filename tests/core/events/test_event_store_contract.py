@@ -116,8 +116,9 @@ def test_outbox_holds_events_until_done(store: EventStore, tenant: str) -> None:
     store.append(tenant, [], outbox=[ev("v2", "p3")])
     assert [e.product_id for _, e in store.outbox(tenant, 10)] == ["p1", "p3"]  # oldest first
     assert len(store.outbox(tenant, 1)) == 1
+    assert tenant in store.outbox_tenants()
     store.outbox_done(tenant, [first[0][0]])
     assert [e.product_id for _, e in store.outbox(tenant, 10)] == ["p3"]
     assert store.outbox(f"{tenant}x", 10) == []  # per tenant
     store.clear(tenant)
-    assert store.outbox(tenant, 10) == []
+    assert store.outbox(tenant, 10) == [] and tenant not in store.outbox_tenants()

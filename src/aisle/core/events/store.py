@@ -82,6 +82,10 @@ class EventStore(Protocol):
         """Remove delivered outbox entries (unknown ids are ignored)."""
         ...
 
+    def outbox_tenants(self) -> list[str]:
+        """The tenants whose outbox holds entries (a drainer visits only these)."""
+        ...
+
     def recent(self, tenant: str, visitor_id: str, limit: int | None = None) -> list[Event]:
         """The visitor's events, newest first, at most ``min(limit, cap)``; ``[]`` for an unknown visitor."""
         ...

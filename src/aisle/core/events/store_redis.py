@@ -94,6 +94,11 @@ class RedisEventStore:
             entries: Any = self.client.xrange(_outbox_key(tenant), count=limit)
         return [(_text(entry_id), Event.from_json(fields[b"e"])) for entry_id, fields in entries]
 
+    def outbox_tenants(self) -> list[str]:
+        with _reachable():
+            keys = list(self.client.scan_iter(match=_outbox_key("*"), count=1000))
+        return sorted(_text(k).split(":")[1] for k in keys)
+
     def outbox_done(self, tenant: str, entry_ids: Sequence[str]) -> None:
         if entry_ids:
             with _reachable():

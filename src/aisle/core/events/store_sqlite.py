@@ -123,6 +123,9 @@ class SqliteEventStore:
         )
         return [(str(seq), Event.from_json(payload)) for seq, payload in rows]
 
+    def outbox_tenants(self) -> list[str]:
+        return [row[0] for row in self._conn().execute("SELECT DISTINCT tenant FROM outbox ORDER BY tenant")]
+
     def outbox_done(self, tenant: str, entry_ids: Sequence[str]) -> None:
         ids = [(tenant, int(i)) for i in entry_ids if i.isdigit()]
         if ids:

@@ -19,8 +19,10 @@ from fastapi import FastAPI
 from fastapi.concurrency import run_in_threadpool
 
 from aisle.analytics.engine import AnalyticsEngine
+from aisle.analytics.outbox import drain
 from aisle.core.auth.dependencies import Authorizer
 from aisle.core.config import Settings, load_settings
+from aisle.core.events import EventStore, open_event_store
 from aisle.core.storage.resolver import open_blob_store_from_settings
 from aisle.core.tenancy import Tenants
 from aisle.services.analytics import routes
@@ -57,14 +59,33 @@ def warm_rollups(state: AnalyticsState) -> int:
     return looked
 
 
-def create_app(settings: Settings | None = None) -> FastAPI:
-    """Build the analytics service (it records nothing itself: it reads what the others record)."""
+def drain_outboxes(state: AnalyticsState, events: EventStore) -> int:
+    """Move every tenant's event outbox into the log (:func:`aisle.analytics.outbox.drain`)."""
+    return sum(drain(events, state.engine.log, tenant) for tenant in events.outbox_tenants())
+
+
+def create_app(settings: Settings | None = None, *, events: EventStore | None = None) -> FastAPI:
+    """Build the analytics service (it records no answers itself: it reads what the others record).
+
+    Every ``AISLE_ANALYTICS_FLUSH_SECONDS`` it moves the shopper events waiting in the event store's
+    outbox (``events``, default :func:`aisle.core.events.open_event_store`) into the log, so an event is
+    counted in the reports within that interval of its 202.
+    """
     settings = settings or load_settings()
     blob = open_blob_store_from_settings(settings)
     tenants = Tenants(blob)
+    events = events or open_event_store(settings)
     state = AnalyticsState(
         settings=settings, tenants=tenants, engine=AnalyticsEngine.from_settings(settings, blob, record=False)
     )
+
+    async def deliver() -> None:
+        while True:
+            try:
+                await run_in_threadpool(drain_outboxes, state, events)
+            except Exception:  # the event store or the bucket is down: the next round tries again
+                log.exception("analytics: draining the event outbox failed")
+            await asyncio.sleep(settings.analytics_flush_seconds)
 
     async def upkeep() -> None:
         expired_on = None
@@ -83,11 +104,14 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
-        task = asyncio.create_task(upkeep())
+        tasks = [asyncio.create_task(upkeep()), asyncio.create_task(deliver())]
         yield
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
+        for task in tasks:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        await run_in_threadpool(drain_outboxes, state, events)  # SIGTERM: deliver what is waiting
+        events.close()
 
     app = service_app(
         "analytics",

@@ -16,10 +16,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from aisle.core.config import Settings
+from aisle.core.errors import BadRequest, ErrorCode
 from aisle.core.events import Event, EventStore, open_event_store
 from aisle.core.storage import BlobStore, PrefixBlobStore
 from aisle.core.storage.resolver import open_blob_store_from_settings
 from aisle.core.tenancy import Tenants
+from aisle.recs.actions import condition_fields
 from aisle.recs.containers import Container, ContainerBody, ContainerStore
 from aisle.recs.deployments import (
     Deployment,
@@ -186,8 +188,24 @@ class RecsEditor:
     def _checked(self, tenant: str, body: ContainerBody) -> PrefixBlobStore:
         body.check_rule_slots()
         scope = self.scope(tenant)
+        self._check_rule_fields(tenant, body)
         Deployments(scope).require_deployed(list(dict.fromkeys(s.modelId for s in body.slotConfigurations)))
         return scope
+
+    def _check_rule_fields(self, tenant: str, body: ContainerBody) -> None:
+        """Refuse a saved rule whose condition names a field the catalog lacks: predict would refuse
+        every request of the container for it (BadRequest ``condition_field_unknown``, 400)."""
+        known = {"id", *(a.name for a in self.tenants.config(tenant).attributes.attributes)}
+        for i, rule in enumerate(body.recommendationRules):
+            unknown = sorted(condition_fields(rule.condition) - known)
+            if unknown:
+                field = f"recommendationRules.{i}.condition"
+                message = f"'{unknown[0]}' is not a catalog field (known: {', '.join(sorted(known))})"
+                raise BadRequest(
+                    f"{field}: {message}",
+                    code=ErrorCode.CONDITION_FIELD_UNKNOWN,
+                    details=[{"field": f"body.{field}", "message": message}],
+                )
 
     # ---- events and user features -----------------------------------------------------------
     def event_types(self, tenant: str) -> list[str]:

@@ -220,6 +220,17 @@ def test_recommendation_rules_are_versioned_with_the_container(client: TestClien
     r = client.put("/containers/rr", params=T, json=stray)
     assert r.status_code == 400 and r.json()["error"]["code"] == "value_invalid"
     assert r.json()["error"]["details"][0]["field"] == "body.recommendationRules.0.slotConfigId"
+    # a condition on a field the catalog does not have: 400 naming it, nothing written
+    colour = {
+        "type": "BOOST",
+        "condition": {"op": "not", "condition": {"op": "eq", "field": "colour", "value": "red"}},
+    }
+    r = client.put(
+        "/containers/rr", params=T, json={**replaced.json(), "recommendationRules": [only_nike, colour]}
+    )
+    assert r.status_code == 400 and r.json()["error"]["code"] == "condition_field_unknown", r.text
+    assert r.json()["error"]["details"][0]["field"] == "body.recommendationRules.1.condition"
+    assert "'colour' is not a catalog field" in r.json()["error"]["message"]
     bad_op = {**replaced.json(), "recommendationRules": [{"type": "FILTER", "condition": {"op": "like"}}]}
     assert client.put("/containers/rr", params=T, json=bad_op).status_code == 422
     assert client.get("/containers/rr", params=T).json()["version"] == 2

@@ -14,6 +14,7 @@ from aisle.search.hits import Candidates, Hit
 from aisle.search.index.reader import TenantIndex
 from aisle.search.model import FilterSpec, QueryGraph, SortOrder
 from aisle.search.paging import PinPlan
+from aisle.search.rules.book import RuleDraft
 from aisle.search.rules.run import RuleRun
 
 __all__ = ["Candidates", "Hit", "SearchContext"]
@@ -82,6 +83,7 @@ class SearchContext:
     vector_only: int = 0
     external: ExternalPage | None = None
     stage_error: Exception | None = None
+    draft_rules: RuleDraft | None = None
 
     @classmethod
     def start(

@@ -13,6 +13,7 @@ import logging
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any, Unpack
 
 import tantivy
@@ -29,7 +30,9 @@ from aisle.search.model import FilterSpec, SearchResult
 from aisle.search.pipeline import SearchOptions, SearchPipeline, default_stages
 from aisle.search.ranking.doc_terms import DocTerms
 from aisle.search.ranking.store import RankerStore
-from aisle.search.rules.book import RuleBooks
+from aisle.search.rules.book import RuleBook, RuleBooks, RuleDraft
+from aisle.search.rules.model import Rule
+from aisle.search.rules.preview import Preview, preview_rule
 from aisle.search.semantic import pool_size, vector_search_result
 from aisle.search.suggest.registry import SuggesterRegistry
 from aisle.vectors.image_encoder import ImageEncoder, ImageEncoderUnavailable
@@ -120,15 +123,18 @@ class SearchEngine:
         return sizes
 
     @classmethod
-    def from_settings(cls, settings: Settings, store: BlobStore) -> SearchEngine:
+    def from_settings(
+        cls, settings: Settings, store: BlobStore, *, tenants: Tenants | None = None
+    ) -> SearchEngine:
         """The engine of a search process: ``store`` for tenants, rules, rankers and published vector
         tables, ``settings.data_dir`` for indexes and the local copies of the tables,
-        ``settings.vector_url`` for the neighbour source.
+        ``settings.vector_url`` for the neighbour source. ``tenants``: the process's configuration
+        cache over ``store`` when it already has one (default: a new one).
 
         Raises:
             ValueError: ``AISLE_VECTOR_URL`` is neither empty, ``local:`` nor an http(s) URL.
         """
-        tenants = Tenants(store)
+        tenants = tenants if tenants is not None else Tenants(store)
         indexes = IndexRegistry(tenants, settings.data_dir, check_every=settings.catalog_check_seconds)
         return cls(
             tenants,
@@ -168,6 +174,34 @@ class SearchEngine:
             BadRequest: unknown or disallowed filter/facet fields, bad filter values, unavailable sort.
         """
         return self.pipeline.search(self.indexes.get(tenant), self.tenants.config(tenant), query, **options)
+
+    def preview(
+        self,
+        tenant: str,
+        query: str,
+        rule: Rule,
+        *,
+        replaces: str | None = None,
+        at: datetime | None = None,
+        **options: Unpack[SearchOptions],
+    ) -> Preview:
+        """The live search without and with ``rule`` (see :func:`~aisle.search.rules.preview.preview_rule`).
+
+        Both runs go through this engine's own pipeline (stages, hybrid retrieval, learned ranker,
+        fallback, deadline), with only the tenant's rule set swapped for that call: the live rules
+        minus ``replaces`` and ``rule.id``, then with ``rule`` added, matched at ``at`` (default: now).
+
+        Raises: what :meth:`search` raises.
+        """
+        index = self.indexes.get(tenant)
+        config = self.tenants.config(tenant)
+        live = self.rules.book(tenant) if self.rules is not None else RuleBook([])
+
+        def search(draft: RuleDraft) -> SearchResult:
+            return self.pipeline.search(index, config, query, draft=draft, **options)
+
+        offset = options.get("offset", 0)
+        return preview_rule(live, rule, search, offset=offset, replaces=replaces, at=at)
 
     def items(
         self, tenant: str, filters: list[FilterSpec], offset: int, size: int

@@ -15,6 +15,7 @@ from aisle.core.timing import add_timing, timing_enabled
 from aisle.search.context import SearchContext
 from aisle.search.index.reader import TenantIndex
 from aisle.search.model import FacetValue, FilterSpec, SearchResult, SortOrder
+from aisle.search.rules.book import RuleDraft
 from aisle.search.stages.attributes import ExtractAttributes
 from aisle.search.stages.facets import Facets
 from aisle.search.stages.fallback import Fallback
@@ -116,14 +117,20 @@ class SearchPipeline:
         self._readers = [s for s in self.stages if isinstance(s, ReadsCandidates)]
 
     def search(
-        self, index: TenantIndex, config: TenantConfig, query: str, **options: Unpack[SearchOptions]
+        self,
+        index: TenantIndex,
+        config: TenantConfig,
+        query: str,
+        *,
+        draft: RuleDraft | None = None,
+        **options: Unpack[SearchOptions],
     ) -> SearchResult:
         """Search one tenant. ``size`` 0..100 products from ``offset``; facets over all matches.
 
         Raises:
             BadRequest: unknown or disallowed filter/facet fields, bad filter values, unavailable sort.
         """
-        ctx = self.run(index, config, query, **options)
+        ctx = self.run(index, config, query, draft=draft, **options)
         start = time.perf_counter()
         result = shape_result(ctx)
         add_timing("shape", time.perf_counter() - start)
@@ -142,8 +149,11 @@ class SearchPipeline:
         sort: SortOrder = "relevance",
         user_group: str | None = None,
         visitor_id: str | None = None,
+        draft: RuleDraft | None = None,
     ) -> SearchContext:
         """Run every stage and return the final context (its ``match_query`` selects all matches).
+
+        ``draft`` replaces the tenant's live merchandising rules for this search only (a preview).
 
         A stage that raises fails the search, unless the tenant falls back to its external service on
         ``error`` and that service answers (:meth:`Fallback.rescue`); a client's error (a 4xx) always
@@ -162,6 +172,7 @@ class SearchPipeline:
             visitor_id=visitor_id,
             budget_s=self.budget_s,
         )
+        ctx.draft_rules = draft
         if ctx.sort == "relevance" and size > 0:
             depths = [(s, s.candidate_depth(ctx)) for s in self._readers]
             ctx.candidate_depth = max((d for _, d in depths), default=0)

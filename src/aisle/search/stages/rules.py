@@ -91,11 +91,12 @@ def _any(queries: list[tantivy.Query]) -> tantivy.Query:
 
 
 class MerchandisingRules:
-    """Matches the rules (before ``Understand``). Without a ``source`` no rule ever fires.
+    """Matches the rules (before ``Understand``). Without a ``source`` no rule ever fires, unless the
+    search carries a draft rule set (``ctx.draft_rules``, a preview): then that set fires, at its instant.
 
     Args:
         source: the tenants' rules.
-        clock: the current time (timezone-aware); previews pass a chosen instant.
+        clock: the current time (timezone-aware).
     """
 
     def __init__(self, source: RuleSource | None = None, clock: Clock | None = None) -> None:
@@ -103,9 +104,14 @@ class MerchandisingRules:
         self.clock = clock or (lambda: datetime.now(UTC))
 
     def run(self, ctx: SearchContext) -> SearchContext:
-        if self.source is None:
+        draft = ctx.draft_rules
+        if draft is not None:
+            book, at = draft.book, draft.at
+        elif self.source is not None:
+            book, at = self.source.book(ctx.index.tenant), self.clock()
+        else:
             return ctx
-        fired = self.source.book(ctx.index.tenant).fire(ctx.query, self.clock(), ctx.user_group)
+        fired = book.fire(ctx.query, at, ctx.user_group)
         if not fired:
             return ctx
         run = RuleRun(original_query=ctx.query, fired=fired)

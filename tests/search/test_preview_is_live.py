@@ -23,6 +23,7 @@ from aisle.core.tenancy import Tenants, tenant_scope
 from aisle.search.engine import SearchEngine
 from aisle.search.indexes import IndexRegistry
 from aisle.search.model import FilterSpec, SearchResult
+from aisle.search.query import SearchQuery
 from aisle.search.ranking.features import FEATURES
 from aisle.search.ranking.store import RankerRecord, RankerStore
 from aisle.search.rules.book import RuleBooks
@@ -38,7 +39,7 @@ EMBEDDED = 600
 """Products per tenant given a real MiniLM vector (the rest have none, which hybrid retrieval allows):
 enough for the nearest-neighbour leg to add products, a few seconds to embed."""
 
-QUERIES: dict[str, list[tuple[str, dict[str, Any]]]] = {
+QUERIES: dict[str, list[tuple[str, dict[str, Any]]]] = {  # text, and the rest of the SearchQuery
     "fashion": [
         ("running shoes", {}),
         ("running shoes", {"offset": 20, "facets": ["brand", "color"]}),
@@ -123,8 +124,9 @@ def test_the_page_without_the_rule_is_the_live_page(engine: SearchEngine, tenant
     rule = _rule("pin-first", conditions={"query": {"match": "any"}}, actions=[pin])
     used = reranked = 0
     for query, options in QUERIES[tenant]:
-        live = engine.search(tenant, query, **options)
-        preview = engine.preview(tenant, query, rule, **options)
+        asked = SearchQuery(query, **options)
+        live = engine.search(tenant, asked)
+        preview = engine.preview(tenant, asked, rule)
         assert _page(preview.without_rule) == _page(live), (tenant, query, options)
         assert live.products, (tenant, query)  # a page to compare, not two empty ones
         used += live.query_graph.hybrid == "used"
@@ -163,11 +165,11 @@ def test_the_page_with_the_rule_is_live_search_once_the_rule_is_saved(
     engine: SearchEngine, tenant: str, query: str, fields: dict[str, Any]
 ) -> None:
     rule_id = f"saved-{tenant}"
-    preview = engine.preview(tenant, query, _rule(rule_id, **fields))
+    preview = engine.preview(tenant, SearchQuery(query), _rule(rule_id, **fields))
     assert preview.changes["fired"]
     assert _page(preview.with_rule)[0] != _page(preview.without_rule)[0]  # the rule changes the page
     _save(engine, tenant, rule_id, fields)
-    live = engine.search(tenant, query)
+    live = engine.search(tenant, SearchQuery(query))
     assert _page(preview.with_rule) == _page(live)
     assert preview.with_rule.query_graph.rules == live.query_graph.rules
 

@@ -43,14 +43,17 @@ class IndexRegistry:
         with self._guard:
             return self._locks.setdefault(tenant, threading.Lock())
 
-    def get(self, tenant: str, progress: Progress | None = None) -> TenantIndex:
-        """The tenant's index for its current catalog, built if missing.
+    def get(
+        self, tenant: str, progress: Progress | None = None, *, config: TenantConfig | None = None
+    ) -> TenantIndex:
+        """The tenant's index for its current catalog, built if missing. ``config``: the tenant's
+        configuration when the caller holds it already (default: looked up here).
 
         Raises:
             TenantNotFound, ConfigInvalid: from the tenant's configuration.
             CatalogNotFound: the tenant has no catalog yet.
         """
-        config = self.tenants.config(tenant)
+        config = config if config is not None else self.tenants.config(tenant)
         now = time.monotonic()
         entry = self._open.get(tenant)
         if entry is not None and now - entry[0] < self.check_every and entry[2] is config.attributes:

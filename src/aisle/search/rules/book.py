@@ -20,9 +20,9 @@ import pyarrow.compute as pc
 
 from aisle.core.storage import BlobNotFound, BlobStore
 from aisle.core.tenancy import check_tenant_name, tenant_scope
+from aisle.search.normalize import normalize
 from aisle.search.rules.model import Rule
 from aisle.search.rules.store import INDEX_PATH, RuleStore
-from aisle.search.normalize import normalize
 
 MATCH_CACHE_SIZE = 4096
 

@@ -105,20 +105,22 @@ def filter_clause(index: TenantIndex, spec: FilterSpec) -> tuple[tantivy.Query, 
 
 
 class ApplyFilters:
-    """Combines every request filter (AND across fields) into ``ctx.filter_query``."""
+    """Combines every request filter (AND across fields) into ``ctx.retrieval.filter_query``."""
 
     def run(self, ctx: SearchContext) -> SearchContext:
         clauses = []
-        for spec in ctx.filters:
+        for spec in ctx.retrieval.filters:
             query, applied = filter_clause(ctx.index, spec)
             clauses.append(query)
             assert ctx.graph is not None
             ctx.graph.filters.append(applied)
             attr = ctx.index.attribute(spec.field)
             if attr is not None and attr.type is AttributeType.category_path and applied.values:
-                ctx.category_level[attr.name] = min(str(v).count(PATH_SEP) for v in applied.values) + 1
+                ctx.retrieval.category_level[attr.name] = (
+                    min(str(v).count(PATH_SEP) for v in applied.values) + 1
+                )
         if clauses:
-            ctx.filter_query = (
+            ctx.retrieval.filter_query = (
                 clauses[0]
                 if len(clauses) == 1
                 else tantivy.Query.boolean_query([(tantivy.Occur.Must, q) for q in clauses])

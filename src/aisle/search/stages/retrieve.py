@@ -109,29 +109,28 @@ def _with_boosts(
 
 def stage_queries(ctx: SearchContext) -> list[tuple[str, tantivy.Query]]:
     """The (stage name, match query) pairs to try, in order."""
-    if not ctx.term_groups:
+    groups, extracted = ctx.understanding.term_groups, ctx.understanding.extracted
+    if not groups:
         browse = [("browse", tantivy.Query.all_query())]
-        if ctx.extracted:  # a query of a price phrase only ("under 500"): filter, then plain browse
-            browse.insert(0, ("browse", _as_filters(tantivy.Query.all_query(), ctx.extracted)))
+        if extracted:  # a query of a price phrase only ("under 500"): filter, then plain browse
+            browse.insert(0, ("browse", _as_filters(tantivy.Query.all_query(), extracted)))
         return browse
     index, stages = ctx.index, ctx.config.global_.stages
-    exact = [term_query(index, group) for group in ctx.term_groups]
+    exact = [term_query(index, group) for group in groups]
     strict = tantivy.Query.boolean_query([(tantivy.Occur.Must, q) for q in exact])
-    plan: list[tuple[str, tantivy.Query]] = [("strict", _as_filters(strict, ctx.extracted))]
+    plan: list[tuple[str, tantivy.Query]] = [("strict", _as_filters(strict, extracted))]
     n = len(exact)
     msm = max(1, min(n - 1, math.ceil(n * stages.relaxed_min_should_match))) if n >= 2 else 1
-    if n >= 2 or ctx.extracted:
+    if n >= 2 or extracted:
         covered = [_covered(q) for q in exact]
-        plan.append(("relaxed", _with_boosts(covered, msm, ctx.extracted)))
-    distances = [
-        _typo_distance(group[0], stages.typo) if " " not in group[0] else 0 for group in ctx.term_groups
-    ]
+        plan.append(("relaxed", _with_boosts(covered, msm, extracted)))
+    distances = [_typo_distance(group[0], stages.typo) if " " not in group[0] else 0 for group in groups]
     if any(distances) or n >= 3:
         covered = [
             _covered(q, fuzzy_query(index, g[0], d) if d else None)
-            for q, g, d in zip(exact, ctx.term_groups, distances, strict=True)
+            for q, g, d in zip(exact, groups, distances, strict=True)
         ]
-        plan.append(("typo", _with_boosts(covered, 1, ctx.extracted)))
+        plan.append(("typo", _with_boosts(covered, 1, extracted)))
     return plan
 
 
@@ -166,13 +165,13 @@ def with_filter(
 
 
 def lexical_candidates(ctx: SearchContext, n: int) -> Candidates:
-    """The first ``n`` hits of ``ctx.match_query`` with their scores (no cosine): retrieval's own
-    when it fetched at least ``n`` (``ctx.candidate_depth``), else one more search."""
-    kept = ctx.lexical
-    if kept is not None and n <= ctx.candidate_depth:
+    """The first ``n`` hits of ``ctx.retrieval.match_query`` with their scores (no cosine): retrieval's own
+    when it fetched at least ``n`` (``ctx.retrieval.candidate_depth``), else one more search."""
+    kept = ctx.retrieval.lexical
+    if kept is not None and n <= ctx.retrieval.candidate_depth:
         return Candidates(kept.ords[:n], kept.lexical[:n], kept.cosine[:n])
-    assert ctx.match_query is not None
-    found = ctx.index.searcher.search(ctx.match_query, n).hits
+    assert ctx.retrieval.match_query is not None
+    found = ctx.index.searcher.search(ctx.retrieval.match_query, n).hits
     return _candidates(ctx.index, found)
 
 
@@ -194,21 +193,26 @@ class Retrieve:
         min_hits = ctx.config.global_.stages.min_hits
         assert ctx.graph is not None
         order_field = None
-        if ctx.sort != "relevance":
+        if ctx.query.sort != "relevance":
             order_field = index.price_field
             if order_field is None:
                 raise BadRequest(
                     "this tenant's catalog has no price to sort by", code=ErrorCode.SORT_UNAVAILABLE
                 )
-        order = tantivy.Order.Asc if ctx.sort == "price_asc" else tantivy.Order.Desc
+        order = tantivy.Order.Asc if ctx.query.sort == "price_asc" else tantivy.Order.Desc
         offset, size = ctx.window()
         # the later stages' candidates come from this search when they read more than the page
-        deep = ctx.candidate_depth
+        deep = ctx.retrieval.candidate_depth
         if order_field is not None or size == 0 or offset + size >= deep:
             deep = 0
         best: tuple[str, tantivy.Query, tantivy.SearchResult] | None = None
         for name, query in stage_queries(ctx):
-            full = with_filter(query, ctx.filter_query, exclude=ctx.exclude_query, boosts=ctx.boosts)
+            full = with_filter(
+                query,
+                ctx.retrieval.filter_query,
+                exclude=ctx.merchandising.exclude_query,
+                boosts=ctx.merchandising.boosts,
+            )
             if deep:
                 result = index.searcher.search(full, deep, count=True)
             elif order_field is None:
@@ -228,19 +232,19 @@ class Retrieve:
             if hit_count(result) >= min_hits or ctx.past_deadline():
                 break
         assert best is not None
-        name, ctx.match_query, result = best
-        ctx.total = hit_count(result)
-        ctx.graph.stage = name if ctx.total > 0 else "none"  # type: ignore[assignment]
+        name, ctx.retrieval.match_query, result = best
+        ctx.output.total = hit_count(result)
+        ctx.graph.stage = name if ctx.output.total > 0 else "none"  # type: ignore[assignment]
         if size == 0 or not result.hits:
             return ctx
         found = result.hits
         if deep:
-            ctx.lexical = _candidates(index, found)
-            ords = ctx.lexical.ords[offset : offset + size].tolist()
+            ctx.retrieval.lexical = _candidates(index, found)
+            ords = ctx.retrieval.lexical.ords[offset : offset + size].tolist()
             found = found[offset : offset + size]
         else:
             ords = index.ords(found)
-        ctx.hits = [
+        ctx.output.hits = [
             Hit(o, float(s) if isinstance(s, (int, float)) else 0.0)
             for (s, _), o in zip(found, ords, strict=True)
         ]

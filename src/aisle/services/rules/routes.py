@@ -252,19 +252,7 @@ def preview(state: State, tenant: TenantQuery, body: PreviewRequest) -> PreviewR
         assert body.ruleId is not None
         rule = rules.get(body.ruleId)
     s = body.search
-    result = state.engine.preview(
-        tenant,
-        s.query,
-        rule,
-        replaces=body.ruleId,
-        at=body.at,
-        size=s.size,
-        offset=s.from_,
-        filters=s.filters,
-        facets=s.facets,
-        sort=s.sort,
-        user_group=s.userGroup,
-    )
+    result = state.engine.preview(tenant, s.search_query(), rule, replaces=body.ruleId, at=body.at)
     changes = result.changes
     return PreviewResponse(
         withoutRule=result.without_rule,

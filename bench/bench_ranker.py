@@ -33,7 +33,7 @@ def main(data_dir: Path) -> None:
     from aisle.search.pipeline import SearchPipeline, default_stages
     from aisle.search.query import SearchQuery
     from aisle.search.ranking.store import RankerRecord, RankerStore
-    from aisle.search.ranking.train import DEFAULT_ROUNDS, collect, cross_validate, fit, ranked_ids
+    from aisle.search.training.ranker import DEFAULT_ROUNDS, collect, cross_validate, fit, ranked_ids
     from aisle.vectors.search import VectorSearch
     from aisle.vectors.store import VectorStore
 

@@ -17,9 +17,9 @@ from aisle.search.pipeline import SearchPipeline, default_stages
 from aisle.search.query import SearchQuery
 from aisle.search.ranking.features import FEATURES, candidate_features
 from aisle.search.ranking.store import RankerNotFound, RankerRecord, RankerStore
-from aisle.search.ranking.train import train_ranker
 from aisle.search.stages.rerank import Rerank
 from aisle.search.stages.retrieve import lexical_candidates
+from aisle.search.training.ranker import train_ranker
 
 
 def _tiny_model(seed: int = 0) -> str:

@@ -92,7 +92,7 @@ class IndexRegistry:
 
     def _add_query_log(self, tenant: str, index: TenantIndex) -> None:
         """Weight the speller's catalog words by the tenant's query log, when it has one."""
-        from aisle.search.suggest.querylog import QueryLogStore
+        from aisle.search.querylog import QueryLogStore
 
         log = QueryLogStore(self.tenants.scope(tenant)).load()
         if log.height:

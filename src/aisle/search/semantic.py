@@ -16,8 +16,8 @@ from aisle.search.model import QueryGraph, SearchResult
 from aisle.search.normalize import normalize
 from aisle.search.pipeline import SearchPipeline
 from aisle.search.query import SearchQuery
+from aisle.search.query.filters import filter_clause
 from aisle.search.stages.facets import Facets
-from aisle.search.stages.filters import filter_clause
 from aisle.vectors.search import Neighbour
 
 POOL = 200

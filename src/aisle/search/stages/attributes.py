@@ -9,7 +9,7 @@ from __future__ import annotations
 from aisle.core.tenant_config import AttributeRole
 from aisle.search.context import SearchContext
 from aisle.search.model import AttributeMatch, FilterSpec
-from aisle.search.stages.filters import filter_clause
+from aisle.search.query.filters import filter_clause
 
 # Boost per recognised attribute value a product has, by the attribute's role. A structured match
 # outweighs a matched query word (COVERAGE_SCORE, 10): "red nike shoes" ranks a red shoe above a

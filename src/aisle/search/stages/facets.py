@@ -17,18 +17,9 @@ from aisle.core.errors import BadRequest, ErrorCode
 from aisle.core.tenant_config import AttributeRole, AttributeType
 from aisle.search.context import SearchContext
 from aisle.search.index.schema import MAX_CATEGORY_LEVELS, level_field, numeric_field
+from aisle.search.query.labels import number_label, range_label
 
 FACET_SIZE = 30
-
-
-def _num(x: float) -> str:
-    return str(int(x)) if float(x).is_integer() else f"{x:g}"
-
-
-def range_label(lo: float | None, hi: float | None) -> str:
-    if lo is None:
-        return f"0-{_num(hi)}" if hi is not None else "all"
-    return f"{_num(lo)}-{_num(hi)}" if hi is not None else f"{_num(lo)}+"
 
 
 def facet_aggregations(ctx: SearchContext) -> dict[str, dict[str, Any]]:
@@ -104,5 +95,5 @@ def _key(key: Any) -> str:
     if isinstance(key, bool):
         return "true" if key else "false"
     if isinstance(key, float):
-        return _num(key)
+        return number_label(key)
     return str(key)

@@ -32,7 +32,8 @@ import tantivy
 from aisle.core.timing import add_timing
 from aisle.search.context import Candidates, Hit, SearchContext
 from aisle.search.filter_rows import FilterRows
-from aisle.search.stages.retrieve import lexical_candidates, with_filter
+from aisle.search.query.terms import with_filter
+from aisle.search.stages.retrieve import lexical_candidates
 from aisle.vectors.search import VectorSearch
 from aisle.vectors.store import VectorIndexMissing, VectorsBuilding
 from aisle.vectors.table import VectorTable

@@ -37,6 +37,7 @@ from aisle.core.errors import AisleError
 from aisle.core.tenant_config import AttributeType
 from aisle.search.context import SearchContext
 from aisle.search.paging import PinPlan
+from aisle.search.query.filters import filter_clause
 from aisle.search.rules.book import RuleBook
 from aisle.search.rules.model import (
     BoostAction,
@@ -47,7 +48,6 @@ from aisle.search.rules.model import (
     RewriteAction,
 )
 from aisle.search.rules.run import RuleRun
-from aisle.search.stages.filters import filter_clause
 
 log = logging.getLogger("aisle.search.rules")
 Clock = Callable[[], datetime]

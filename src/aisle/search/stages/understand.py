@@ -14,10 +14,8 @@ from aisle.search.attributes import extract_price
 from aisle.search.context import SearchContext
 from aisle.search.model import Correction, QueryGraph, SynonymExpansion
 from aisle.search.normalize import normalize
-from aisle.search.stages.retrieve import term_query
+from aisle.search.query.terms import term_query
 from aisle.search.synonyms import synonym_table
-
-__all__ = ["Understand", "normalize"]
 
 
 class Understand:

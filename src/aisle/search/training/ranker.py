@@ -27,7 +27,7 @@ import numpy as np
 
 from aisle.core.errors import BadRequest, ErrorCode
 from aisle.core.tenancy import TenantConfig, Tenants
-from aisle.search.evaluation import Qrels, ndcg_at_k
+from aisle.search.evaluation.ndcg import Qrels, ndcg_at_k
 from aisle.search.index.reader import TenantIndex
 from aisle.search.query import SearchQuery
 from aisle.search.ranking.features import FEATURES, candidate_features

@@ -6,7 +6,7 @@ Spec "Search service": "optional fallback to an external retail search service".
 one of ``fallback.queries``, ``error`` when an Aisle stage failed)
 and how to merge (``replace``, or ``append`` after Aisle's products without repeating them). Results
 are counted as products the query's words matched: the nearest products hybrid retrieval adds when no
-word matched (``SearchContext.vector_only``) are Aisle's guesses, not an answer, so a query only they
+word matched (``ctx.retrieval.vector_only``) are Aisle's guesses, not an answer, so a query only they
 "answer" still falls back on ``no_results``. An external answer with no products leaves Aisle's as is.
 
 It never fails the search: the call gets what is left of the search deadline (at most

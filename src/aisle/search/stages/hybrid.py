@@ -12,7 +12,7 @@ after it, the nearest-neighbour search is skipped when no such product could rea
 :func:`extras_may_reach_page`; on the Home Depot dev queries, 9 of 10 partial matches), and ``total``
 then counts the lexical matches only. The fused list is left in ``ctx.retrieval.candidates`` for the learned
 ranker (:mod:`aisle.search.stages.rerank`). The lexical candidates come from retrieval's own search
-(:attr:`~aisle.search.context.SearchContext.candidate_depth`).
+(:attr:`~aisle.search.context.Retrieval.candidate_depth`).
 
 Without vectors (``Hybrid()``, as :func:`~aisle.search.pipeline.default_stages` builds it when given
 none, or a tenant without vectors) the stage does nothing; the search engine gives it the process's

@@ -63,6 +63,17 @@ class CategoryChildren:
     children: list[tuple[str, str, int]]
 
 
+@dataclass(frozen=True)
+class Readiness:
+    """Where a search of a tenant may run (:meth:`SearchEngine.readiness`): ``waits`` False when it is
+    CPU work only (the event loop may run it), True when it may wait for I/O (the thread pool);
+    ``config`` the tenant's configuration when it was looked up (pass it to :meth:`SearchEngine.search`),
+    None when it was not, or the lookup failed (the search then raises the failure, with its status)."""
+
+    config: TenantConfig | None
+    waits: bool
+
+
 class SearchEngine:
     """Search, browse, semantic and image search and autocomplete over every tenant of one store.
 
@@ -149,35 +160,35 @@ class SearchEngine:
 
     # -- lexical search and browsing ------------------------------------------------------------
 
-    def ready_config(self, tenant: str) -> TenantConfig | None:
-        """The tenant's configuration when a search of ``tenant`` now is CPU work only, with nothing to
-        wait for; None otherwise.
+    def readiness(self, tenant: str) -> Readiness:
+        """Whether a search of ``tenant`` now is CPU work only, with nothing to wait for, and the
+        tenant's configuration when it was looked up on the way (see :class:`Readiness`).
 
-        That is when the tenants' store is local (refreshing a cached configuration, rule book or
-        catalog version is a file read, not a network call), the tenant's index is open and current (no
-        build) and its external search service is off (no HTTP call to a fallback). The search service
-        runs such a search on its event loop instead of handing it to the thread pool: the hop costs
-        about a sixth of a search's CPU (issue 18's profile), and passes the configuration on to
-        :meth:`search` so one search looks it up once. Any doubt (an unknown tenant, a bad
-        configuration) answers None, and the search runs on the thread pool and raises there.
+        A search waits for nothing when the tenants' store is local (refreshing a cached configuration,
+        rule book or catalog version is a file read, not a network call), the tenant's index is open
+        and current (no build) and its external search service is off (no HTTP call to a fallback).
+        The search service runs such a search on its event loop instead of handing it to the thread
+        pool: the hop costs about a sixth of a search's CPU (issue 18's profile). Either way it passes
+        ``config`` on to :meth:`search`, so one search looks its configuration up once. Any doubt (an
+        unknown tenant, a bad configuration) answers "waits", and the search runs on the thread pool
+        and raises there.
         """
         if self.tenants.store.local_path("") is None:
-            return None
+            return Readiness(None, waits=True)  # a remote store: looked up in the thread pool
         try:
             config = self.tenants.config(tenant)
         except Exception:  # the thread-pool path raises it, with its status
-            return None
-        if config.crs.active or not self.indexes.is_current(tenant, config.attributes):
-            return None
-        return config
+            return Readiness(None, waits=True)
+        waits = config.crs.active or not self.indexes.is_current(tenant, config.attributes)
+        return Readiness(config, waits=waits)
 
     def answers_without_waiting(self, tenant: str) -> bool:
-        """Whether a search of ``tenant`` now is CPU work only (see :meth:`ready_config`)."""
-        return self.ready_config(tenant) is not None
+        """Whether a search of ``tenant`` now is CPU work only (see :meth:`readiness`)."""
+        return not self.readiness(tenant).waits
 
     def search(self, tenant: str, query: SearchQuery, *, config: TenantConfig | None = None) -> SearchResult:
         """The full pipeline for one tenant. ``config``: the tenant's configuration when the caller
-        holds it (from :meth:`ready_config`), else looked up here, once.
+        holds it (from :meth:`readiness`), else looked up here, once.
 
         Raises:
             TenantNotFound (404), CatalogNotFound (404): no such tenant or no catalog yet.

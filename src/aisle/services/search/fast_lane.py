@@ -11,7 +11,7 @@ CPU per request than the FastAPI route. The fast lane is that handler, kept hone
   the route declares (the set comes from the FastAPI route itself), each given once and non-empty,
   parsed by the route's own parser into the same :class:`SearchRequest`, authorized by the
   same :class:`Authorizer` for the same scope (before anything is read from storage), for a tenant
-  whose search has nothing to wait for (:meth:`SearchEngine.answers_without_waiting`: it runs on the
+  whose search has nothing to wait for (:meth:`SearchEngine.readiness`: it runs on the
   event loop).
 - Anything else goes to the FastAPI route, which answers it: an invalid or unknown parameter, a refused
   token, a tenant on a remote store, an engine error. A request the lane parsed is handed over with
@@ -138,10 +138,10 @@ class SearchFastLane:
             scope[self.parsed_key] = body  # the route, if it answers, takes this instead of parsing again
             # the token first: a refused request must not touch storage (tests/services/auth/test_isolation)
             await self.authorizer.authorize(Request(scope, _no_body), SEARCH_READ)
-            config = engine.ready_config(body.tenant)
-            if config is None:
+            ready = engine.readiness(body.tenant)
+            if ready.waits:
                 return False
-            result = engine.search(body.tenant, body.search_query(), config=config)
+            result = engine.search(body.tenant, body.search_query(), config=ready.config)
         except (AisleError, ValidationError, RequestValidationError):
             return False  # the route answers it, with its status and error code
         except Exception:  # whatever the route makes of it (its 500 envelope)

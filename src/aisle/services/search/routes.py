@@ -144,12 +144,13 @@ def _search_response(
 
 async def _run_search(engine: Engine, body: SearchRequest) -> Response:
     """The search on the event loop when it has nothing to wait for (a warm index on a local store,
-    no external fallback: :meth:`SearchEngine.ready_config`), else on the thread pool."""
+    no external fallback: :meth:`SearchEngine.readiness`), else on the thread pool; the tenant's
+    configuration, once looked up, goes along."""
     query = body.search_query()
-    config = engine.ready_config(body.tenant)
-    if config is not None:
-        return _search_response(engine, body.tenant, query, config)
-    return await run_in_threadpool(_search_response, engine, body.tenant, query)
+    ready = engine.readiness(body.tenant)
+    if not ready.waits:
+        return _search_response(engine, body.tenant, query, ready.config)
+    return await run_in_threadpool(_search_response, engine, body.tenant, query, ready.config)
 
 
 @router.post(

@@ -56,10 +56,11 @@ def default_stages(
 ) -> tuple[Stage, ...]:
     """The search stages in order, each given what it reads; a stage given nothing does nothing.
 
-    ``rules`` feeds the merchandising stages (``clock`` the instant they match at, previews pass
-    one), ``vectors`` the hybrid stage (``filter_rows`` its filter cache), ``rankers`` the learned
-    reranking, ``external`` the fallback to each tenant's external search service (``crs_config.json``).
-    ``default_stages()`` is plain lexical search with query understanding and facets.
+    ``rules`` feeds the merchandising stages (``clock`` the instant they match at, tests pass one; a
+    preview passes its draft rule set to :meth:`SearchPipeline.run` instead), ``vectors`` the hybrid
+    stage (``filter_rows`` its filter cache), ``rankers`` the learned reranking, ``external`` the
+    fallback to each tenant's external search service (``crs_config.json``). ``default_stages()`` is
+    plain lexical search with query understanding and facets.
     """
     return (
         MerchandisingRules(rules, clock),

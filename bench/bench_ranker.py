@@ -31,8 +31,9 @@ def main(data_dir: Path) -> None:
     from aisle.search.evaluation import load_judgments, ndcg_at_k
     from aisle.search.indexes import IndexRegistry
     from aisle.search.pipeline import SearchPipeline, default_stages
+    from aisle.search.query import SearchQuery
     from aisle.search.ranking.store import RankerRecord, RankerStore
-    from aisle.search.ranking.train import DEFAULT_ROUNDS, collect, cross_validate, fit, ranked_ids
+    from aisle.search.training.ranker import DEFAULT_ROUNDS, collect, cross_validate, fit, ranked_ids
     from aisle.vectors.search import VectorSearch
     from aisle.vectors.store import VectorStore
 
@@ -77,11 +78,11 @@ def main(data_dir: Path) -> None:
     sample = qs.queries[::20]
     for name, pipe in (("without ranker", pipeline), ("with ranker", reranked)):
         for q in sample[:20]:
-            pipe.search(index, config, q, size=10)  # warm caches (query embeddings, token table)
+            pipe.search(index, config, SearchQuery(q, size=10))  # warm caches (query embeddings, token table)
         times = []
         for q in sample:
             t = time.perf_counter()
-            pipe.search(index, config, q, size=10)
+            pipe.search(index, config, SearchQuery(q, size=10))
             times.append((time.perf_counter() - t) * 1000)
         print(
             f"homedepot search {name} (hybrid, in process): p50 {pct(times, 50):.2f} ms, "

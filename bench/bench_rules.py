@@ -22,6 +22,7 @@ from typing import Any
 import httpx
 import orjson
 
+from aisle.search.query import SearchQuery
 from aisle.services.common.timing import app_ms
 from bench.bench_search import FACETS, fashion_queries, pct
 from bench.search_server import ServiceProcess
@@ -166,7 +167,7 @@ def paired_overhead(env: dict[str, str], queries: list[str]) -> tuple[float, flo
         for _ in range(3):
             for pipeline, times in ((without, ta), (with_rules, tb)):
                 start = time.perf_counter()
-                pipeline.search(index, config, q, facets=FACETS)
+                pipeline.search(index, config, SearchQuery(q, facets=FACETS))
                 times.append((time.perf_counter() - start) * 1000)
         a.append(min(ta))
         b.append(min(tb))

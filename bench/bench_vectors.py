@@ -26,6 +26,7 @@ from pathlib import Path
 import httpx
 import numpy as np
 
+from aisle.search.query import SearchQuery
 from aisle.services.common.timing import app_ms
 from bench.bench_search import fashion_queries
 from bench.search_server import ServiceProcess
@@ -106,8 +107,8 @@ def hybrid_ndcg(env: dict[str, str], data_dir: Path) -> None:
         variants[name] = (SearchPipeline(bound, budget_s=5.0), dataclasses.replace(config, global_=g))
     for name, (pipeline, cfg) in variants.items():
 
-        def search(query: str, pipeline: SearchPipeline = pipeline, cfg: object = cfg) -> list[str]:
-            return [p["id"] for p in pipeline.search(index, cfg, query, size=10).products]  # type: ignore[arg-type]
+        def search(query: SearchQuery, pipeline: SearchPipeline = pipeline, cfg: object = cfg) -> list[str]:
+            return [p["id"] for p in pipeline.search(index, cfg, query).products]  # type: ignore[arg-type]
 
         start = time.perf_counter()
         report = evaluate(search, qrels)

@@ -158,7 +158,7 @@ def ndcg(ts: Any, aisle: ServiceProcess, engines: Engines, data_dir: Path) -> No
         q: [h["document"]["id"] for h in orjson.loads(body).get("hits", [])]
         for q, body in zip(queries, answers.bodies, strict=True)
     }
-    ts_report = evaluate(lambda q: ranked[q], qrels)
+    ts_report = evaluate(lambda q: ranked[q.text], qrels)
     aisle_report = evaluate_over_http(aisle.url, "homedepot", qrels)
     print(
         f"\nHome Depot dev NDCG@10 ({aisle_report.queries} queries): Typesense {ts_report.ndcg10:.4f}, "

@@ -11,6 +11,7 @@ from aisle.core.storage import BlobStore, open_blob_store
 from aisle.core.tenancy import Tenants
 from aisle.search.engine import SearchEngine
 from aisle.search.indexes import IndexRegistry
+from aisle.search.query import SearchQuery
 from aisle.vectors.search import VectorSearch
 from aisle.vectors.store import VectorStore
 
@@ -24,7 +25,7 @@ def test_a_warm_tenant_on_a_local_store_runs_inline_a_cold_one_does_not(tmp_path
     engine = _engine(open_blob_store(f"file://{tmp_path / 'bucket'}"), tmp_path / "data")
     write_outdoor_tenant(engine.tenants.store, "outdoor")
     assert not engine.answers_without_waiting("outdoor")  # its index is not open yet: it may build
-    engine.search("outdoor", "tent")
+    engine.search("outdoor", SearchQuery("tent"))
     assert engine.answers_without_waiting("outdoor")
     engine.indexes.check_every = 0.0  # the next search re-reads the catalog version from storage
     assert not engine.answers_without_waiting("outdoor")
@@ -47,7 +48,7 @@ def test_a_remote_store_never_runs_inline(tmp_path: Path, s3_blob_store: BlobSto
     store = s3_blob_store
     engine = _engine(store, tmp_path / "data")
     write_outdoor_tenant(store, "outdoor")
-    engine.search("outdoor", "tent")
+    engine.search("outdoor", SearchQuery("tent"))
     assert engine.indexes.is_current("outdoor", engine.tenants.config("outdoor").attributes)
     assert not engine.answers_without_waiting("outdoor")  # a cache refresh would be a network call
 

@@ -23,6 +23,7 @@ from aisle.search.external.resolver import open_external_search
 from aisle.search.indexes import IndexRegistry
 from aisle.search.model import SearchResult
 from aisle.search.pipeline import SearchPipeline, default_stages
+from aisle.search.query import SearchQuery
 
 TENANT = "outdoor"
 
@@ -39,7 +40,9 @@ class Shop:
 
     def search(self, query: str, pipeline: SearchPipeline | None = None, **options) -> SearchResult:  # type: ignore[no-untyped-def]
         pipeline = pipeline or SearchPipeline(default_stages(external=self.external), budget_s=2.0)
-        return pipeline.search(self.indexes.get(TENANT), self.tenants.config(TENANT), query, **options)
+        return pipeline.search(
+            self.indexes.get(TENANT), self.tenants.config(TENANT), SearchQuery(query, **options)
+        )
 
 
 @pytest.fixture(scope="module")
@@ -240,12 +243,14 @@ def test_vector_guesses_do_not_count_as_results(
         settings = Settings(storage_url=mini.storage_url, data_dir=mini.data_dir, auth="off")
         engine = SearchEngine.from_settings(settings, store)
         engine.warm_up()  # a cold MiniLM overruns the 250 ms search deadline (the fallback then skips)
-        result = engine.search("fashion", "headlamp")
+        result = engine.search("fashion", SearchQuery("headlamp"))
         graph = result.query_graph
         assert any(s["stage"].startswith("hybrid") for s in graph.stages_tried)  # the guesses were made
         assert graph.external is not None and graph.external.reason == "no_results"
         assert ids(result) == ["ext-11"]
-        nothing = engine.search("fashion", "qzxv wplk")  # the external service has nothing either
+        nothing = engine.search(
+            "fashion", SearchQuery("qzxv wplk")
+        )  # the external service has nothing either
         assert nothing.products and not any(i.startswith("ext-") for i in ids(nothing))
         engine.close()
     finally:

@@ -20,6 +20,7 @@ from aisle.search.external.registry import ExternalSearches
 from aisle.search.indexes import IndexRegistry
 from aisle.search.model import SearchResult
 from aisle.search.pipeline import SearchPipeline, default_stages
+from aisle.search.query import SearchQuery
 
 
 @pytest.fixture
@@ -38,7 +39,7 @@ def shop(tmp_path: Path) -> Iterator[tuple[Any, Any]]:
         pipeline = SearchPipeline(default_stages(external=external), budget_s=2.0)
 
         def search(query: str) -> SearchResult:
-            return pipeline.search(indexes.get("shop"), tenants.config("shop"), query)
+            return pipeline.search(indexes.get("shop"), tenants.config("shop"), SearchQuery(query))
 
         yield standin, search
         external.close()

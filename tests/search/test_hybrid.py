@@ -15,6 +15,7 @@ from aisle.search.index.reader import TenantIndex
 from aisle.search.indexes import IndexRegistry
 from aisle.search.model import FilterSpec
 from aisle.search.pipeline import SearchPipeline, default_stages
+from aisle.search.query import SearchQuery
 from aisle.search.stages.hybrid import Hybrid
 from aisle.vectors.search import VectorSearch
 from aisle.vectors.store import VectorStore
@@ -42,14 +43,14 @@ def _with(config: TenantConfig, **hybrid: object) -> TenantConfig:
 def test_the_default_pipeline_holds_an_unbound_hybrid_stage(setup) -> None:  # type: ignore[no-untyped-def]
     index, config, _, lexical = setup
     assert any(isinstance(s, Hybrid) and s.vectors is None for s in default_stages())
-    graph = lexical.search(index, config, "watch", size=5).query_graph
+    graph = lexical.search(index, config, SearchQuery("watch", size=5)).query_graph
     assert not any(str(t["stage"]).startswith("hybrid") for t in graph.stages_tried)
 
 
 def test_words_the_catalog_lacks_still_find_products(setup) -> None:  # type: ignore[no-untyped-def]
     index, config, hybrid, lexical = setup
-    plain = lexical.search(index, config, "timepiece for my wrist", size=5)
-    fused = hybrid.search(index, _with(config, method="rrf"), "timepiece for my wrist", size=5)
+    plain = lexical.search(index, config, SearchQuery("timepiece for my wrist", size=5))
+    fused = hybrid.search(index, _with(config, method="rrf"), SearchQuery("timepiece for my wrist", size=5))
     assert fused.total > plain.total
     types = [index.rows[index.ord_by_id[p["id"]]]["article_type"] for p in fused.products]
     assert types[:3].count("Watches") >= 2
@@ -60,7 +61,7 @@ def test_added_products_pass_the_request_filters(setup) -> None:  # type: ignore
     index, config, hybrid, _ = setup
     women = [FilterSpec(field="gender", value="Women")]
     result = hybrid.search(
-        index, _with(config, method="rrf"), "timepiece for my wrist", size=20, filters=women
+        index, _with(config, method="rrf"), SearchQuery("timepiece for my wrist", size=20, filters=women)
     )
     assert result.products
     assert all(index.rows[index.ord_by_id[p["id"]]]["gender"] == "Women" for p in result.products)
@@ -71,10 +72,10 @@ def test_strict_matches_are_reordered_not_extended(setup) -> None:  # type: igno
     query = next(
         q
         for q in ("men", "women", "tshirts", "shirts", "watches", "casual", "shoes")
-        if lexical.search(index, config, q, size=0).query_graph.stage == "strict"
+        if lexical.search(index, config, SearchQuery(q, size=0)).query_graph.stage == "strict"
     )
-    plain = lexical.search(index, config, query, size=100)
-    fused = hybrid.search(index, config, query, size=100)
+    plain = lexical.search(index, config, SearchQuery(query, size=100))
+    fused = hybrid.search(index, config, SearchQuery(query, size=100))
     assert fused.query_graph.stages_tried[-1]["stage"] == "hybrid-blend"  # the default
     assert fused.total == plain.total
     assert {p["id"] for p in fused.products} == {p["id"] for p in plain.products}
@@ -83,7 +84,7 @@ def test_strict_matches_are_reordered_not_extended(setup) -> None:  # type: igno
 @pytest.mark.parametrize("method", ["rrf", "blend"])
 def test_both_fusion_methods_rank_relevant_products_first(setup, method: str) -> None:  # type: ignore[no-untyped-def]
     index, config, hybrid, _ = setup
-    result = hybrid.search(index, _with(config, method=method), "timepiece for my wrist", size=3)
+    result = hybrid.search(index, _with(config, method=method), SearchQuery("timepiece for my wrist", size=3))
     types = [index.rows[index.ord_by_id[p["id"]]]["article_type"] for p in result.products]
     assert types.count("Watches") >= 2
     assert result.query_graph.stages_tried[-1]["stage"] == f"hybrid-{method}"
@@ -91,8 +92,8 @@ def test_both_fusion_methods_rank_relevant_products_first(setup, method: str) ->
 
 def test_switched_off_per_tenant_and_for_price_sorts(setup) -> None:  # type: ignore[no-untyped-def]
     index, config, hybrid, lexical = setup
-    off = hybrid.search(index, _with(config, enabled=False), "timepiece for my wrist", size=5)
-    plain = lexical.search(index, config, "timepiece for my wrist", size=5)
+    off = hybrid.search(index, _with(config, enabled=False), SearchQuery("timepiece for my wrist", size=5))
+    plain = lexical.search(index, config, SearchQuery("timepiece for my wrist", size=5))
     assert [p["id"] for p in off.products] == [p["id"] for p in plain.products]
-    by_price = hybrid.search(index, config, "timepiece for my wrist", size=5, sort="price_asc")
+    by_price = hybrid.search(index, config, SearchQuery("timepiece for my wrist", size=5, sort="price_asc"))
     assert not any(str(t["stage"]).startswith("hybrid") for t in by_price.query_graph.stages_tried)

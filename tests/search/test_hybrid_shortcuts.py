@@ -23,6 +23,7 @@ from aisle.search.context import SearchContext
 from aisle.search.index.reader import TenantIndex
 from aisle.search.indexes import IndexRegistry
 from aisle.search.pipeline import SearchPipeline, default_stages
+from aisle.search.query import SearchQuery
 from aisle.search.ranking.store import RankerStore
 from aisle.search.stages.hybrid import Hybrid, extras_may_reach_page
 from aisle.search.stages.rerank import Rerank
@@ -53,7 +54,7 @@ class ForceDepth:
         return self.depth
 
     def run(self, ctx: SearchContext) -> SearchContext:
-        ctx.candidate_depth = self.depth
+        ctx.retrieval.candidate_depth = self.depth
         return ctx
 
 
@@ -61,7 +62,7 @@ class ForceNearest:
     """Tells the hybrid stage a ranker reads its candidates, so it always searches the neighbours."""
 
     def run(self, ctx: SearchContext) -> SearchContext:
-        ctx.candidates_reranked = True
+        ctx.retrieval.candidates_reranked = True
         return ctx
 
 
@@ -78,7 +79,7 @@ def setup(mini: MiniTenant) -> tuple[TenantIndex, TenantConfig, VectorSearch]:
 
 
 def _ids(ctx: SearchContext) -> list[str]:
-    return [ctx.index.rows[h.ord]["id"] for h in ctx.hits]
+    return [ctx.index.rows[h.ord]["id"] for h in ctx.output.hits]
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -92,15 +93,17 @@ def test_retrieval_keeps_the_candidates_it_fetched_without_changing_the_page(
 ) -> None:
     index, config, _ = setup
     plain = SearchPipeline(default_stages(), budget_s=30.0).run(
-        index, config, query, size=size, offset=offset
+        index, config, SearchQuery(query, size=size, offset=offset)
     )
     stages = (ForceDepth(50), *default_stages())
-    deep = SearchPipeline(stages, budget_s=30.0).run(index, config, query, size=size, offset=offset)
+    deep = SearchPipeline(stages, budget_s=30.0).run(
+        index, config, SearchQuery(query, size=size, offset=offset)
+    )
     assert _ids(deep) == _ids(plain)
-    assert [h.score for h in deep.hits] == pytest.approx([h.score for h in plain.hits])
-    assert deep.total == plain.total
-    fetched_now = plain.candidate_depth == 0 and deep.lexical is not None
-    assert fetched_now == (size > 0 and offset + size < 50 and deep.total > 0)
+    assert [h.score for h in deep.output.hits] == pytest.approx([h.score for h in plain.output.hits])
+    assert deep.output.total == plain.output.total
+    fetched_now = plain.retrieval.candidate_depth == 0 and deep.retrieval.lexical is not None
+    assert fetched_now == (size > 0 and offset + size < 50 and deep.output.total > 0)
     for n in (1, 10, 50):  # the kept candidates are what a fresh search finds
         kept, fresh = lexical_candidates(deep, n), lexical_candidates(plain, n)
         assert kept.ords.tolist() == fresh.ords.tolist()
@@ -110,8 +113,10 @@ def test_retrieval_keeps_the_candidates_it_fetched_without_changing_the_page(
 def test_a_price_sort_fetches_only_its_page(setup: tuple[TenantIndex, TenantConfig, VectorSearch]) -> None:
     index, config, _ = setup
     stages = (ForceDepth(50), *default_stages())
-    ctx = SearchPipeline(stages, budget_s=30.0).run(index, config, "shirt", size=5, sort="price_asc")
-    assert ctx.lexical is None and len(ctx.hits) == 5
+    ctx = SearchPipeline(stages, budget_s=30.0).run(
+        index, config, SearchQuery("shirt", size=5, sort="price_asc")
+    )
+    assert ctx.retrieval.lexical is None and len(ctx.output.hits) == 5
 
 
 @pytest.mark.parametrize("weight", [0.2, 0.5, 0.8])
@@ -126,14 +131,19 @@ def test_skipping_the_neighbour_search_never_changes_the_page(
     always = SearchPipeline((ForceNearest(), *default_stages(vectors=vectors)), budget_s=30.0)
     skipped = 0
     for query in QUERIES:
-        a = quick.run(index, config, query, size=size)
-        b = always.run(index, config, query, size=size)
+        a = quick.run(index, config, SearchQuery(query, size=size))
+        b = always.run(index, config, SearchQuery(query, size=size))
         assert a.graph is not None and a.graph.hybrid == "used"
         assert _ids(a) == _ids(b), query
-        assert [h.score for h in a.hits] == pytest.approx([h.score for h in b.hits])
-        if a.graph.stage in config.global_.hybrid.expand_stages and a.vector_only == 0 < b.vector_only:
+        assert [h.score for h in a.output.hits] == pytest.approx([h.score for h in b.output.hits])
+        if (
+            a.graph.stage in config.global_.hybrid.expand_stages
+            and a.retrieval.vector_only == 0 < b.retrieval.vector_only
+        ):
             skipped += 1
-            assert a.total == b.total - b.vector_only  # total counts only the neighbours looked up
+            assert (
+                a.output.total == b.output.total - b.retrieval.vector_only
+            )  # total counts only the neighbours looked up
     if size <= 5 and weight == 0.2:
         assert skipped > 0  # the shortcut is exercised, not only the long way
 
@@ -142,9 +152,14 @@ def test_the_hybrid_stage_reads_the_depth_it_asks_for(
     setup: tuple[TenantIndex, TenantConfig, VectorSearch],
 ) -> None:
     index, config, vectors = setup
-    ctx = SearchPipeline(default_stages(vectors=vectors), budget_s=30.0).run(index, config, "shirt", size=5)
-    assert ctx.candidate_depth == config.global_.hybrid.candidates and ctx.lexical is not None
-    assert not ctx.candidates_reranked
+    ctx = SearchPipeline(default_stages(vectors=vectors), budget_s=30.0).run(
+        index, config, SearchQuery("shirt", size=5)
+    )
+    assert (
+        ctx.retrieval.candidate_depth == config.global_.hybrid.candidates
+        and ctx.retrieval.lexical is not None
+    )
+    assert not ctx.retrieval.candidates_reranked
     assert Hybrid(None).candidate_depth(ctx) == 0
 
 
@@ -190,9 +205,7 @@ def test_asking_for_candidates_loads_nothing_before_retrieval(
     index, config, _ = setup
     store = VectorStore(mini.data_dir)
     cold = SearchPipeline(default_stages(vectors=VectorSearch(store)), budget_s=30.0)
-    ctx = SearchContext.start(
-        index, config, "shirt", size=5, offset=0, filters=None, facets=None, sort="relevance"
-    )
+    ctx = SearchContext.start(index, config, SearchQuery("shirt", size=5))
     hybrid = next(s for s in cold.stages if isinstance(s, Hybrid))
     assert hybrid.candidate_depth(ctx) == config.global_.hybrid.candidates
     assert store.entry_count() == 0  # not loaded by the question

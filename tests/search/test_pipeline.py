@@ -14,6 +14,7 @@ from aisle.search.evaluation import evaluate, load_judgments
 from aisle.search.indexes import IndexRegistry
 from aisle.search.model import FilterSpec
 from aisle.search.pipeline import SearchPipeline
+from aisle.search.query import SearchQuery
 from aisle.search.stages.retrieve import typo_distance
 
 
@@ -24,7 +25,7 @@ def engine(demo_env):  # type: ignore[no-untyped-def]
     pipeline = SearchPipeline(budget_s=5)
 
     def search(query: str, tenant: str = "fashion", **kw):  # type: ignore[no-untyped-def]
-        return pipeline.search(registry.get(tenant), tenants.config(tenant), query, **kw)
+        return pipeline.search(registry.get(tenant), tenants.config(tenant), SearchQuery(query, **kw))
 
     search.tenants = tenants  # type: ignore[attr-defined]
     search.registry = registry  # type: ignore[attr-defined]
@@ -63,7 +64,7 @@ def test_typo_stage_when_earlier_stages_have_too_few_hits(engine) -> None:  # ty
     config = tenants.config("fashion")
     stages = config.global_.stages.model_copy(update={"min_hits": 10**6})
     greedy = dataclasses.replace(config, global_=config.global_.model_copy(update={"stages": stages}))
-    result = SearchPipeline(budget_s=5).search(registry.get("fashion"), greedy, "leather wallet")
+    result = SearchPipeline(budget_s=5).search(registry.get("fashion"), greedy, SearchQuery("leather wallet"))
     assert [s["stage"] for s in result.query_graph.stages_tried] == ["strict", "relaxed", "typo"]
     assert result.total >= engine("leather wallet").total
 
@@ -155,7 +156,9 @@ def test_unit_spellings_are_normalised(engine) -> None:  # type: ignore[no-untyp
 def test_home_depot_ndcg_beats_plain_bm25_on_a_sample(engine, shared_data: Path) -> None:  # type: ignore[no-untyped-def]
     qrels = load_judgments(shared_data / "homedepot" / "judgments_dev.csv")
     sample = dict(sorted(qrels.items())[::10])  # every tenth query: ~600 queries
-    report = evaluate(lambda q: [p["id"] for p in engine(q, tenant="homedepot", size=10).products], sample)
+    report = evaluate(
+        lambda q: [p["id"] for p in engine(q.text, tenant="homedepot", size=q.size).products], sample
+    )
     assert report.errors == 0
     assert report.ndcg10 > 0.38, report.ndcg10
 

@@ -14,6 +14,7 @@ import pytest
 from aisle.core.tenancy import Tenants
 from aisle.search.indexes import IndexRegistry
 from aisle.search.pipeline import SearchPipeline
+from aisle.search.query import SearchQuery
 
 F, H = "fashion", "homedepot"
 SHOES = "Footwear > Shoes"
@@ -110,7 +111,7 @@ def understand(demo_env):  # type: ignore[no-untyped-def]
     registry = IndexRegistry(tenants, demo_env.data_dir)
     pipeline = SearchPipeline(budget_s=5)
     return lambda tenant, q: (
-        pipeline.search(registry.get(tenant), tenants.config(tenant), q, size=1).query_graph
+        pipeline.search(registry.get(tenant), tenants.config(tenant), SearchQuery(q, size=1)).query_graph
     )
 
 

@@ -14,11 +14,12 @@ from aisle.core.errors import BadRequest
 from aisle.core.storage import BlobStore
 from aisle.search.evaluation import load_judgments
 from aisle.search.pipeline import SearchPipeline, default_stages
+from aisle.search.query import SearchQuery
 from aisle.search.ranking.features import FEATURES, candidate_features
 from aisle.search.ranking.store import RankerNotFound, RankerRecord, RankerStore
-from aisle.search.ranking.train import train_ranker
 from aisle.search.stages.rerank import Rerank
 from aisle.search.stages.retrieve import lexical_candidates
+from aisle.search.training.ranker import train_ranker
 
 
 def _tiny_model(seed: int = 0) -> str:
@@ -58,7 +59,9 @@ def test_versions_are_immutable_and_the_pointer_switches(any_blob_store: BlobSto
 
 def test_features_see_coverage_order_and_unstemmed_words(homedepot) -> None:  # type: ignore[no-untyped-def]
     tenants, index = homedepot
-    ctx = SearchPipeline(budget_s=5.0).run(index, tenants.config("homedepot"), "aluminum edging", size=10)
+    ctx = SearchPipeline(budget_s=5.0).run(
+        index, tenants.config("homedepot"), SearchQuery("aluminum edging", size=10)
+    )
     found = lexical_candidates(ctx, 100)
     x = candidate_features(ctx, found)
     assert x.shape == (len(found.ords), len(FEATURES))
@@ -87,8 +90,8 @@ def trained(homedepot, demo_env, shared_data: Path) -> Iterator[tuple[list[str],
     plain = SearchPipeline(budget_s=5.0)
     qrels = {}
     for query in queries:
-        ctx = plain.run(index, config, query, size=10)
-        if ctx.match_query is None or ctx.total < 40:
+        ctx = plain.run(index, config, SearchQuery(query, size=10))
+        if ctx.retrieval.match_query is None or ctx.output.total < 40:
             continue
         qrels[query] = {index.rows[lexical_candidates(ctx, 30).ords[29]]["id"]: 3.0}
     train_q = sorted(qrels)[: len(qrels) * 2 // 3]
@@ -112,13 +115,13 @@ def test_a_trained_ranker_learns_what_the_judgments_reward(homedepot, trained) -
     plain = SearchPipeline(budget_s=5.0)
 
     def thirtieth_first(pipeline: SearchPipeline, query: str) -> bool:
-        ctx = pipeline.run(index, config, query, size=1)
-        return ctx.hits[0].ord == int(lexical_candidates(ctx, 30).ords[29])
+        ctx = pipeline.run(index, config, SearchQuery(query, size=1))
+        return ctx.output.hits[0].ord == int(lexical_candidates(ctx, 30).ords[29])
 
     with_ranker = sum(thirtieth_first(reranked, q) for q in held_out)
     without = sum(thirtieth_first(plain, q) for q in held_out)
     assert with_ranker >= 0.6 * len(held_out) and without == 0, (with_ranker, without, len(held_out))
-    graph = reranked.search(index, config, held_out[0], size=5).query_graph
+    graph = reranked.search(index, config, SearchQuery(held_out[0], size=5)).query_graph
     assert graph.stages_tried[-1]["stage"] == f"rerank-v{record.version}"
 
 
@@ -129,16 +132,18 @@ def test_the_ranker_only_reorders(homedepot, trained) -> None:  # type: ignore[n
     reranked = SearchPipeline(default_stages(rankers=RankerStore(tenants.store)), budget_s=5.0)
     plain = SearchPipeline(budget_s=5.0)
     query = held_out[0]
-    a = reranked.search(index, config, query, size=100, facets=[])
-    b = plain.search(index, config, query, size=100, facets=[])
+    a = reranked.search(index, config, SearchQuery(query, size=100, facets=[]))
+    b = plain.search(index, config, SearchQuery(query, size=100, facets=[]))
     assert a.total == b.total
     assert {p["id"] for p in a.products} == {p["id"] for p in b.products}
     # past the candidates, or sorted by price, or switched off: the ranker stays out
-    beyond = reranked.search(index, config, query, size=20, offset=100).query_graph.stages_tried
+    beyond = reranked.search(index, config, SearchQuery(query, size=20, offset=100)).query_graph.stages_tried
     assert not any(str(s["stage"]).startswith("rerank") for s in beyond)
     ranking = config.global_.ranking.model_copy(update={"enabled": False})
     off = config.global_.model_copy(update={"ranking": ranking})
-    graph = reranked.search(index, dataclasses.replace(config, global_=off), query, size=5).query_graph
+    graph = reranked.search(
+        index, dataclasses.replace(config, global_=off), SearchQuery(query, size=5)
+    ).query_graph
     assert not any(str(s["stage"]).startswith("rerank") for s in graph.stages_tried)
 
 

@@ -18,6 +18,7 @@ from aisle.search.context import Candidates, SearchContext
 from aisle.search.evaluation import load_judgments
 from aisle.search.index.reader import TenantIndex
 from aisle.search.pipeline import SearchPipeline
+from aisle.search.query import SearchQuery
 from aisle.search.ranking.doc_terms import DocTerms
 from aisle.search.ranking.features import (
     CENTROID_OF,
@@ -47,7 +48,7 @@ def _reference_features(ctx: SearchContext, candidates: Candidates) -> np.ndarra
     if n == 0:
         return out
     col = {name: j for j, name in enumerate(FEATURES)}
-    kept = [[alt for alt in group if alt] for group in ctx.term_groups]
+    kept = [[alt for alt in group if alt] for group in ctx.understanding.term_groups]
     kept = [group for group in kept if group]
     groups = [[tuple(docs.vocab.get(tok, -1) for tok in alt.split(" ")) for alt in group] for group in kept]
     n_groups = len(groups)
@@ -179,7 +180,12 @@ def _assert_same(ctx: SearchContext, found: Candidates) -> np.ndarray:
     assert got.shape == want.shape and got.dtype == np.float32
     for j, name in enumerate(FEATURES):
         np.testing.assert_allclose(
-            got[:, j], want[:, j], rtol=0, atol=1e-6, equal_nan=True, err_msg=f"{ctx.query!r}: {name}"
+            got[:, j],
+            want[:, j],
+            rtol=0,
+            atol=1e-6,
+            equal_nan=True,
+            err_msg=f"{ctx.understanding.text!r}: {name}",
         )
     return want
 
@@ -203,8 +209,8 @@ def test_vectorised_features_equal_the_per_candidate_definition(
     ]
     compared = []
     for i, query in enumerate(queries):
-        ctx = pipeline.run(index, config, query, size=10)
-        if ctx.match_query is None or ctx.total == 0:
+        ctx = pipeline.run(index, config, SearchQuery(query, size=10))
+        if ctx.retrieval.match_query is None or ctx.output.total == 0:
             continue
         found = lexical_candidates(ctx, 100)
         compared.append(_assert_same(ctx, found))
@@ -212,7 +218,7 @@ def test_vectorised_features_equal_the_per_candidate_definition(
     # hand-made groups: a phrase alternative after a missing word, a token the catalog lacks, a
     # group held by two queries' words at once, short terms (no prefix matching), an empty group, and
     # the first word of a text as an alternative the text holds but the group does not match with
-    ctx = pipeline.run(index, config, "aluminum lawn edging", size=10)
+    ctx = pipeline.run(index, config, SearchQuery("aluminum lawn edging", size=10))
     found = lexical_candidates(ctx, 100)
     docs = DocTerms.of(index)
     lead = docs.words[int(docs.ids[docs.ptr[found.ords[0]]])]
@@ -224,7 +230,8 @@ def test_vectorised_features_equal_the_per_candidate_definition(
         [["edg", lead], ["aluminum"]],
         [[f"{lead} qqqzz"], ["edg"]],
     ):
-        compared.append(_assert_same(dataclasses.replace(ctx, term_groups=groups), found))
+        understood = dataclasses.replace(ctx.understanding, term_groups=groups)
+        compared.append(_assert_same(dataclasses.replace(ctx, understanding=understood), found))
     # the comparison means something only if the fixture exercises what the features tell apart
     x = np.vstack(compared)
     col = {name: j for j, name in enumerate(FEATURES)}
@@ -241,7 +248,9 @@ def test_vectorised_features_equal_the_per_candidate_definition(
 
 def test_features_of_no_candidates_are_empty(homedepot: tuple[Tenants, TenantIndex]) -> None:
     tenants, index = homedepot
-    ctx = SearchPipeline(budget_s=5.0).run(index, tenants.config("homedepot"), "aluminum edging", size=10)
+    ctx = SearchPipeline(budget_s=5.0).run(
+        index, tenants.config("homedepot"), SearchQuery("aluminum edging", size=10)
+    )
     none = np.zeros(0, dtype=np.float32)
     empty = Candidates(np.zeros(0, dtype=np.int64), none, none)
     assert candidate_features(ctx, empty).shape == (0, len(FEATURES))

@@ -13,6 +13,7 @@ from aisle.core.storage import open_blob_store
 from aisle.core.tenancy import TenantConfig, Tenants
 from aisle.search.indexes import IndexRegistry
 from aisle.search.pipeline import SearchPipeline, default_stages
+from aisle.search.query import SearchQuery
 from aisle.vectors import query_encoder
 from aisle.vectors.query_encoder import QUERY_TOKENS, StaticQueryEncoder, cached_token_vectors
 from aisle.vectors.search import VectorSearch
@@ -158,7 +159,7 @@ def test_the_hybrid_stage_embeds_with_the_encoder_the_tenant_chose(
     monkeypatch.setattr(vectors, "encode", lambda text: used.append(text) or np.zeros(384, np.float32))
     config = tenants.config("fashion")
     assert config.global_.hybrid.query_encoder == "static"  # the default
-    result = pipeline.search(index, config, "timepiece for my wrist", size=5)
+    result = pipeline.search(index, config, SearchQuery("timepiece for my wrist", size=5))
     assert result.query_graph.hybrid == "used" and used == []  # no MiniLM call
-    pipeline.search(index, _with_encoder(config, "minilm"), "timepiece for my wrist", size=5)
+    pipeline.search(index, _with_encoder(config, "minilm"), SearchQuery("timepiece for my wrist", size=5))
     assert used == ["timepiece for my wrist"]

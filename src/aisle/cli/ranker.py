@@ -37,7 +37,7 @@ def train(
 ) -> None:
     """Train a ranker on judged queries, report its cross-validated NDCG@10 and save it as a new version."""
     from aisle.search.evaluation import load_judgments
-    from aisle.search.ranking.train import train_ranker
+    from aisle.search.training.ranker import train_ranker
 
     settings, tenants, _ = _context(tenant)
     try:

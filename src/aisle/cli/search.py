@@ -20,11 +20,14 @@ def search_cmd(
     from aisle.core.tenancy import Tenants
     from aisle.search.indexes import IndexRegistry
     from aisle.search.pipeline import SearchPipeline
+    from aisle.search.query import SearchQuery
 
     settings = load_settings()
     tenants = Tenants(open_blob_store_from_settings(settings))
     index = IndexRegistry(tenants, settings.data_dir).get(tenant)
-    result = SearchPipeline().search(index, tenants.config(tenant), query, size=size, facets=facet)
+    result = SearchPipeline().search(
+        index, tenants.config(tenant), SearchQuery(query, size=size, facets=facet)
+    )
     typer.echo(json.dumps(result.model_dump(by_alias=True), indent=2, default=str))
 
 

@@ -19,7 +19,7 @@ def import_log_cmd(
     from aisle.core.errors import AisleError
     from aisle.core.storage.resolver import open_blob_store_from_settings
     from aisle.core.tenancy import Tenants
-    from aisle.search.suggest.querylog import LOG_DATA, import_query_log_file
+    from aisle.search.querylog import LOG_DATA, import_query_log_file
 
     tenants = Tenants(open_blob_store_from_settings(load_settings()))
     typer.echo(f"reading {file} ...")

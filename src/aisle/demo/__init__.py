@@ -83,7 +83,7 @@ def import_demo_query_log(
     tenants: Tenants, data: Path | None, echo: Callable[[str], None] = typer.echo
 ) -> None:
     """Import the Home Depot dev queries as the ``homedepot`` autocomplete query log, when both exist."""
-    from aisle.search.suggest.querylog import import_query_log
+    from aisle.search.querylog import import_query_log
 
     log = data / "homedepot" / "queries_dev.txt" if data else None
     if log is None or not log.exists() or not tenants.exists("homedepot"):

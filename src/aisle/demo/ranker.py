@@ -23,7 +23,7 @@ def train_demo_rankers(
     5,956 queries on 2 cores); cross-validation is left to ``aisle ranker train`` and ``make bench``.
     """
     from aisle.search.evaluation import load_judgments
-    from aisle.search.ranking.train import train_ranker
+    from aisle.search.training.ranker import train_ranker
 
     store = RankerStore(tenants.store, check_every=0)
     for tenant, rel in DEMO_JUDGMENTS.items():

@@ -12,8 +12,8 @@ from aisle.core.tenant_config import Attribute, AttributeRole, AttributeType
 from aisle.search.index.reader import TenantIndex, hit_count
 from aisle.search.index.schema import MAX_CATEGORY_LEVELS, level_field
 from aisle.search.model import FilterSpec
-from aisle.search.stages.filters import filter_clause
-from aisle.search.stages.retrieve import with_filter
+from aisle.search.query.filters import filter_clause
+from aisle.search.query.terms import with_filter
 
 MAX_CATEGORIES = 1000
 

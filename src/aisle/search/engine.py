@@ -12,24 +12,28 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import Any, Unpack
+from dataclasses import dataclass, replace
+from datetime import datetime
+from typing import Any
 
 import tantivy
 
 from aisle.core.config import Settings
 from aisle.core.errors import AisleError, BadRequest, ErrorCode
 from aisle.core.storage import BlobStore
-from aisle.core.tenancy import Tenants
+from aisle.core.tenancy import TenantConfig, Tenants
 from aisle.search import browse
 from aisle.search.external.registry import ExternalSearches
 from aisle.search.filter_rows import FilterRows
 from aisle.search.indexes import IndexRegistry
 from aisle.search.model import FilterSpec, SearchResult
-from aisle.search.pipeline import SearchOptions, SearchPipeline, default_stages
+from aisle.search.pipeline import SearchPipeline, default_stages
+from aisle.search.query import SearchQuery
 from aisle.search.ranking.doc_terms import DocTerms
 from aisle.search.ranking.store import RankerStore
-from aisle.search.rules.book import RuleBooks
+from aisle.search.rules.book import RuleBook, RuleBooks, RuleDraft
+from aisle.search.rules.model import Rule
+from aisle.search.rules.preview import Preview, preview_rule
 from aisle.search.semantic import pool_size, vector_search_result
 from aisle.search.suggest.registry import SuggesterRegistry
 from aisle.vectors.image_encoder import ImageEncoder, ImageEncoderUnavailable
@@ -57,6 +61,17 @@ class CategoryChildren:
 
     field: str
     children: list[tuple[str, str, int]]
+
+
+@dataclass(frozen=True)
+class Readiness:
+    """Where a search of a tenant may run (:meth:`SearchEngine.readiness`): ``waits`` False when it is
+    CPU work only (the event loop may run it), True when it may wait for I/O (the thread pool);
+    ``config`` the tenant's configuration when it was looked up (pass it to :meth:`SearchEngine.search`),
+    None when it was not, or the lookup failed (the search then raises the failure, with its status)."""
+
+    config: TenantConfig | None
+    waits: bool
 
 
 class SearchEngine:
@@ -120,15 +135,18 @@ class SearchEngine:
         return sizes
 
     @classmethod
-    def from_settings(cls, settings: Settings, store: BlobStore) -> SearchEngine:
+    def from_settings(
+        cls, settings: Settings, store: BlobStore, *, tenants: Tenants | None = None
+    ) -> SearchEngine:
         """The engine of a search process: ``store`` for tenants, rules, rankers and published vector
         tables, ``settings.data_dir`` for indexes and the local copies of the tables,
-        ``settings.vector_url`` for the neighbour source.
+        ``settings.vector_url`` for the neighbour source. ``tenants``: the process's configuration
+        cache over ``store`` when it already has one (default: a new one).
 
         Raises:
             ValueError: ``AISLE_VECTOR_URL`` is neither empty, ``local:`` nor an http(s) URL.
         """
-        tenants = Tenants(store)
+        tenants = tenants if tenants is not None else Tenants(store)
         indexes = IndexRegistry(tenants, settings.data_dir, check_every=settings.catalog_check_seconds)
         return cls(
             tenants,
@@ -142,32 +160,68 @@ class SearchEngine:
 
     # -- lexical search and browsing ------------------------------------------------------------
 
-    def answers_without_waiting(self, tenant: str) -> bool:
-        """Whether a search of ``tenant`` now is CPU work only, with nothing to wait for.
+    def readiness(self, tenant: str) -> Readiness:
+        """Whether a search of ``tenant`` now is CPU work only, with nothing to wait for, and the
+        tenant's configuration when it was looked up on the way (see :class:`Readiness`).
 
-        True when the tenants' store is local (refreshing a cached configuration, rule book or catalog
-        version is a file read, not a network call), the tenant's index is open and current (no build)
-        and its external search service is off (no HTTP call to a fallback). The search service runs
-        such a search on its event loop instead of handing it to the thread pool: the hop costs about
-        a sixth of a search's CPU (issue 18's profile). Any doubt (an unknown tenant, a bad
-        configuration) answers False, and the search runs on the thread pool and raises there.
+        A search waits for nothing when the tenants' store is local (refreshing a cached configuration,
+        rule book or catalog version is a file read, not a network call), the tenant's index is open
+        and current (no build) and its external search service is off (no HTTP call to a fallback).
+        The search service runs such a search on its event loop instead of handing it to the thread
+        pool: the hop costs about a sixth of a search's CPU (issue 18's profile). Either way it passes
+        ``config`` on to :meth:`search`, so one search looks its configuration up once. Any doubt (an
+        unknown tenant, a bad configuration) answers "waits", and the search runs on the thread pool
+        and raises there.
         """
         if self.tenants.store.local_path("") is None:
-            return False
+            return Readiness(None, waits=True)  # a remote store: looked up in the thread pool
         try:
             config = self.tenants.config(tenant)
         except Exception:  # the thread-pool path raises it, with its status
-            return False
-        return not config.crs.active and self.indexes.is_current(tenant, config.attributes)
+            return Readiness(None, waits=True)
+        waits = config.crs.active or not self.indexes.is_current(tenant, config.attributes)
+        return Readiness(config, waits=waits)
 
-    def search(self, tenant: str, query: str, **options: Unpack[SearchOptions]) -> SearchResult:
-        """The full pipeline for one tenant (see :meth:`SearchPipeline.run` for the options).
+    def answers_without_waiting(self, tenant: str) -> bool:
+        """Whether a search of ``tenant`` now is CPU work only (see :meth:`readiness`)."""
+        return not self.readiness(tenant).waits
+
+    def search(self, tenant: str, query: SearchQuery, *, config: TenantConfig | None = None) -> SearchResult:
+        """The full pipeline for one tenant. ``config``: the tenant's configuration when the caller
+        holds it (from :meth:`readiness`), else looked up here, once.
 
         Raises:
             TenantNotFound (404), CatalogNotFound (404): no such tenant or no catalog yet.
             BadRequest: unknown or disallowed filter/facet fields, bad filter values, unavailable sort.
         """
-        return self.pipeline.search(self.indexes.get(tenant), self.tenants.config(tenant), query, **options)
+        config = config if config is not None else self.tenants.config(tenant)
+        return self.pipeline.search(self.indexes.get(tenant, config=config), config, query)
+
+    def preview(
+        self,
+        tenant: str,
+        query: SearchQuery,
+        rule: Rule,
+        *,
+        replaces: str | None = None,
+        at: datetime | None = None,
+    ) -> Preview:
+        """The live search without and with ``rule`` (see :func:`~aisle.search.rules.preview.preview_rule`).
+
+        Both runs go through this engine's own pipeline (stages, hybrid retrieval, learned ranker,
+        fallback, deadline), with only the tenant's rule set swapped for that call: the live rules
+        minus ``replaces`` and ``rule.id``, then with ``rule`` added, matched at ``at`` (default: now).
+
+        Raises: what :meth:`search` raises.
+        """
+        config = self.tenants.config(tenant)
+        index = self.indexes.get(tenant, config=config)
+        live = self.rules.book(tenant) if self.rules is not None else RuleBook([])
+
+        def search(draft: RuleDraft) -> SearchResult:
+            return self.pipeline.search(index, config, query, draft=draft)
+
+        return preview_rule(live, rule, search, offset=query.offset, replaces=replaces, at=at)
 
     def items(
         self, tenant: str, filters: list[FilterSpec], offset: int, size: int
@@ -180,14 +234,15 @@ class SearchEngine:
         return browse.get_item(self.indexes.get(tenant), product_id)
 
     def categories(
-        self, tenant: str, field: str | None, parent: str | None, query: str, filters: list[FilterSpec]
+        self, tenant: str, field: str | None, parent: str | None, query: SearchQuery
     ) -> CategoryChildren:
-        """Children of ``parent`` (top level without one) with counts of the products ``query`` and
-        ``filters`` match (rules and query understanding apply as in a search)."""
-        index = self.indexes.get(tenant)
-        attr = browse.category_attribute(index, field)
+        """Children of ``parent`` (top level without one) with counts of the products ``query`` (its
+        text and filters) matches: rules and query understanding apply as in a search, no page is made."""
         config = self.tenants.config(tenant)
-        match = self.pipeline.run(index, config, query, size=0, filters=filters).match_query
+        index = self.indexes.get(tenant, config=config)
+        attr = browse.category_attribute(index, field)
+        counting = replace(query, size=0, offset=0, facets=())
+        match = self.pipeline.run(index, config, counting).retrieval.match_query
         match = match if match is not None else tantivy.Query.all_query()
         return CategoryChildren(attr.name, browse.category_children(index, attr, parent, match))
 
@@ -203,7 +258,7 @@ class SearchEngine:
     # -- semantic and image search --------------------------------------------------------------
 
     def vector_search(
-        self, tenant: str, query: str, *, authorization: str | None = None, **options: Unpack[SearchOptions]
+        self, tenant: str, query: SearchQuery, *, authorization: str | None = None
     ) -> SearchResult:
         """``query`` embedded with MiniLM, its nearest products within the filters, shaped as a search
         response (see :mod:`aisle.search.semantic`; ``user_group`` plays no part). ``authorization``
@@ -213,27 +268,17 @@ class SearchEngine:
             BadRequest: ``query_required`` for a blank query; bad filters or facets.
             Unavailable (503): ``vector_index_missing``, ``vector_service_unavailable``.
         """
-        if not query.strip():
+        if not query.text.strip():
             raise BadRequest("vector search needs a non-empty query", code=ErrorCode.QUERY_REQUIRED)
-        index = self.indexes.get(tenant)
         config = self.tenants.config(tenant)
-        size, offset = options.get("size", 20), options.get("offset", 0)
-        filters = options.get("filters") or []
+        index = self.indexes.get(tenant, config=config)
         wanted = NeighbourQuery(
-            k=pool_size(size, offset), text=query, filters=[f.model_dump() for f in filters]
+            k=pool_size(query.size, query.offset),
+            text=query.text,
+            filters=[f.model_dump() for f in query.filters],
         )
         found = self.neighbours.neighbours(tenant, wanted, authorization=authorization)
-        return vector_search_result(
-            index,
-            config,
-            query,
-            found,
-            size=size,
-            offset=offset,
-            filters=filters,
-            facets=options.get("facets"),
-            sort=options.get("sort", "relevance"),
-        )
+        return vector_search_result(index, config, query, found)
 
     def image_search(
         self,
@@ -251,14 +296,14 @@ class SearchEngine:
             ImageRejected (4xx): not an image, too many pixels (see :mod:`aisle.vectors.image_input`).
             Unavailable (503): ``vector_index_missing``, ``image_search_unavailable`` (no photo model).
         """
-        index = self.indexes.get(tenant)
         config = self.tenants.config(tenant)
+        index = self.indexes.get(tenant, config=config)
         image = decode_image(data)  # bad input is the caller's 4xx whatever the server's state
         self.neighbours.check(tenant, "image")  # 503 vector_index_missing before embedding
         features = self.image_encoder().encode([image])[0]
         wanted = NeighbourQuery(k=pool_size(size, 0), vector=features, kind="image", exclude=exclude)
         found = self.neighbours.neighbours(tenant, wanted, authorization=authorization)
-        return vector_search_result(index, config, "", found, size=size)
+        return vector_search_result(index, config, SearchQuery(size=size), found)
 
     def image_encoder(self, *, export: bool = True) -> ImageEncoder:
         """The photo model, loaded on first use (exported to ONNX once when ``export``; tens of seconds).

@@ -17,7 +17,7 @@ import tantivy
 
 from aisle.search.index.reader import TenantIndex
 from aisle.search.model import FilterSpec
-from aisle.search.stages.filters import filter_clause
+from aisle.search.query.filters import filter_clause
 from aisle.vectors.search import RowSelection
 
 FILTER_CACHE = 256

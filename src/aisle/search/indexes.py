@@ -51,14 +51,17 @@ class IndexRegistry:
         with self._lock(tenant):
             yield
 
-    def get(self, tenant: str, progress: Progress | None = None) -> TenantIndex:
-        """The tenant's index for its current catalog, built if missing.
+    def get(
+        self, tenant: str, progress: Progress | None = None, *, config: TenantConfig | None = None
+    ) -> TenantIndex:
+        """The tenant's index for its current catalog, built if missing. ``config``: the tenant's
+        configuration when the caller holds it already (default: looked up here).
 
         Raises:
             TenantNotFound, ConfigInvalid: from the tenant's configuration.
             CatalogNotFound: the tenant has no catalog yet.
         """
-        config = self.tenants.config(tenant)
+        config = config if config is not None else self.tenants.config(tenant)
         now = time.monotonic()
         entry = self._open.get(tenant)
         if entry is not None and now - entry[0] < self.check_every and entry[2] is config.attributes:
@@ -97,7 +100,7 @@ class IndexRegistry:
 
     def _add_query_log(self, tenant: str, index: TenantIndex) -> None:
         """Weight the speller's catalog words by the tenant's query log, when it has one."""
-        from aisle.search.suggest.querylog import QueryLogStore
+        from aisle.search.querylog import QueryLogStore
 
         log = QueryLogStore(self.tenants.scope(tenant)).load()
         if log.height:

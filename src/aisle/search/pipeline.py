@@ -5,7 +5,7 @@ full-text search, facet calculation, fallback), as small stages over one :class:
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Protocol, TypedDict, Unpack, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from pydantic import TypeAdapter
 
@@ -14,7 +14,9 @@ from aisle.core.tenancy import TenantConfig
 from aisle.core.timing import add_timing, timing_enabled
 from aisle.search.context import SearchContext
 from aisle.search.index.reader import TenantIndex
-from aisle.search.model import FacetValue, FilterSpec, SearchResult, SortOrder
+from aisle.search.model import FacetValue, SearchResult
+from aisle.search.query import SearchQuery
+from aisle.search.rules.book import RuleDraft
 from aisle.search.stages.attributes import ExtractAttributes
 from aisle.search.stages.facets import Facets
 from aisle.search.stages.fallback import Fallback
@@ -43,18 +45,6 @@ class ReadsCandidates(Protocol):
     def candidate_depth(self, ctx: SearchContext) -> int: ...
 
 
-class SearchOptions(TypedDict, total=False):
-    """What a search asks besides its text (defaults: :meth:`SearchPipeline.run`)."""
-
-    size: int
-    offset: int
-    filters: list[FilterSpec] | None
-    facets: list[str] | None
-    sort: SortOrder
-    user_group: str | None
-    visitor_id: str | None
-
-
 def default_stages(
     *,
     rules: RuleSource | None = None,
@@ -66,10 +56,11 @@ def default_stages(
 ) -> tuple[Stage, ...]:
     """The search stages in order, each given what it reads; a stage given nothing does nothing.
 
-    ``rules`` feeds the merchandising stages (``clock`` the instant they match at, previews pass
-    one), ``vectors`` the hybrid stage (``filter_rows`` its filter cache), ``rankers`` the learned
-    reranking, ``external`` the fallback to each tenant's external search service (``crs_config.json``).
-    ``default_stages()`` is plain lexical search with query understanding and facets.
+    ``rules`` feeds the merchandising stages (``clock`` the instant they match at, tests pass one; a
+    preview passes its draft rule set to :meth:`SearchPipeline.run` instead), ``vectors`` the hybrid
+    stage (``filter_rows`` its filter cache), ``rankers`` the learned reranking, ``external`` the
+    fallback to each tenant's external search service (``crs_config.json``). ``default_stages()`` is
+    plain lexical search with query understanding and facets.
     """
     return (
         MerchandisingRules(rules, clock),
@@ -116,56 +107,35 @@ class SearchPipeline:
         self._readers = [s for s in self.stages if isinstance(s, ReadsCandidates)]
 
     def search(
-        self, index: TenantIndex, config: TenantConfig, query: str, **options: Unpack[SearchOptions]
+        self, index: TenantIndex, config: TenantConfig, query: SearchQuery, *, draft: RuleDraft | None = None
     ) -> SearchResult:
-        """Search one tenant. ``size`` 0..100 products from ``offset``; facets over all matches.
+        """Search one tenant: ``query.size`` (0..100) products from ``query.offset``; facets over all
+        matches. ``draft`` replaces the tenant's live merchandising rules for this search (a preview).
 
         Raises:
             BadRequest: unknown or disallowed filter/facet fields, bad filter values, unavailable sort.
         """
-        ctx = self.run(index, config, query, **options)
+        ctx = self.run(index, config, query, draft=draft)
         start = time.perf_counter()
         result = shape_result(ctx)
         add_timing("shape", time.perf_counter() - start)
         return result
 
     def run(
-        self,
-        index: TenantIndex,
-        config: TenantConfig,
-        query: str,
-        *,
-        size: int = 20,
-        offset: int = 0,
-        filters: list[FilterSpec] | None = None,
-        facets: list[str] | None = None,
-        sort: SortOrder = "relevance",
-        user_group: str | None = None,
-        visitor_id: str | None = None,
+        self, index: TenantIndex, config: TenantConfig, query: SearchQuery, *, draft: RuleDraft | None = None
     ) -> SearchContext:
-        """Run every stage and return the final context (its ``match_query`` selects all matches).
+        """Run every stage and return the final context (its ``retrieval.match_query`` selects all
+        matches); ``draft`` as in :meth:`search`.
 
         A stage that raises fails the search, unless the tenant falls back to its external service on
         ``error`` and that service answers (:meth:`Fallback.rescue`); a client's error (a 4xx) always
         fails it.
         """
-        ctx = SearchContext.start(
-            index,
-            config,
-            query,
-            size=size,
-            offset=offset,
-            filters=filters,
-            facets=facets,
-            sort=sort,
-            user_group=user_group,
-            visitor_id=visitor_id,
-            budget_s=self.budget_s,
-        )
-        if ctx.sort == "relevance" and size > 0:
+        ctx = SearchContext.start(index, config, query, budget_s=self.budget_s, draft_rules=draft)
+        if query.sort == "relevance" and query.size > 0:
             depths = [(s, s.candidate_depth(ctx)) for s in self._readers]
-            ctx.candidate_depth = max((d for _, d in depths), default=0)
-            ctx.candidates_reranked = any(isinstance(s, Rerank) and d > 0 for s, d in depths)
+            ctx.retrieval.candidate_depth = max((d for _, d in depths), default=0)
+            ctx.retrieval.candidates_reranked = any(isinstance(s, Rerank) and d > 0 for s, d in depths)
         timed = timing_enabled()
         for name, stage in self._named:
             try:
@@ -193,18 +163,21 @@ def shape_result(ctx: SearchContext) -> SearchResult:
     values the stages already checked, so pydantic's validation (a copy of every product) is skipped;
     the facet values are validated in one call (half the cost of a ``FacetValue(...)`` each)."""
     rows = ctx.index.rows
-    relevance = ctx.sort == "relevance"
+    relevance = ctx.query.sort == "relevance"
     products = []
-    for hit in ctx.hits:
+    for hit in ctx.output.hits:
         product = dict(rows[hit.ord])
         product["score"] = round(hit.score, 4) if relevance else None
         products.append(product)
     facets = _FACETS.validate_python(
-        {name: [{"value": v, "count": c} for v, c in values] for name, values in ctx.facet_counts.items()}
+        {
+            name: [{"value": v, "count": c} for v, c in values]
+            for name, values in ctx.output.facet_counts.items()
+        }
     )
-    total, redirect, external = int(ctx.total), ctx.redirect, ctx.external
+    total, redirect, external = int(ctx.output.total), ctx.merchandising.redirect, ctx.output.external
     if external is not None:
-        products, total, facets = external.merged(products, total, facets, ctx.size)
+        products, total, facets = external.merged(products, total, facets, ctx.query.size)
         redirect = redirect or external.redirect_uri
     assert ctx.graph is not None
     ctx.graph.took_ms = round((time.perf_counter() - ctx.started) * 1000, 3)

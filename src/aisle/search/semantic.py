@@ -12,11 +12,12 @@ import tantivy
 from aisle.core.tenancy import TenantConfig
 from aisle.search.context import Hit, SearchContext
 from aisle.search.index.reader import TenantIndex
-from aisle.search.model import FilterSpec, QueryGraph, SearchResult, SortOrder
+from aisle.search.model import QueryGraph, SearchResult
 from aisle.search.normalize import normalize
-from aisle.search.pipeline import shape_result
+from aisle.search.pipeline import SearchPipeline
+from aisle.search.query import SearchQuery
+from aisle.search.query.filters import filter_clause
 from aisle.search.stages.facets import Facets
-from aisle.search.stages.filters import filter_clause
 from aisle.vectors.search import Neighbour
 
 POOL = 200
@@ -27,43 +28,49 @@ def pool_size(size: int, offset: int) -> int:
     return min(1000, max(POOL, offset + size))
 
 
+class NearestNeighbours:
+    """The first stage of a semantic search: ``neighbours`` (nearest first) as the match set.
+
+    Fills the queryGraph (the query normalised, the request filters as applied), the page, the total
+    (the pool's size) and a match query over the pool for the facet stage. Products not in the catalog
+    are skipped. Raises BadRequest for a bad filter (as :func:`filter_clause`).
+    """
+
+    def __init__(self, neighbours: list[Neighbour]) -> None:
+        self.neighbours = neighbours
+
+    def run(self, ctx: SearchContext) -> SearchContext:
+        index, query = ctx.index, ctx.query
+        normalized = normalize(query.text)
+        graph = QueryGraph(
+            original=query.text, normalized=normalized, tokens=normalized.split(), sort=query.sort
+        )
+        for spec in query.filters:
+            graph.filters.append(filter_clause(index, spec)[1])
+        pool = [Hit(index.ord_by_id[n.id], n.score) for n in self.neighbours if n.id in index.ord_by_id]
+        if query.sort != "relevance":
+            price = "price"
+            sign = 1.0 if query.sort == "price_asc" else -1.0
+            priced = [h for h in pool if index.rows[h.ord].get(price) is not None]
+            unpriced = [h for h in pool if index.rows[h.ord].get(price) is None]
+            pool = sorted(priced, key=lambda h: sign * float(index.rows[h.ord][price])) + unpriced
+        graph.stages_tried.append({"stage": "vector", "hits": len(pool)})
+        ctx.graph = graph
+        ctx.output.total = len(pool)
+        ctx.output.hits = pool[query.offset : query.offset + query.size]
+        if pool:
+            ids = [index.rows[h.ord]["id"] for h in pool]
+            ctx.retrieval.match_query = tantivy.Query.term_set_query(index.schema, "id", ids)
+        return ctx
+
+
 def vector_search_result(
-    index: TenantIndex,
-    config: TenantConfig,
-    query: str,
-    neighbours: list[Neighbour],
-    *,
-    size: int = 20,
-    offset: int = 0,
-    filters: list[FilterSpec] | None = None,
-    facets: list[str] | None = None,
-    sort: SortOrder = "relevance",
+    index: TenantIndex, config: TenantConfig, query: SearchQuery, neighbours: list[Neighbour]
 ) -> SearchResult:
-    """The response for ``neighbours`` (nearest first). Products not in the catalog are skipped.
+    """The response for ``neighbours`` (nearest first): the search pipeline with two stages,
+    :class:`NearestNeighbours` and the lexical search's own :class:`Facets`.
 
     Raises:
-        BadRequest: unknown or non-facetable facet (``facet_unknown`` / ``facet_not_allowed``).
+        BadRequest: a bad filter; unknown or non-facetable facet (``facet_unknown`` / ``facet_not_allowed``).
     """
-    normalized = normalize(query)
-    graph = QueryGraph(original=query, normalized=normalized, tokens=normalized.split(), sort=sort)
-    for spec in filters or []:
-        graph.filters.append(filter_clause(index, spec)[1])
-    pool = [Hit(index.ord_by_id[n.id], n.score) for n in neighbours if n.id in index.ord_by_id]
-    if sort != "relevance":
-        price = "price"
-        sign = 1.0 if sort == "price_asc" else -1.0
-        priced = [h for h in pool if index.rows[h.ord].get(price) is not None]
-        unpriced = [h for h in pool if index.rows[h.ord].get(price) is None]
-        pool = sorted(priced, key=lambda h: sign * float(index.rows[h.ord][price])) + unpriced
-    graph.stages_tried.append({"stage": "vector", "hits": len(pool)})
-    ctx = SearchContext.start(
-        index, config, query, size=size, offset=offset, filters=filters, facets=facets, sort=sort
-    )
-    ctx.graph = graph
-    ctx.total = len(pool)
-    ctx.hits = pool[offset : offset + size]
-    if pool:
-        ids = [index.rows[h.ord]["id"] for h in pool]
-        ctx.match_query = tantivy.Query.term_set_query(index.schema, "id", ids)
-    ctx = Facets().run(ctx)
-    return shape_result(ctx)
+    return SearchPipeline((NearestNeighbours(neighbours), Facets())).search(index, config, query)

@@ -13,6 +13,7 @@ from aisle.search.index.reader import TenantIndex
 from aisle.search.indexes import IndexRegistry
 from aisle.search.model import SearchResult
 from aisle.search.pipeline import SearchPipeline, default_stages
+from aisle.search.query import SearchQuery
 from aisle.search.rules.book import RuleBook
 from aisle.search.rules.model import Rule
 from aisle.search.stages.rules import FixedRules
@@ -47,6 +48,6 @@ def search(fashion: tuple[TenantIndex, TenantConfig]) -> Search:
 
     def run(query: str, rules: list[Rule] | None = None, now: datetime = NOW, **kwargs: Any) -> SearchResult:
         stages = default_stages(rules=FixedRules(RuleBook(rules or [])), clock=lambda: now)
-        return SearchPipeline(stages).search(index, config, query, **kwargs)
+        return SearchPipeline(stages).search(index, config, SearchQuery(query, **kwargs))
 
     return run

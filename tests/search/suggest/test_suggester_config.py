@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from aisle.core.tenant_config import AutocompleteConfiguration, TypeSuggestionConfig
-from aisle.search.suggest.querylog import import_query_log
+from aisle.search.querylog import import_query_log
 from aisle.search.suggest.registry import SuggesterRegistry
 
 

@@ -113,9 +113,12 @@ class _Router:
 
     def __init__(self) -> None:
         self.reached: list[str] = []
+        self.parsed: dict[str, Any] = {}  # query string -> the request the lane parsed and handed on
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         self.reached.append(scope["query_string"].decode())
+        if routes.PARSED_KEY in scope:
+            self.parsed[scope["query_string"].decode()] = scope[routes.PARSED_KEY]
         await send({"type": "http.response.start", "status": 299, "headers": []})
         await send({"type": "http.response.body", "body": b""})
 
@@ -150,7 +153,8 @@ def test_the_lane_answers_plain_requests_and_hands_over_the_rest(
         state=app.state.search,  # type: ignore[attr-defined]
         authorizer=app.state.authorizer,  # type: ignore[attr-defined]
         route=routes.search_get_route(),
-        parse=routes.parse_filters,
+        parse=routes.search_request_of,
+        parsed_key=routes.PARSED_KEY,
     )
     token = {"Authorization": f"Bearer {kit.token(['fashion'], scopes=[SEARCH_READ])}"}
     plain = "tenant=fashion&q=shirt&size=5&facets=brand&filter=gender:Men&filter=gender:Women"
@@ -168,5 +172,12 @@ def test_the_lane_answers_plain_requests_and_hands_over_the_rest(
     assert _call(lane, plain, {}) == 299  # no token
     assert _call(lane, plain, {**token, "Content-Length": "3"}) == 299  # a body
     assert router.reached == [*handed, plain, plain]
+    # a request the lane parsed reaches the route parsed (the route does not parse it again); one it
+    # could not parse reaches it as it came
+    refused = router.parsed["tenant=homedepot&q=shirt"]
+    assert (refused.tenant, refused.query, refused.size) == ("homedepot", "shirt", 20)
+    assert router.parsed["tenant=fashion&q=shirt&facets=nope"].facets == ["nope"]
+    assert "tenant=fashion&q=shirt&size=500" not in router.parsed
+    assert "tenant=fashion&q=shirt&tennant=x" not in router.parsed
     lane.enabled = False
     assert _call(lane, plain, token) == 299

@@ -94,3 +94,46 @@ def test_rules_in_a_search_response(clients: Any) -> None:
         assert search(search_client, "Sale")["queryGraph"]["rules"] == []  # not a VIP: no rule
     finally:
         rules.delete("/rules/vip-sale", params=T)
+
+
+def _same_answer(page: dict[str, Any]) -> dict[str, Any]:
+    """A response without its timing (``queryGraph.tookMs`` differs between any two searches; the
+    rules service has always spelled it ``took_ms``)."""
+    graph = {k: v for k, v in page["queryGraph"].items() if k not in ("tookMs", "took_ms")}
+    return {**page, "queryGraph": graph}
+
+
+@pytest.mark.parametrize(
+    "asked",
+    [
+        {"query": "running shoes", "size": 10, "facets": ["brand", "color"]},
+        {"query": "sports shoes", "from": 20, "size": 10},
+        {"query": "running", "userGroup": "vip", "filters": [{"field": "gender", "value": "Women"}]},
+    ],
+)
+def test_the_rules_service_preview_answers_what_the_search_service_answers(
+    clients: Any, asked: dict[str, Any]
+) -> None:
+    """Over HTTP, both services on one bucket: the preview's "without" page is POST /search now, and
+    its "with" page POST /search once the rule is saved (issue 27: the preview ran a pipeline of its own)."""
+    search_client, rules = clients
+    rule = {
+        "name": "Nike first",
+        "conditions": {"query": {"match": "any"}},
+        "appliesToAllQueries": True,
+        "actions": [{"type": "boost", "condition": [{"field": "brand", "value": "Nike"}], "weight": 40}],
+    }
+    preview = rules.post("/rules/preview", params=T, json={"search": asked, "rule": rule})
+    assert preview.status_code == 200, preview.text
+    live = search(search_client, **asked)
+    assert live["products"], asked  # a page to compare
+    assert _same_answer(preview.json()["withoutRule"]) == _same_answer(live)
+    assert rules.post("/rules", params=T, json={**rule, "id": "nike-first"}).status_code == 201
+    try:
+        with_rule = preview.json()["withRule"]
+        saved = search(search_client, **asked)
+        assert [p["id"] for p in with_rule["products"]] == [p["id"] for p in saved["products"]]
+        assert with_rule["total"] == saved["total"] and with_rule["facets"] == saved["facets"]
+        assert with_rule["products"] != live["products"]  # the rule changed the page
+    finally:
+        assert rules.delete("/rules/nike-first", params=T).status_code == 204

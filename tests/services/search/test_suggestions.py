@@ -26,8 +26,8 @@ from aisle.core.tenant_config import (
     AutocompleteConfiguration,
     GlobalConfiguration,
 )
-from aisle.search.stages.understand import normalize
-from aisle.search.suggest.querylog import import_query_log
+from aisle.search.normalize import normalize
+from aisle.search.querylog import import_query_log
 from aisle.services.search.app import create_app
 
 PREFIXES = {

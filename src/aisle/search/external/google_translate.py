@@ -15,7 +15,7 @@ from google.cloud import retail_v2, vision_v1
 
 from aisle.search.external.google_filter import retail_filter, retail_key, retail_order_by
 from aisle.search.model import FacetValue, FilterSpec, SortOrder
-from aisle.search.stages.facets import range_label
+from aisle.search.query.labels import range_label
 
 MAX_PAGE_SIZE = 120
 """Retail coerces a larger ``pageSize`` to 120 (SearchRequest.page_size)."""

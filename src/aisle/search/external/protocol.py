@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from aisle.search.model import FacetValue, FilterSpec, SortOrder
+from aisle.search.query import SearchQuery
 
 DEFAULT_TIMEOUT_S = 0.8
 
@@ -44,6 +45,21 @@ class ExternalSearchRequest:
     size: int = 20
     visitor_id: str | None = None
     timeout_s: float = DEFAULT_TIMEOUT_S
+
+    @classmethod
+    def of(cls, query: SearchQuery, *, timeout_s: float = DEFAULT_TIMEOUT_S) -> ExternalSearchRequest:
+        """The external service's request for ``query`` (its text, page, filters, facets, sort and
+        visitor), to be answered within ``timeout_s`` seconds."""
+        return cls(
+            query=query.text,
+            filters=tuple(query.filters),
+            facets=tuple(query.facets),
+            sort=query.sort,
+            offset=query.offset,
+            size=query.size,
+            visitor_id=query.visitor_id,
+            timeout_s=timeout_s,
+        )
 
     def cache_key(self) -> tuple[Any, ...]:
         """What makes two requests the same answer (``timeout_s`` aside), for a response cache."""

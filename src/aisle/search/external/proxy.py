@@ -9,7 +9,6 @@ returns as ids only are hydrated from the tenant's catalog.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
 
 from aisle.core.config import Settings
 from aisle.core.errors import AisleError
@@ -27,7 +26,8 @@ from aisle.search.external.protocol import (
 from aisle.search.external.registry import ExternalSearches
 from aisle.search.index.reader import TenantIndex
 from aisle.search.indexes import IndexRegistry
-from aisle.search.model import FilterSpec, SearchResult, SortOrder
+from aisle.search.model import SearchResult
+from aisle.search.query import SearchQuery
 from aisle.vectors.image_input import decode_image
 
 
@@ -56,36 +56,16 @@ class ExternalSearchProxy:
         crs = self.tenants.config(tenant).crs
         return self.external.get(tenant, crs), crs.fallback.timeout_ms / 1000
 
-    def search(
-        self,
-        tenant: str,
-        query: str,
-        *,
-        size: int = 20,
-        offset: int = 0,
-        filters: Sequence[FilterSpec] = (),
-        facets: Sequence[str] = (),
-        sort: SortOrder = "relevance",
-        visitor_id: str | None = None,
-    ) -> SearchResult:
-        """A page of the external service's results as a search response (``queryGraph.external``
-        reason ``proxy``; ``redirect``, ``correctedQuery``, ``attributionToken`` as it gave them)."""
+    def search(self, tenant: str, query: SearchQuery) -> SearchResult:
+        """A page of the external service's results for ``query`` as a search response
+        (``queryGraph.external`` reason ``proxy``; ``redirect``, ``correctedQuery``, ``attributionToken``
+        as it gave them; ``query.user_group`` plays no part)."""
         guarded, budget = self.backend(tenant)
         started = time.perf_counter()
-        request = ExternalSearchRequest(
-            query=query,
-            filters=tuple(filters),
-            facets=tuple(dict.fromkeys(facets)),
-            sort=sort,
-            offset=offset,
-            size=size,
-            visitor_id=visitor_id,
-            timeout_s=budget,
-        )
-        result, cached = guarded.search(request)
+        result, cached = guarded.search(ExternalSearchRequest.of(query, timeout_s=budget))
         index = self._index_for(tenant, result.products)
         took = round((time.perf_counter() - started) * 1000, 3)
-        shaped = external_search_result(result, index, query, took_ms=took)
+        shaped = external_search_result(result, index, query.text, took_ms=took)
         if shaped.query_graph.external is not None:
             shaped.query_graph.external.cached = cached
         return shaped

@@ -282,11 +282,11 @@ def text_features(
 def candidate_features(ctx: SearchContext, candidates: Candidates) -> np.ndarray:
     """Feature matrix of the candidates, shape (n, len(FEATURES)), float32, columns as :data:`FEATURES`.
 
-    Reads ``ctx.term_groups`` (each group: the analysed alternatives of one query term, phrases with
-    spaces), and the lexical stage and the normalised query words from ``ctx.graph``. Cost, measured
-    on Home Depot dev queries on one core: about 0.8 ms for the hybrid stage's candidates (121 on
-    average; 2.4 ms one candidate at a time), 0.6 ms for 66 lexical ones; mostly a fixed number of numpy
-    calls per query, so it grows slowly with the candidates.
+    Reads ``ctx.understanding.term_groups`` (each group: the analysed alternatives of one query term,
+    phrases with spaces), and the lexical stage and the normalised query words from ``ctx.graph``.
+    Cost, measured on Home Depot dev queries on one core: about 0.8 ms for the hybrid stage's
+    candidates (121 on average; 2.4 ms one candidate at a time), 0.6 ms for 66 lexical ones; mostly a
+    fixed number of numpy calls per query, so it grows slowly with the candidates.
     """
     index = ctx.index
     docs = DocTerms.of(index)
@@ -295,7 +295,7 @@ def candidate_features(ctx: SearchContext, candidates: Candidates) -> np.ndarray
     if n == 0:
         return out
     col = _COL
-    kept = [[alt for alt in group if alt] for group in ctx.term_groups]
+    kept = [[alt for alt in group if alt] for group in ctx.understanding.term_groups]
     kept = [group for group in kept if group]
     groups = [[tuple(docs.vocab.get(tok, -1) for tok in alt.split(" ")) for alt in group] for group in kept]
     n_groups = len(groups)

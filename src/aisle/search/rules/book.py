@@ -12,6 +12,7 @@ import os
 import threading
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
 
 import pyarrow as pa
@@ -19,9 +20,9 @@ import pyarrow.compute as pc
 
 from aisle.core.storage import BlobNotFound, BlobStore
 from aisle.core.tenancy import check_tenant_name, tenant_scope
+from aisle.search.normalize import normalize
 from aisle.search.rules.model import Rule
 from aisle.search.rules.store import INDEX_PATH, RuleStore
-from aisle.search.stages.understand import normalize
 
 MATCH_CACHE_SIZE = 4096
 
@@ -104,6 +105,15 @@ class RuleBook:
     def without(self, rule_id: str) -> RuleBook:
         """A copy without the rule ``rule_id``."""
         return RuleBook([r for r in self.rules if r.id != rule_id], self.stamp)
+
+
+@dataclass(frozen=True)
+class RuleDraft:
+    """A rule set standing in for a tenant's live rules in one search (a preview): ``book`` is matched
+    at the instant ``at`` (timezone-aware) instead of the live book at the current time."""
+
+    book: RuleBook
+    at: datetime
 
 
 class RuleBooks:

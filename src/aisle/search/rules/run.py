@@ -1,4 +1,4 @@
-"""What the merchandising stages of one search share (``SearchContext.rules``)."""
+"""What the merchandising stages of one search share (``SearchContext.merchandising.rules``)."""
 
 from __future__ import annotations
 

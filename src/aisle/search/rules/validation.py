@@ -12,8 +12,8 @@ from aisle.core.errors import AisleError, BadRequest, ErrorCode
 from aisle.core.tenancy import TenantConfig
 from aisle.search.index.reader import TenantIndex
 from aisle.search.model import FilterSpec
+from aisle.search.query.filters import filter_clause
 from aisle.search.rules.model import BoostAction, FilterAction, HideAction, PinAction, RuleBody
-from aisle.search.stages.filters import filter_clause
 
 
 @dataclass(frozen=True)

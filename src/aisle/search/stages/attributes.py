@@ -9,7 +9,7 @@ from __future__ import annotations
 from aisle.core.tenant_config import AttributeRole
 from aisle.search.context import SearchContext
 from aisle.search.model import AttributeMatch, FilterSpec
-from aisle.search.stages.filters import filter_clause
+from aisle.search.query.filters import filter_clause
 
 # Boost per recognised attribute value a product has, by the attribute's role. A structured match
 # outweighs a matched query word (COVERAGE_SCORE, 10): "red nike shoes" ranks a red shoe above a
@@ -27,25 +27,32 @@ PRICE_BOOST = 25.0
 
 
 class ExtractAttributes:
-    """Fills ``ctx.extracted`` (one query per recognised attribute or price) and the queryGraph."""
+    """Fills ``ctx.understanding.extracted`` (one query per recognised attribute or price) and the
+    queryGraph."""
 
     def run(self, ctx: SearchContext) -> SearchContext:
         assert ctx.graph is not None
         index = ctx.index
-        requested = {f.field for f in ctx.filters}
-        for match in index.dictionary.match(ctx.match_terms or ctx.terms):
+        requested = {f.field for f in ctx.retrieval.filters}
+        for match in index.dictionary.match(ctx.understanding.match_terms or ctx.understanding.terms):
             if match.field in requested:  # the shopper's own filter wins
                 continue
             spec = FilterSpec(field=match.field, value=list(match.values))
             query, _ = filter_clause(index, spec)
             attr = index.attribute(match.field)
             boost = ROLE_BOOST.get(attr.role, OTHER_BOOST) if attr is not None and attr.role else OTHER_BOOST
-            ctx.extracted.append((query, boost))
+            ctx.understanding.extracted.append((query, boost))
             ctx.graph.attributes.append(
                 AttributeMatch(field=match.field, values=list(match.values), text=match.text)
             )
         price_attr = index.config.by_role(AttributeRole.price)
-        if ctx.price is not None and price_attr is not None and price_attr.name not in requested:
-            query, _ = filter_clause(index, FilterSpec(field=price_attr.name, value=ctx.price.as_range()))
-            ctx.extracted.append((query, PRICE_BOOST))
+        if (
+            ctx.understanding.price is not None
+            and price_attr is not None
+            and price_attr.name not in requested
+        ):
+            query, _ = filter_clause(
+                index, FilterSpec(field=price_attr.name, value=ctx.understanding.price.as_range())
+            )
+            ctx.understanding.extracted.append((query, PRICE_BOOST))
         return ctx

@@ -17,25 +17,16 @@ from aisle.core.errors import BadRequest, ErrorCode
 from aisle.core.tenant_config import AttributeRole, AttributeType
 from aisle.search.context import SearchContext
 from aisle.search.index.schema import MAX_CATEGORY_LEVELS, level_field, numeric_field
+from aisle.search.query.labels import number_label, range_label
 
 FACET_SIZE = 30
 
 
-def _num(x: float) -> str:
-    return str(int(x)) if float(x).is_integer() else f"{x:g}"
-
-
-def range_label(lo: float | None, hi: float | None) -> str:
-    if lo is None:
-        return f"0-{_num(hi)}" if hi is not None else "all"
-    return f"{_num(lo)}-{_num(hi)}" if hi is not None else f"{_num(lo)}+"
-
-
 def facet_aggregations(ctx: SearchContext) -> dict[str, dict[str, Any]]:
-    """The tantivy aggregation request for ``ctx.facets``. Raises BadRequest (module docstring)."""
+    """The tantivy aggregation request for ``ctx.query.facets``. Raises BadRequest (module docstring)."""
     index = ctx.index
     aggs: dict[str, dict[str, Any]] = {}
-    for name in ctx.facets:
+    for name in ctx.query.facets:
         attr = index.attribute(name)
         if attr is None:
             raise BadRequest(
@@ -50,7 +41,7 @@ def facet_aggregations(ctx: SearchContext) -> dict[str, dict[str, Any]]:
                 details={"facet": name},
             )
         if attr.type is AttributeType.category_path:
-            level = min(ctx.category_level.get(name, 0), MAX_CATEGORY_LEVELS - 1)
+            level = min(ctx.retrieval.category_level.get(name, 0), MAX_CATEGORY_LEVELS - 1)
             aggs[name] = {"terms": {"field": level_field(attr, level), "size": FACET_SIZE}}
         elif attr.type is AttributeType.keyword:
             aggs[name] = {"terms": {"field": f"k_{name}", "size": FACET_SIZE}}
@@ -76,16 +67,16 @@ def facet_aggregations(ctx: SearchContext) -> dict[str, dict[str, Any]]:
 
 
 class Facets:
-    """Fills ``ctx.facet_counts`` for the requested facets over ``ctx.match_query``."""
+    """Fills ``ctx.output.facet_counts`` for the requested facets over ``ctx.retrieval.match_query``."""
 
     def run(self, ctx: SearchContext) -> SearchContext:
-        if not ctx.facets:
+        if not ctx.query.facets:
             return ctx
         aggs = facet_aggregations(ctx)
-        if ctx.match_query is None or ctx.total == 0:
-            ctx.facet_counts = {name: [] for name in aggs}
+        if ctx.retrieval.match_query is None or ctx.output.total == 0:
+            ctx.output.facet_counts = {name: [] for name in aggs}
             return ctx
-        result = ctx.index.searcher.aggregate(ctx.match_query, aggs)
+        result = ctx.index.searcher.aggregate(ctx.retrieval.match_query, aggs)
         for name, spec in aggs.items():
             buckets = result.get(name, {}).get("buckets", [])
             if "range" in spec:
@@ -96,7 +87,7 @@ class Facets:
                 ]
             else:
                 values = [(_key(b["key"]), int(b["doc_count"])) for b in buckets if b["doc_count"]]
-            ctx.facet_counts[name] = values
+            ctx.output.facet_counts[name] = values
         return ctx
 
 
@@ -104,5 +95,5 @@ def _key(key: Any) -> str:
     if isinstance(key, bool):
         return "true" if key else "false"
     if isinstance(key, float):
-        return _num(key)
+        return number_label(key)
     return str(key)

@@ -6,7 +6,7 @@ Spec "Search service": "optional fallback to an external retail search service".
 one of ``fallback.queries``, ``error`` when an Aisle stage failed)
 and how to merge (``replace``, or ``append`` after Aisle's products without repeating them). Results
 are counted as products the query's words matched: the nearest products hybrid retrieval adds when no
-word matched (``SearchContext.vector_only``) are Aisle's guesses, not an answer, so a query only they
+word matched (``ctx.retrieval.vector_only``) are Aisle's guesses, not an answer, so a query only they
 "answer" still falls back on ``no_results``. An external answer with no products leaves Aisle's as is.
 
 It never fails the search: the call gets what is left of the search deadline (at most
@@ -48,7 +48,7 @@ class Fallback:
 
     def run(self, ctx: SearchContext) -> SearchContext:
         crs = ctx.config.crs
-        if self.external is None or not crs.active or ctx.size == 0:
+        if self.external is None or not crs.active or ctx.query.size == 0:
             return ctx  # size 0: counting only (e.g. category counts), no page to fill
         graph = ctx.graph if ctx.graph is not None else _bare_graph(ctx)
         ctx.graph = graph
@@ -62,19 +62,21 @@ class Fallback:
             graph.external = ExternalSearchGraph(status="skipped", reason="deadline")
             return ctx
         merge = crs.fallback.merge
-        offset, size = ctx.offset, ctx.size
+        offset, size = ctx.query.offset, ctx.query.size
         if merge == "append":
-            offset, size = max(ctx.offset - ctx.total, 0), max(ctx.size - len(ctx.hits), 0)
-        request = ExternalSearchRequest(
-            query=ctx.query,
-            filters=tuple(ctx.filters),
-            facets=tuple(ctx.facets) if merge == "replace" else (),
-            sort=ctx.sort,
+            offset, size = (
+                max(ctx.query.offset - ctx.output.total, 0),
+                max(ctx.query.size - len(ctx.output.hits), 0),
+            )
+        asked = replace(  # the search as the stages left it: a rule's rewrite and filters included
+            ctx.query,
+            text=ctx.understanding.text,
+            filters=ctx.retrieval.filters,
+            facets=ctx.query.facets if merge == "replace" else (),
             offset=offset,
             size=size,
-            visitor_id=ctx.visitor_id,
-            timeout_s=budget,
         )
+        request = ExternalSearchRequest.of(asked, timeout_s=budget)
         started = time.perf_counter()
         try:
             guarded = self.external.get(ctx.config.tenant, crs)
@@ -87,7 +89,7 @@ class Fallback:
             return ctx
         products = hydrate(result.products, ctx.index)
         if products or merge == "append":
-            ctx.external = ExternalPage(
+            ctx.output.external = ExternalPage(
                 merge=merge,
                 products=products,
                 total=result.total,
@@ -115,23 +117,23 @@ class Fallback:
         crs = ctx.config.crs
         if self.external is None or not crs.active or "error" not in crs.fallback.when:
             return False
-        ctx.stage_error = error
-        ctx.hits, ctx.total, ctx.vector_only, ctx.facet_counts = [], 0, 0, {}
+        ctx.output.stage_error = error
+        ctx.output.hits, ctx.output.total, ctx.retrieval.vector_only, ctx.output.facet_counts = [], 0, 0, {}
         ctx = self.run(ctx)
-        if ctx.external is None:
+        if ctx.output.external is None:
             return False
-        ctx.external = replace(ctx.external, merge="replace")
+        ctx.output.external = replace(ctx.output.external, merge="replace")
         return True
 
 
 def trigger_for(ctx: SearchContext, settings: FallbackConfig) -> FallbackTrigger | None:
     """The first of the tenant's triggers that holds for this search, or None."""
     when = settings.when
-    if "error" in when and ctx.stage_error is not None:
+    if "error" in when and ctx.output.stage_error is not None:
         return "error"
     if "rule" in when and routed_by_rule(ctx, settings):
         return "rule"
-    matched = ctx.total - ctx.vector_only
+    matched = ctx.output.total - ctx.retrieval.vector_only
     if "no_results" in when and matched == 0:
         return "no_results"
     if "few_results" in when and matched < settings.min_results:
@@ -142,7 +144,7 @@ def trigger_for(ctx: SearchContext, settings: FallbackConfig) -> FallbackTrigger
 def routed_by_rule(ctx: SearchContext, settings: FallbackConfig) -> bool:
     """Whether a merchandising rule that fired has an ``external`` action, or the normalised query is
     one of ``fallback.queries``."""
-    fired = ctx.rules.fired if ctx.rules is not None else []
+    fired = ctx.merchandising.rules.fired if ctx.merchandising.rules is not None else []
     if any(isinstance(a, ExternalAction) for rule in fired for a in rule.actions):
         return True
     routed = {normalize(q).strip() for q in settings.queries}
@@ -151,4 +153,6 @@ def routed_by_rule(ctx: SearchContext, settings: FallbackConfig) -> bool:
 
 def _bare_graph(ctx: SearchContext) -> QueryGraph:
     """A queryGraph for a search that failed before query understanding made one."""
-    return QueryGraph(original=ctx.query, normalized=normalize(ctx.query), sort=ctx.sort)
+    return QueryGraph(
+        original=ctx.understanding.text, normalized=normalize(ctx.understanding.text), sort=ctx.query.sort
+    )

@@ -1,6 +1,7 @@
 """Turn request filters into one tantivy filter query (no effect on scores).
 
-Errors: unknown field → 400 ``filter_unknown``; a field not declared filterable → 400
+Each field's clause comes from :func:`aisle.search.query.filters.filter_clause`, which raises for a
+bad filter: unknown field → 400 ``filter_unknown``; a field not declared filterable → 400
 ``filter_not_allowed``; a value of the wrong type → 400 ``filter_value_invalid``.
 """
 
@@ -9,116 +10,28 @@ from __future__ import annotations
 import tantivy
 
 from aisle.catalog.schema import PATH_SEP
-from aisle.core.errors import BadRequest, ErrorCode
-from aisle.core.tenant_config import Attribute, AttributeType
+from aisle.core.tenant_config import AttributeType
 from aisle.search.context import SearchContext
-from aisle.search.index.reader import TenantIndex
-from aisle.search.index.schema import MAX_CATEGORY_LEVELS, keyword_field, level_field, numeric_field
-from aisle.search.model import AppliedFilter, FilterSpec
-
-_RANGE_KEYS = {"gt", "gte", "lt", "lte"}
-
-
-def _range_query(index: TenantIndex, attr: Attribute, rng: dict[str, float]) -> tantivy.Query:
-    field = numeric_field(attr)
-    if field is None:
-        raise BadRequest(f"field '{attr.name}' is not filterable by range", code=ErrorCode.FILTER_NOT_ALLOWED)
-    ftype = tantivy.FieldType.Float if attr.type is AttributeType.number else tantivy.FieldType.Integer
-    cast = float if attr.type is AttributeType.number else int
-    lo_key = "gte" if "gte" in rng else ("gt" if "gt" in rng else None)
-    hi_key = "lte" if "lte" in rng else ("lt" if "lt" in rng else None)
-    lo = cast(rng[lo_key]) if lo_key else None
-    hi = cast(rng[hi_key]) if hi_key else None
-    return tantivy.Query.range_query(
-        index.schema, field, ftype, lo, hi, include_lower=lo_key != "gt", include_upper=hi_key != "lt"
-    )
-
-
-def _values(spec: FilterSpec) -> list[str | float | bool]:
-    return list(spec.value) if isinstance(spec.value, list) else [spec.value]  # type: ignore[list-item]
-
-
-def filter_clause(index: TenantIndex, spec: FilterSpec) -> tuple[tantivy.Query, AppliedFilter]:
-    """One field's filter query and how it was applied. Raises BadRequest (see module docstring)."""
-    attr = index.attribute(spec.field)
-    if attr is None:
-        raise BadRequest(
-            f"filter field '{spec.field}' is not an attribute of this tenant",
-            code=ErrorCode.FILTER_UNKNOWN,
-            details={"field": spec.field},
-        )
-    if not attr.filterable:
-        raise BadRequest(
-            f"field '{spec.field}' is not filterable",
-            code=ErrorCode.FILTER_NOT_ALLOWED,
-            details={"field": spec.field},
-        )
-    schema = index.schema
-    if attr.type in (AttributeType.number, AttributeType.integer):
-        if isinstance(spec.value, dict):
-            return _range_query(index, attr, spec.value), AppliedFilter(field=attr.name, range=spec.value)
-        values = _values(spec)
-        if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
-            raise BadRequest(
-                f"filter '{spec.field}' takes numbers or a range", code=ErrorCode.FILTER_VALUE_INVALID
-            )
-        subs = [_range_query(index, attr, {"gte": float(v), "lte": float(v)}) for v in values]
-        query = (
-            subs[0]
-            if len(subs) == 1
-            else tantivy.Query.boolean_query([(tantivy.Occur.Should, q) for q in subs])
-        )
-        return query, AppliedFilter(field=attr.name, values=values)
-    if isinstance(spec.value, dict):
-        raise BadRequest(f"filter '{spec.field}' does not take a range", code=ErrorCode.FILTER_VALUE_INVALID)
-    if attr.type is AttributeType.boolean:
-        values = _values(spec)
-        if not all(isinstance(v, bool) for v in values):
-            raise BadRequest(
-                f"filter '{spec.field}' takes true or false", code=ErrorCode.FILTER_VALUE_INVALID
-            )
-        subs = [tantivy.Query.term_query(schema, f"b_{attr.name}", v) for v in values]
-        query = (
-            subs[0]
-            if len(subs) == 1
-            else tantivy.Query.boolean_query([(tantivy.Occur.Should, q) for q in subs])
-        )
-        return query, AppliedFilter(field=attr.name, values=values)
-    if keyword_field(attr) is None:
-        raise BadRequest(f"field '{spec.field}' is not filterable", code=ErrorCode.FILTER_NOT_ALLOWED)
-    lookup = index.keyword_values.get(attr.name, {})
-    canonical = list(dict.fromkeys(c for v in _values(spec) for c in lookup.get(str(v).lower(), [str(v)])))
-    subs = []
-    for value in canonical:
-        if attr.type is AttributeType.category_path:
-            level = min(value.count(PATH_SEP), MAX_CATEGORY_LEVELS - 1)
-            subs.append(tantivy.Query.term_query(schema, level_field(attr, level), value))
-        else:
-            subs.append(tantivy.Query.term_query(schema, f"k_{attr.name}", value))
-    if len(subs) == 1:
-        query = subs[0]
-    elif attr.type is AttributeType.category_path:
-        query = tantivy.Query.boolean_query([(tantivy.Occur.Should, q) for q in subs])
-    else:
-        query = tantivy.Query.term_set_query(schema, f"k_{attr.name}", canonical)
-    return query, AppliedFilter(field=attr.name, values=list(canonical))
+from aisle.search.query.filters import filter_clause
 
 
 class ApplyFilters:
-    """Combines every request filter (AND across fields) into ``ctx.filter_query``."""
+    """Combines every request filter (AND across fields) into ``ctx.retrieval.filter_query``."""
 
     def run(self, ctx: SearchContext) -> SearchContext:
         clauses = []
-        for spec in ctx.filters:
+        for spec in ctx.retrieval.filters:
             query, applied = filter_clause(ctx.index, spec)
             clauses.append(query)
             assert ctx.graph is not None
             ctx.graph.filters.append(applied)
             attr = ctx.index.attribute(spec.field)
             if attr is not None and attr.type is AttributeType.category_path and applied.values:
-                ctx.category_level[attr.name] = min(str(v).count(PATH_SEP) for v in applied.values) + 1
+                ctx.retrieval.category_level[attr.name] = (
+                    min(str(v).count(PATH_SEP) for v in applied.values) + 1
+                )
         if clauses:
-            ctx.filter_query = (
+            ctx.retrieval.filter_query = (
                 clauses[0]
                 if len(clauses) == 1
                 else tantivy.Query.boolean_query([(tantivy.Occur.Must, q) for q in clauses])

@@ -10,9 +10,9 @@ stage that answered is one of ``expand_stages`` (by default when not every query
 they add to ``total`` (facets still count the lexical matches). With a blend and no learned ranker
 after it, the nearest-neighbour search is skipped when no such product could reach the page (see
 :func:`extras_may_reach_page`; on the Home Depot dev queries, 9 of 10 partial matches), and ``total``
-then counts the lexical matches only. The fused list is left in ``ctx.candidates`` for the learned
+then counts the lexical matches only. The fused list is left in ``ctx.retrieval.candidates`` for the learned
 ranker (:mod:`aisle.search.stages.rerank`). The lexical candidates come from retrieval's own search
-(:attr:`~aisle.search.context.SearchContext.candidate_depth`).
+(:attr:`~aisle.search.context.Retrieval.candidate_depth`).
 
 Without vectors (``Hybrid()``, as :func:`~aisle.search.pipeline.default_stages` builds it when given
 none, or a tenant without vectors) the stage does nothing; the search engine gives it the process's
@@ -32,7 +32,8 @@ import tantivy
 from aisle.core.timing import add_timing
 from aisle.search.context import Candidates, Hit, SearchContext
 from aisle.search.filter_rows import FilterRows
-from aisle.search.stages.retrieve import lexical_candidates, with_filter
+from aisle.search.query.terms import with_filter
+from aisle.search.stages.retrieve import lexical_candidates
 from aisle.vectors.search import VectorSearch
 from aisle.vectors.store import VectorIndexMissing, VectorsBuilding
 from aisle.vectors.table import VectorTable
@@ -56,7 +57,7 @@ class Hybrid:
         """How many lexical hits this stage will read for ``ctx`` (0: it will not run). Called before
         retrieval, so it only looks at memory: loading a table here would spend retrieval's deadline."""
         cfg = ctx.config.global_.hybrid
-        if self.vectors is None or not cfg.enabled or ctx.sort != "relevance":
+        if self.vectors is None or not cfg.enabled or ctx.query.sort != "relevance":
             return 0
         return 0 if self.vectors.store.known_missing(ctx.index.tenant) else cfg.candidates
 
@@ -77,7 +78,9 @@ class Hybrid:
         lexical = lexical_candidates(ctx, cfg.candidates)
         lex_ords, lex_scores = lexical.ords, lexical.lexical
         start = time.perf_counter()
-        query_vec = vectors.encode_query(table, ctx.graph.normalized or ctx.query, cfg.query_encoder)
+        query_vec = vectors.encode_query(
+            table, ctx.graph.normalized or ctx.understanding.text, cfg.query_encoder
+        )
         add_timing("embed", time.perf_counter() - start)  # part of the hybrid stage's time
         row_keys = vectors.row_keys(table, index)
         n_lex = len(lex_ords)
@@ -86,7 +89,7 @@ class Hybrid:
         if ctx.graph.stage in cfg.expand_stages:
             offset, size = ctx.window()
             if (
-                ctx.candidates_reranked
+                ctx.retrieval.candidates_reranked
                 or cfg.method != "blend"  # RRF ranks the neighbours among themselves: always look
                 or extras_may_reach_page(lex_scores, cos, has, cfg.blend_weight, offset + size)
             ):
@@ -102,7 +105,7 @@ class Hybrid:
         lex_full = np.full(len(ords), np.nan, dtype=np.float32)
         lex_full[:n_lex] = lex_scores
         cosine = np.where(has, cos, np.nan).astype(np.float32)
-        ctx.candidates = Candidates(ords, lex_full, cosine, embeddings)
+        ctx.retrieval.candidates = Candidates(ords, lex_full, cosine, embeddings)
         if cfg.method == "rrf":
             fused = np.zeros(len(ords), dtype=np.float64)
             fused[:n_lex] += 1.0 / (cfg.rrf_k + 1 + np.arange(n_lex))
@@ -114,9 +117,9 @@ class Hybrid:
         order = np.argsort(-fused, kind="stable")
         offset, size = ctx.window()
         page = order[offset : offset + size]
-        ctx.hits = [Hit(int(ords[i]), float(fused[i])) for i in page]
-        ctx.total += len(extra)
-        ctx.vector_only = len(extra)
+        ctx.output.hits = [Hit(int(ords[i]), float(fused[i])) for i in page]
+        ctx.output.total += len(extra)
+        ctx.retrieval.vector_only = len(extra)
         ctx.graph.stages_tried.append({"stage": f"hybrid-{cfg.method}", "hits": len(ords)})
         ctx.graph.hybrid = "used"
         return ctx
@@ -129,8 +132,8 @@ class Hybrid:
         assert self.vectors is not None
         index, cfg = ctx.index, ctx.config.global_.hybrid
         allowed = None
-        if ctx.filters:
-            allowed = self.vectors.mask(index.tenant, self.filter_rows.select(index, ctx.filters))
+        if ctx.retrieval.filters:
+            allowed = self.vectors.mask(index.tenant, self.filter_rows.select(index, ctx.retrieval.filters))
         near = table.ann.search(query_vec, cfg.candidates, allowed)
         near_ids = [table.ids[int(k)] for k in near.keys]
         fresh = [i for i in near_ids if i is not None and index.ord_by_id.get(i, -1) not in seen]
@@ -142,10 +145,12 @@ class Hybrid:
         if not ids:
             return []
         index = ctx.index
-        if ctx.filter_query is None and ctx.exclude_query is None:  # nothing to pass
+        if ctx.retrieval.filter_query is None and ctx.merchandising.exclude_query is None:  # nothing to pass
             return [index.ord_by_id[i] for i in ids]
         query = with_filter(
-            tantivy.Query.term_set_query(index.schema, "id", ids), ctx.filter_query, exclude=ctx.exclude_query
+            tantivy.Query.term_set_query(index.schema, "id", ids),
+            ctx.retrieval.filter_query,
+            exclude=ctx.merchandising.exclude_query,
         )
         found = index.searcher.search(query, len(ids)).hits
         passing = set(index.ords(found)) if found else set()

@@ -31,7 +31,7 @@ class Rerank:
         """How many lexical hits this stage may read for ``ctx`` (0: it will not run). Called before
         retrieval, so it only looks at memory: loading a model here would spend retrieval's deadline."""
         cfg = ctx.config.global_.ranking
-        if self.rankers is None or not cfg.enabled or ctx.sort != "relevance":
+        if self.rankers is None or not cfg.enabled or ctx.query.sort != "relevance":
             return 0
         return cfg.candidates if self.rankers.may_be_in_use(ctx.index.tenant) else 0
 
@@ -39,12 +39,12 @@ class Rerank:
         if self.rankers is None:
             return ctx
         cfg = ctx.config.global_.ranking
-        if not cfg.enabled or ctx.total == 0 or not ctx.reorders_within(cfg.candidates):
+        if not cfg.enabled or ctx.output.total == 0 or not ctx.reorders_within(cfg.candidates):
             return ctx
         ranker = self.rankers.current(ctx.index.tenant)
         if ranker is None:
             return ctx
-        candidates = ctx.candidates
+        candidates = ctx.retrieval.candidates
         if candidates is None:
             candidates = lexical_candidates(ctx, cfg.candidates)
         if len(candidates.ords) == 0:
@@ -52,7 +52,7 @@ class Rerank:
         scores = ranker.score(candidate_features(ctx, candidates))
         offset, size = ctx.window()
         order = np.argsort(-scores, kind="stable")[offset : offset + size]
-        ctx.hits = [Hit(int(candidates.ords[i]), float(scores[i])) for i in order]
+        ctx.output.hits = [Hit(int(candidates.ords[i]), float(scores[i])) for i in order]
         assert ctx.graph is not None
         ctx.graph.stages_tried.append({"stage": f"rerank-v{ranker.version}", "hits": len(candidates.ords)})
         return ctx

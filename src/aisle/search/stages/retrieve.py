@@ -7,8 +7,7 @@
    grows with its length (1 from ``min_length_one_typo`` characters, 2 from ``min_length_two_typos``; the
    Levenshtein automaton of tantivy's FuzzyTermQuery, transpositions costing 1).
 
-Per term, fields are combined as a dis-max (best field plus ``TIE_BREAKER`` of the others, as
-Elasticsearch's ``best_fields``), each field's BM25 scaled by its configured weight.
+Per term, fields are combined as a dis-max (:func:`aisle.search.query.terms.term_query`).
 """
 
 from __future__ import annotations
@@ -22,8 +21,8 @@ from aisle.core.errors import BadRequest, ErrorCode
 from aisle.core.tenant_config import TypoConfig
 from aisle.search.context import Candidates, Hit, SearchContext
 from aisle.search.index.reader import TenantIndex, hit_count
+from aisle.search.query.terms import fuzzy_query, term_query, with_filter
 
-TIE_BREAKER = 0.3
 FUZZY_WEIGHT = 0.5
 # Each matched query term adds this constant, so documents matching more terms rank first and BM25
 # orders documents of equal coverage (Algolia's "words" criterion before text relevance). Tuned on
@@ -43,38 +42,6 @@ def typo_distance(term: str, typo: TypoConfig) -> int:
     if len(term) >= typo.min_length_one_typo:
         return 1
     return 0
-
-
-def term_query(index: TenantIndex, terms: list[str]) -> tantivy.Query:
-    """Dis-max over the searchable fields of one query term's alternatives (BM25 scaled by weight).
-
-    An alternative with spaces ("rain barrel") is searched as a phrase.
-    """
-    subs = []
-    for attr in index.config.attributes:
-        if not attr.searchable:
-            continue
-        field = f"s_{attr.name}"
-        for term in terms:
-            words: list[str | tuple[int, str]] = list(term.split(" "))
-            if len(words) == 1:
-                query = tantivy.Query.term_query(index.schema, field, term)
-            else:
-                query = tantivy.Query.phrase_query(index.schema, field, words, 0)
-            subs.append(tantivy.Query.boost_query(query, attr.weight))
-    return subs[0] if len(subs) == 1 else tantivy.Query.disjunction_max_query(subs, TIE_BREAKER)
-
-
-def fuzzy_query(index: TenantIndex, term: str, distance: int) -> tantivy.Query:
-    """The term within ``distance`` edits in any searchable field (Levenshtein automaton, transposition 1)."""
-    subs = [
-        tantivy.Query.fuzzy_term_query(index.schema, f"s_{attr.name}", term, distance, True, False)
-        for attr in index.config.attributes
-        if attr.searchable
-    ]
-    return (
-        subs[0] if len(subs) == 1 else tantivy.Query.boolean_query([(tantivy.Occur.Should, q) for q in subs])
-    )
 
 
 def _covered(exact: tantivy.Query, fuzzy: tantivy.Query | None = None) -> tantivy.Query:
@@ -110,70 +77,39 @@ def _with_boosts(
 
 def stage_queries(ctx: SearchContext) -> list[tuple[str, tantivy.Query]]:
     """The (stage name, match query) pairs to try, in order."""
-    if not ctx.term_groups:
+    groups, extracted = ctx.understanding.term_groups, ctx.understanding.extracted
+    if not groups:
         browse = [("browse", tantivy.Query.all_query())]
-        if ctx.extracted:  # a query of a price phrase only ("under 500"): filter, then plain browse
-            browse.insert(0, ("browse", _as_filters(tantivy.Query.all_query(), ctx.extracted)))
+        if extracted:  # a query of a price phrase only ("under 500"): filter, then plain browse
+            browse.insert(0, ("browse", _as_filters(tantivy.Query.all_query(), extracted)))
         return browse
     index, stages = ctx.index, ctx.config.global_.stages
-    exact = [term_query(index, group) for group in ctx.term_groups]
+    exact = [term_query(index, group) for group in groups]
     strict = tantivy.Query.boolean_query([(tantivy.Occur.Must, q) for q in exact])
-    plan: list[tuple[str, tantivy.Query]] = [("strict", _as_filters(strict, ctx.extracted))]
+    plan: list[tuple[str, tantivy.Query]] = [("strict", _as_filters(strict, extracted))]
     n = len(exact)
     msm = max(1, min(n - 1, math.ceil(n * stages.relaxed_min_should_match))) if n >= 2 else 1
-    if n >= 2 or ctx.extracted:
+    if n >= 2 or extracted:
         covered = [_covered(q) for q in exact]
-        plan.append(("relaxed", _with_boosts(covered, msm, ctx.extracted)))
-    distances = [
-        typo_distance(group[0], stages.typo) if " " not in group[0] else 0 for group in ctx.term_groups
-    ]
+        plan.append(("relaxed", _with_boosts(covered, msm, extracted)))
+    distances = [typo_distance(group[0], stages.typo) if " " not in group[0] else 0 for group in groups]
     if any(distances) or n >= 3:
         covered = [
             _covered(q, fuzzy_query(index, g[0], d) if d else None)
-            for q, g, d in zip(exact, ctx.term_groups, distances, strict=True)
+            for q, g, d in zip(exact, groups, distances, strict=True)
         ]
-        plan.append(("typo", _with_boosts(covered, 1, ctx.extracted)))
+        plan.append(("typo", _with_boosts(covered, 1, extracted)))
     return plan
 
 
-def with_filter(
-    query: tantivy.Query,
-    filter_query: tantivy.Query | None,
-    *,
-    exclude: tantivy.Query | None = None,
-    boosts: list[tuple[tantivy.Query, float]] | None = None,
-) -> tantivy.Query:
-    """``query`` restricted by ``filter_query``, without ``exclude``, plus constant ``boosts``.
-
-    A boost of weight w adds w to matching products' scores; a bury (w < 0) adds |w| to every
-    product that does not match instead, so scores stay non-negative.
-    """
-    if filter_query is None and exclude is None and not boosts:
-        return query
-    clauses = [(tantivy.Occur.Must, query)]
-    if filter_query is not None:
-        clauses.append((tantivy.Occur.Must, tantivy.Query.const_score_query(filter_query, 0.0)))
-    if exclude is not None:
-        clauses.append((tantivy.Occur.MustNot, exclude))
-    for condition, weight in boosts or []:
-        if weight >= 0:
-            clauses.append((tantivy.Occur.Should, tantivy.Query.const_score_query(condition, weight)))
-        else:
-            others = tantivy.Query.boolean_query(
-                [(tantivy.Occur.Must, tantivy.Query.all_query()), (tantivy.Occur.MustNot, condition)]
-            )
-            clauses.append((tantivy.Occur.Should, tantivy.Query.const_score_query(others, -weight)))
-    return tantivy.Query.boolean_query(clauses)
-
-
 def lexical_candidates(ctx: SearchContext, n: int) -> Candidates:
-    """The first ``n`` hits of ``ctx.match_query`` with their scores (no cosine): retrieval's own
-    when it fetched at least ``n`` (``ctx.candidate_depth``), else one more search."""
-    kept = ctx.lexical
-    if kept is not None and n <= ctx.candidate_depth:
+    """The first ``n`` hits of ``ctx.retrieval.match_query`` with their scores (no cosine): retrieval's own
+    when it fetched at least ``n`` (``ctx.retrieval.candidate_depth``), else one more search."""
+    kept = ctx.retrieval.lexical
+    if kept is not None and n <= ctx.retrieval.candidate_depth:
         return Candidates(kept.ords[:n], kept.lexical[:n], kept.cosine[:n])
-    assert ctx.match_query is not None
-    found = ctx.index.searcher.search(ctx.match_query, n).hits
+    assert ctx.retrieval.match_query is not None
+    found = ctx.index.searcher.search(ctx.retrieval.match_query, n).hits
     return _candidates(ctx.index, found)
 
 
@@ -195,21 +131,26 @@ class Retrieve:
         min_hits = ctx.config.global_.stages.min_hits
         assert ctx.graph is not None
         order_field = None
-        if ctx.sort != "relevance":
+        if ctx.query.sort != "relevance":
             order_field = index.price_field
             if order_field is None:
                 raise BadRequest(
                     "this tenant's catalog has no price to sort by", code=ErrorCode.SORT_UNAVAILABLE
                 )
-        order = tantivy.Order.Asc if ctx.sort == "price_asc" else tantivy.Order.Desc
+        order = tantivy.Order.Asc if ctx.query.sort == "price_asc" else tantivy.Order.Desc
         offset, size = ctx.window()
         # the later stages' candidates come from this search when they read more than the page
-        deep = ctx.candidate_depth
+        deep = ctx.retrieval.candidate_depth
         if order_field is not None or size == 0 or offset + size >= deep:
             deep = 0
         best: tuple[str, tantivy.Query, tantivy.SearchResult] | None = None
         for name, query in stage_queries(ctx):
-            full = with_filter(query, ctx.filter_query, exclude=ctx.exclude_query, boosts=ctx.boosts)
+            full = with_filter(
+                query,
+                ctx.retrieval.filter_query,
+                exclude=ctx.merchandising.exclude_query,
+                boosts=ctx.merchandising.boosts,
+            )
             if deep:
                 result = index.searcher.search(full, deep, count=True)
             elif order_field is None:
@@ -229,19 +170,19 @@ class Retrieve:
             if hit_count(result) >= min_hits or ctx.past_deadline():
                 break
         assert best is not None
-        name, ctx.match_query, result = best
-        ctx.total = hit_count(result)
-        ctx.graph.stage = name if ctx.total > 0 else "none"  # type: ignore[assignment]
+        name, ctx.retrieval.match_query, result = best
+        ctx.output.total = hit_count(result)
+        ctx.graph.stage = name if ctx.output.total > 0 else "none"  # type: ignore[assignment]
         if size == 0 or not result.hits:
             return ctx
         found = result.hits
         if deep:
-            ctx.lexical = _candidates(index, found)
-            ords = ctx.lexical.ords[offset : offset + size].tolist()
+            ctx.retrieval.lexical = _candidates(index, found)
+            ords = ctx.retrieval.lexical.ords[offset : offset + size].tolist()
             found = found[offset : offset + size]
         else:
             ords = index.ords(found)
-        ctx.hits = [
+        ctx.output.hits = [
             Hit(o, float(s) if isinstance(s, (int, float)) else 0.0)
             for (s, _), o in zip(found, ords, strict=True)
         ]

@@ -1,16 +1,19 @@
 """Merchandising rules in the search pipeline (spec: query understanding, merchandising rules, ...).
 
-Three stages share one :class:`~aisle.search.rules.run.RuleRun` per request (``ctx.rules``):
+Three stages share one :class:`~aisle.search.rules.run.RuleRun` per request
+(``ctx.merchandising.rules``):
 
 1. :class:`MerchandisingRules` (before ``Understand``): finds the rules that fire for the shopper's
-   query, time and user group; a ``rewrite`` replaces ``ctx.query`` (highest priority wins). Rules
-   match the shopper's own query: a rewritten query does not make further rules fire.
-2. :class:`ApplyRuleActions` (after ``ApplyFilters``, before ``ExtractAttributes``/``Retrieve``): filters
-   AND into ``ctx.filter_query`` (queryGraph.filters, source ``rule``), boosts and buries go to
-   ``ctx.boosts``, hidden products to ``ctx.exclude_query`` (so never counted), the first redirect to
-   ``ctx.redirect``; pinned products (in the catalog, not hidden, passing the filters) are taken out
-   of the organic results and planned into ``ctx.pins`` (:class:`~aisle.search.paging.PinPlan`), so
-   the retrieval stages fetch only the organic part of the page (``ctx.window()``).
+   query, time and user group; a ``rewrite`` replaces the text searched (``ctx.understanding.text``;
+   highest priority wins). Rules match the shopper's own query: a rewritten query does not make
+   further rules fire.
+2. :class:`ApplyRuleActions` (after ``ApplyFilters``, before ``ExtractAttributes``/``Retrieve``):
+   filters AND into ``ctx.retrieval.filter_query`` (queryGraph.filters, source ``rule``), boosts and
+   buries go to ``ctx.merchandising.boosts``, hidden products to ``ctx.merchandising.exclude_query``
+   (so never counted), the first redirect to ``ctx.merchandising.redirect``; pinned products (in the
+   catalog, not hidden, passing the filters) are taken out of the organic results and planned into
+   ``ctx.merchandising.pins`` (:class:`~aisle.search.paging.PinPlan`), so the retrieval stages fetch
+   only the organic part of the page (``ctx.window()``).
 3. :class:`PinProducts` (after ``Retrieve``): places the pins on the page (see
    :mod:`aisle.search.paging`). ``total`` counts every pinned product once, and facets count them; a
    pinned product carries the page's top score. Of two rules pinning to one position, the higher
@@ -34,6 +37,7 @@ from aisle.core.errors import AisleError
 from aisle.core.tenant_config import AttributeType
 from aisle.search.context import SearchContext
 from aisle.search.paging import PinPlan
+from aisle.search.query.filters import filter_clause
 from aisle.search.rules.book import RuleBook
 from aisle.search.rules.model import (
     BoostAction,
@@ -44,7 +48,6 @@ from aisle.search.rules.model import (
     RewriteAction,
 )
 from aisle.search.rules.run import RuleRun
-from aisle.search.stages.filters import filter_clause
 
 log = logging.getLogger("aisle.search.rules")
 Clock = Callable[[], datetime]
@@ -91,11 +94,12 @@ def _any(queries: list[tantivy.Query]) -> tantivy.Query:
 
 
 class MerchandisingRules:
-    """Matches the rules (before ``Understand``). Without a ``source`` no rule ever fires.
+    """Matches the rules (before ``Understand``). Without a ``source`` no rule ever fires, unless the
+    search carries a draft rule set (``ctx.draft_rules``, a preview): then that set fires, at its instant.
 
     Args:
         source: the tenants' rules.
-        clock: the current time (timezone-aware); previews pass a chosen instant.
+        clock: the current time (timezone-aware).
     """
 
     def __init__(self, source: RuleSource | None = None, clock: Clock | None = None) -> None:
@@ -103,18 +107,23 @@ class MerchandisingRules:
         self.clock = clock or (lambda: datetime.now(UTC))
 
     def run(self, ctx: SearchContext) -> SearchContext:
-        if self.source is None:
+        draft = ctx.draft_rules
+        if draft is not None:
+            book, at = draft.book, draft.at
+        elif self.source is not None:
+            book, at = self.source.book(ctx.index.tenant), self.clock()
+        else:
             return ctx
-        fired = self.source.book(ctx.index.tenant).fire(ctx.query, self.clock(), ctx.user_group)
+        fired = book.fire(ctx.query.text, at, ctx.query.user_group)
         if not fired:
             return ctx
-        run = RuleRun(original_query=ctx.query, fired=fired)
+        run = RuleRun(original_query=ctx.query.text, fired=fired)
         for rule in fired:
             rewrite = next((a for a in rule.actions if isinstance(a, RewriteAction)), None)
             if rewrite is not None:
-                ctx.query = rewrite.query
+                ctx.understanding.text = rewrite.query
                 break
-        ctx.rules = run
+        ctx.merchandising.rules = run
         return ctx
 
 
@@ -122,7 +131,7 @@ class ApplyRuleActions:
     """Turns the fired rules' actions into filters, boosts, exclusions, a redirect and pins."""
 
     def run(self, ctx: SearchContext) -> SearchContext:
-        run = ctx.rules
+        run = ctx.merchandising.rules
         if run is None:
             return ctx
         graph, index = ctx.graph, ctx.index
@@ -142,19 +151,21 @@ class ApplyRuleActions:
                             applied.source = "rule"
                             filters.append(query)
                             graph.filters.append(applied)
-                            ctx.filters.append(spec)  # the shopper's own filter wins over extraction
+                            ctx.retrieval.filters.append(
+                                spec
+                            )  # the shopper's own filter wins over extraction
                             attr = index.attribute(spec.field)
                             if attr is not None and attr.type is AttributeType.category_path:
                                 level = min(str(v).count(PATH_SEP) for v in applied.values) + 1
-                                ctx.category_level[attr.name] = level
+                                ctx.retrieval.category_level[attr.name] = level
                     elif isinstance(action, BoostAction):
                         query = _all([filter_clause(index, spec)[0] for spec in action.condition])
                         sign = 1.0 if action.type == "boost" else -1.0
-                        ctx.boosts.append((query, sign * action.weight))
+                        ctx.merchandising.boosts.append((query, sign * action.weight))
                     elif isinstance(action, HideAction):
                         hidden += [p for p in action.productIds if p in index.ord_by_id]
                     elif isinstance(action, RedirectAction):
-                        ctx.redirect = ctx.redirect or action.url
+                        ctx.merchandising.redirect = ctx.merchandising.redirect or action.url
                     elif isinstance(action, PinAction):
                         for item in sorted(action.items, key=lambda i: i.position):
                             if item.productId in pins or item.productId not in index.ord_by_id:
@@ -171,11 +182,19 @@ class ApplyRuleActions:
             graph.rules.append({"id": rule.id, "name": rule.name, "version": rule.version, "actions": done})
         if filters:
             combined = _all(filters)
-            ctx.filter_query = combined if ctx.filter_query is None else _all([ctx.filter_query, combined])
+            ctx.retrieval.filter_query = (
+                combined
+                if ctx.retrieval.filter_query is None
+                else _all([ctx.retrieval.filter_query, combined])
+            )
         hidden_set = set(hidden)
         if hidden_set:
             exclude = ids_query(index.schema, sorted(hidden_set))
-            ctx.exclude_query = exclude if ctx.exclude_query is None else _any([ctx.exclude_query, exclude])
+            ctx.merchandising.exclude_query = (
+                exclude
+                if ctx.merchandising.exclude_query is None
+                else _any([ctx.merchandising.exclude_query, exclude])
+            )
         pins = {pid: pos for pid, pos in pins.items() if pid not in hidden_set}
         if pins:
             self._plan_pins(ctx, pins)
@@ -187,25 +206,33 @@ class ApplyRuleActions:
         index = ctx.index
         ids = sorted(pins)
         pinned = ids_query(index.schema, ids)
-        if ctx.filter_query is not None:
-            found = index.searcher.search(_all([pinned, ctx.filter_query]), len(ids))
+        if ctx.retrieval.filter_query is not None:
+            found = index.searcher.search(_all([pinned, ctx.retrieval.filter_query]), len(ids))
             ids = [index.rows[o]["id"] for o in index.ords(found.hits)]
             if not ids:
                 return
             pinned = ids_query(index.schema, ids)
         placed = tuple(sorted((pins[pid], index.ord_by_id[pid]) for pid in ids))
-        ctx.pins = PinPlan(ctx.offset, ctx.size, placed, pinned)
-        ctx.exclude_query = pinned if ctx.exclude_query is None else _any([ctx.exclude_query, pinned])
+        ctx.merchandising.pins = PinPlan(ctx.query.offset, ctx.query.size, placed, pinned)
+        ctx.merchandising.exclude_query = (
+            pinned
+            if ctx.merchandising.exclude_query is None
+            else _any([ctx.merchandising.exclude_query, pinned])
+        )
 
 
 class PinProducts:
     """Places the pinned products on the page (after ``Retrieve``), see :mod:`aisle.search.paging`."""
 
     def run(self, ctx: SearchContext) -> SearchContext:
-        plan = ctx.pins
+        plan = ctx.merchandising.pins
         if plan is None:
             return ctx
-        ctx.hits, ctx.total = plan.place(ctx.hits, ctx.total)  # ctx.total: the organic matches
-        if ctx.match_query is not None:
-            ctx.match_query = _any([ctx.match_query, plan.pinned_query])  # facets count pinned products
+        ctx.output.hits, ctx.output.total = plan.place(
+            ctx.output.hits, ctx.output.total
+        )  # ctx.output.total: the organic matches
+        if ctx.retrieval.match_query is not None:
+            ctx.retrieval.match_query = _any(
+                [ctx.retrieval.match_query, plan.pinned_query]
+            )  # facets count pinned products
         return ctx

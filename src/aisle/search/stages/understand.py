@@ -14,10 +14,8 @@ from aisle.search.attributes import extract_price
 from aisle.search.context import SearchContext
 from aisle.search.model import Correction, QueryGraph, SynonymExpansion
 from aisle.search.normalize import normalize
-from aisle.search.stages.retrieve import term_query
+from aisle.search.query.terms import term_query
 from aisle.search.synonyms import synonym_table
-
-__all__ = ["Understand", "normalize"]
 
 
 class Understand:
@@ -25,11 +23,11 @@ class Understand:
 
     def run(self, ctx: SearchContext) -> SearchContext:
         index = ctx.index
-        normalized = normalize(ctx.query)
+        normalized = normalize(ctx.understanding.text)
         price = None
         if index.dictionary.has_price:
             price, normalized = extract_price(normalized)
-            ctx.price = price
+            ctx.understanding.price = price
         tokens = normalized.split()
         stop = {w.lower() for w in ctx.config.global_.stop_words}
         kept = [t for t in tokens if t not in stop]
@@ -90,11 +88,11 @@ class Understand:
                 self._add(groups, terms, [term], [term, *(a for a in alternatives if a and a != term)])
             match_terms.extend(readable)
             i += 1
-        ctx.terms = terms
-        ctx.match_terms = match_terms
-        ctx.term_groups = groups
+        ctx.understanding.terms = terms
+        ctx.understanding.match_terms = match_terms
+        ctx.understanding.term_groups = groups
         ctx.graph = QueryGraph(
-            original=ctx.query,
+            original=ctx.understanding.text,
             normalized=normalized,
             tokens=kept,
             terms=terms,
@@ -102,7 +100,7 @@ class Understand:
             corrections=corrections,
             synonyms=expansions,
             price=price.as_range() if price else None,
-            sort=ctx.sort,
+            sort=ctx.query.sort,
         )
         return ctx
 

@@ -25,7 +25,7 @@ import tantivy
 from aisle.catalog.schema import PATH_SEP
 from aisle.core.tenant_config import AttributeConfiguration, AttributeRole, AttributeType
 from aisle.search.index.reader import TenantIndex
-from aisle.search.stages.understand import normalize
+from aisle.search.normalize import normalize
 
 SuggestionType = Literal["query", "brand", "category", "product"]
 TYPE_ORDER: tuple[SuggestionType, ...] = ("brand", "category", "query", "product")

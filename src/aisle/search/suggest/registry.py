@@ -27,7 +27,8 @@ from aisle.core.errors import AisleError
 from aisle.core.tenancy import TenantConfig, Tenants
 from aisle.search.index.reader import TenantIndex
 from aisle.search.indexes import IndexRegistry
-from aisle.search.stages.understand import normalize
+from aisle.search.normalize import normalize
+from aisle.search.querylog import QueryLogStore
 from aisle.search.suggest.candidates import (
     Candidate,
     catalog_candidates,
@@ -35,7 +36,6 @@ from aisle.search.suggest.candidates import (
     deduplicate,
     query_candidates,
 )
-from aisle.search.suggest.querylog import QueryLogStore
 from aisle.search.suggest.suggester import Suggester, enabled_types
 
 CACHE_FORMAT = 1

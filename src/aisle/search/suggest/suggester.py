@@ -22,7 +22,7 @@ import polars as pl
 from aisle.core.tenancy import TenantConfig
 from aisle.core.tenant_config import AutocompleteConfiguration, TypoConfig
 from aisle.search.index.reader import TenantIndex
-from aisle.search.stages.understand import normalize
+from aisle.search.normalize import normalize
 from aisle.search.suggest.candidates import (
     TYPE_ORDER,
     Candidate,

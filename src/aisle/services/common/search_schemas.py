@@ -8,7 +8,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from aisle.search.model import FilterSpec, SortOrder
-from aisle.search.pipeline import SearchOptions
+from aisle.search.query import SearchQuery
 from aisle.services.common.params import TENANT_PATTERN
 
 
@@ -41,17 +41,18 @@ class SearchRequest(BaseModel):
         description="The shopper's visitor id, for the tenant's external search service (crs_config.json).",
     )
 
-    def options(self) -> SearchOptions:
-        """Everything but the tenant and the text, as the engine takes it."""
-        return {
-            "size": self.size,
-            "offset": self.from_,
-            "filters": self.filters,
-            "facets": self.facets,
-            "sort": self.sort,
-            "user_group": self.user_group,
-            "visitor_id": self.visitor_id,
-        }
+    def search_query(self) -> SearchQuery:
+        """Everything but the tenant, as the engine takes it (the one :class:`SearchQuery`)."""
+        return SearchQuery(
+            text=self.query,
+            size=self.size,
+            offset=self.from_,
+            filters=self.filters,
+            facets=self.facets,
+            sort=self.sort,
+            user_group=self.user_group,
+            visitor_id=self.visitor_id,
+        )
 
 
 class SuggestionItem(BaseModel):

@@ -43,17 +43,7 @@ def search(proxy: Proxy, body: SearchRequest) -> Response:
     external service (``crs_config.json``): filters, facets, sort, paging and ``visitorId`` passed on,
     ``redirect``, ``correctedQuery`` and ``attributionToken`` passed back, ``queryGraph.external`` saying
     which backend answered. ``userGroup`` plays no part."""
-    result = proxy.search(
-        body.tenant,
-        body.query,
-        size=body.size,
-        offset=body.from_,
-        filters=body.filters,
-        facets=body.facets,
-        sort=body.sort,
-        visitor_id=body.visitor_id,
-    )
-    return _json(result)
+    return _json(proxy.search(body.tenant, body.search_query()))
 
 
 @router.get(

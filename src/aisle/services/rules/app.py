@@ -7,14 +7,16 @@ pick up a change on their next request.
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
 from fastapi import FastAPI
 
 from aisle.core.auth.dependencies import Authorizer
 from aisle.core.config import Settings, load_settings
 from aisle.core.storage.resolver import open_blob_store_from_settings
 from aisle.core.tenancy import Tenants
-from aisle.search.indexes import IndexRegistry
-from aisle.search.rules.book import RuleBooks
+from aisle.search.engine import SearchEngine
 from aisle.services.common.app import service_app
 from aisle.services.rules.console.pages import mount_console
 from aisle.services.rules.routes import router
@@ -25,7 +27,13 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     """Build the rule management service (see the module docstring)."""
     settings = settings or load_settings()
     store = open_blob_store_from_settings(settings)
-    tenants = Tenants(store)
+    engine = SearchEngine.from_settings(settings, store, tenants=Tenants(store))
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        yield
+        engine.close()
+
     app = service_app(
         "rules",
         title="Aisle rule management service",
@@ -39,17 +47,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         "access token) is served at `/`.",
         routers=[router],
         settings=settings,
-        tenants=tenants,
+        lifespan=lifespan,
+        tenants=engine.tenants,
     )
-    app.state.rules = state = RulesState(
-        settings=settings,
-        store=store,
-        tenants=tenants,
-        indexes=IndexRegistry(tenants, settings.data_dir),
-        books=RuleBooks(store),
-    )
-    caches = {"indexes": state.indexes.entry_count, "rule_books": state.books.entry_count}
-    app.state.metrics.add_caches(caches)
+    app.state.rules = RulesState(settings=settings, store=store, engine=engine)
+    app.state.metrics.add_caches(engine.cache_sizes())
     app.state.authorizer = Authorizer(settings, store)
     mount_console(app)
     return app

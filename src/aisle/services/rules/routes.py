@@ -14,7 +14,6 @@ from aisle.core.errors import BadRequest, ErrorCode
 from aisle.core.tenancy import TenantConfig
 from aisle.search.index.reader import TenantIndex
 from aisle.search.rules.model import RULE_ID_PATTERN, Rule, RuleBody
-from aisle.search.rules.preview import SearchParams, preview_rule
 from aisle.search.rules.store import RuleStore
 from aisle.search.rules.validation import RuleWarning, require_reach_confirmed, validate_rule
 from aisle.services.common.auth import require_scope
@@ -253,18 +252,7 @@ def preview(state: State, tenant: TenantQuery, body: PreviewRequest) -> PreviewR
         assert body.ruleId is not None
         rule = rules.get(body.ruleId)
     s = body.search
-    params = SearchParams(
-        query=s.query,
-        size=s.size,
-        offset=s.from_,
-        filters=s.filters,
-        facets=s.facets,
-        sort=s.sort,
-        user_group=s.userGroup,
-    )
-    result = preview_rule(
-        state.books.book(tenant), rule, index, config, params, replaces=body.ruleId, at=body.at
-    )
+    result = state.engine.preview(tenant, s.search_query(), rule, replaces=body.ruleId, at=body.at)
     changes = result.changes
     return PreviewResponse(
         withoutRule=result.without_rule,

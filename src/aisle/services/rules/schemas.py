@@ -7,6 +7,7 @@ from datetime import datetime
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from aisle.search.model import FilterSpec, SearchResult, SortOrder
+from aisle.search.query import SearchQuery
 from aisle.search.rules.model import RULE_ID_PATTERN, Rule, RuleBody
 
 
@@ -78,6 +79,18 @@ class PreviewSearch(BaseModel):
     facets: list[str] = Field(default_factory=list, max_length=16)
     sort: SortOrder = "relevance"
     userGroup: str | None = Field(default=None, max_length=64)
+
+    def search_query(self) -> SearchQuery:
+        """The previewed search as the engine takes it."""
+        return SearchQuery(
+            text=self.query,
+            size=self.size,
+            offset=self.from_,
+            filters=self.filters,
+            facets=self.facets,
+            sort=self.sort,
+            user_group=self.userGroup,
+        )
 
 
 class PreviewRequest(BaseModel):

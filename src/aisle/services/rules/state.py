@@ -10,23 +10,30 @@ from fastapi import Depends, Request
 from aisle.core.config import Settings
 from aisle.core.storage import BlobStore
 from aisle.core.tenancy import Tenants
+from aisle.search.engine import SearchEngine
 from aisle.search.indexes import IndexRegistry
-from aisle.search.rules.book import RuleBooks
 
 
 @dataclass
 class RulesState:
     """Resources of one rules-service process (``app.state.rules``; its Authorizer: ``app.state.authorizer``).
 
-    ``indexes`` serve validation (filter values, product ids) and previews; ``books`` the live rules
-    a preview starts from.
+    ``engine`` is a search engine like the search service's (same stages, vectors, rankers, fallback
+    and deadline): previews run its live pipeline with a draft rule set. Its ``indexes`` also serve
+    validation (filter values, product ids).
     """
 
     settings: Settings
     store: BlobStore
-    tenants: Tenants
-    indexes: IndexRegistry
-    books: RuleBooks
+    engine: SearchEngine
+
+    @property
+    def tenants(self) -> Tenants:
+        return self.engine.tenants
+
+    @property
+    def indexes(self) -> IndexRegistry:
+        return self.engine.indexes
 
 
 async def rules_state(request: Request) -> RulesState:

@@ -50,7 +50,8 @@ def create_app(settings: Settings | None = None, *, preload: bool = True) -> Fas
         state=state,
         authorizer=authorizer,
         route=routes.search_get_route(),
-        parse=routes.parse_filters,
+        parse=routes.search_request_of,
+        parsed_key=routes.PARSED_KEY,
         enabled=settings.search_fast_lane,
     )
     app = service_app(

@@ -9,13 +9,14 @@ CPU per request than the FastAPI route. The fast lane is that handler, kept hone
   unchanged) and in front of FastAPI's router.
 - It answers only a request that is plain: ``GET /search`` without a body, every query parameter one
   the route declares (the set comes from the FastAPI route itself), each given once and non-empty,
-  valid by the same :class:`SearchRequest` model and ``filter`` parser as the route, authorized by the
+  parsed by the route's own parser into the same :class:`SearchRequest`, authorized by the
   same :class:`Authorizer` for the same scope (before anything is read from storage), for a tenant
-  whose search has nothing to wait for (:meth:`SearchEngine.answers_without_waiting`: it runs on the
+  whose search has nothing to wait for (:meth:`SearchEngine.readiness`: it runs on the
   event loop).
-- Anything else goes to the FastAPI route untouched, which answers it: an invalid or unknown
-  parameter, a refused token, a tenant on a remote store, an engine error. Errors have one renderer;
-  a request handed over after an engine error is searched twice, which has no side effect.
+- Anything else goes to the FastAPI route, which answers it: an invalid or unknown parameter, a refused
+  token, a tenant on a remote store, an engine error. A request the lane parsed is handed over with
+  its :class:`SearchRequest` in the ASGI scope, so the route does not parse it again. Errors have one
+  renderer; a request handed over after an engine error is searched twice, which has no side effect.
 
 ``AISLE_SEARCH_FAST_LANE=false`` turns it off (every request through the route);
 ``tests/services/search/test_fast_lane.py`` checks that both give the same answers.
@@ -26,6 +27,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from fastapi.exceptions import RequestValidationError
 from fastapi.routing import APIRoute
 from pydantic import ValidationError
 from starlette.datastructures import QueryParams
@@ -63,7 +65,9 @@ class SearchFastLane:
         state: the search service's resources (the engine).
         authorizer: the service's token check.
         route: the ``GET /search`` route: its declared query parameters, its name in the metrics.
-        parse: the route's ``filter=`` parser (``field:value`` to :class:`FilterSpec`; raises BadRequest).
+        parse: the route's parser of the query parameters into a :class:`SearchRequest`
+            (:func:`~aisle.services.search.routes.search_request_of`; raises on a bad one).
+        parsed_key: the scope key under which a request handed to the route carries its parsed body.
         enabled: False hands every request to the route.
     """
 
@@ -75,6 +79,7 @@ class SearchFastLane:
         authorizer: Authorizer,
         route: APIRoute,
         parse: Any,
+        parsed_key: str,
         enabled: bool = True,
     ) -> None:
         self.app = app
@@ -82,6 +87,7 @@ class SearchFastLane:
         self.authorizer = authorizer
         self.route = route
         self.parse = parse
+        self.parsed_key = parsed_key
         self.enabled = enabled
         self.declared = declared_query_params(route)
 
@@ -110,16 +116,17 @@ class SearchFastLane:
         q, query, facets = params.get("q"), params.get("query"), params.get("facets", "")
         if (q is not None and query is not None) or len(facets) > 1024:
             return None
-        fields = {
-            "query": q if q is not None else (query or ""),
-            "tenant": params.get("tenant"),
-            "size": params.get("size", 20),
-            "from": params.get("from", 0),
-            "sort": params.get("sort", "relevance"),
-            "facets": [f for f in facets.split(",") if f],
-            "filters": self.parse(params.getlist("filter")),
-        }
-        return SearchRequest.model_validate(fields)
+        parsed: SearchRequest = self.parse(
+            tenant=params.get("tenant"),
+            q=q,
+            query=query,
+            size=params.get("size", 20),
+            from_=params.get("from", 0),
+            sort=params.get("sort", "relevance"),
+            facets=facets,
+            filter=params.getlist("filter"),
+        )
+        return parsed
 
     async def _answer(self, scope: Scope, send: Any) -> bool:
         """Answer the request and return True, or return False having sent nothing."""
@@ -128,12 +135,14 @@ class SearchFastLane:
             body = self._request(scope)
             if body is None:
                 return False
+            scope[self.parsed_key] = body  # the route, if it answers, takes this instead of parsing again
             # the token first: a refused request must not touch storage (tests/services/auth/test_isolation)
             await self.authorizer.authorize(Request(scope, _no_body), SEARCH_READ)
-            if not engine.answers_without_waiting(body.tenant):
+            ready = engine.readiness(body.tenant)
+            if ready.waits:
                 return False
-            result = engine.search(body.tenant, body.query, **body.options())
-        except (AisleError, ValidationError):
+            result = engine.search(body.tenant, body.search_query(), config=ready.config)
+        except (AisleError, ValidationError, RequestValidationError):
             return False  # the route answers it, with its status and error code
         except Exception:  # whatever the route makes of it (its 500 envelope)
             return False

@@ -6,7 +6,7 @@ import time
 from typing import Annotated, Any
 
 import orjson
-from fastapi import APIRouter, Depends, Path, Query
+from fastapi import APIRouter, Depends, Path, Query, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import Response
@@ -16,9 +16,11 @@ from pydantic import ValidationError
 from aisle.core.auth.dependencies import Principal
 from aisle.core.auth.scopes import SEARCH_READ
 from aisle.core.errors import BadRequest, ErrorCode
+from aisle.core.tenancy import TenantConfig
 from aisle.core.timing import add_timing
 from aisle.search import browse
 from aisle.search.model import FilterSpec, SearchResult, SortOrder
+from aisle.search.query import SearchQuery
 from aisle.services.common.auth import require_scope, scoped
 from aisle.services.common.errors import error_responses
 from aisle.services.common.metrics import count_tenant
@@ -85,8 +87,51 @@ def _spec(field: str, value: Any) -> FilterSpec:
         raise BadRequest(f"filter '{field}': {problem}", code=ErrorCode.FILTER_INVALID) from None
 
 
-def _search_response(engine: Engine, body: SearchRequest) -> Response:
-    result = engine.search(body.tenant, body.query, **body.options())
+PARSED_KEY = "aisle.search_request"
+"""ASGI scope key of the ``GET /search`` request the fast lane parsed and then handed to the route (the
+route uses it instead of parsing the query string again)."""
+
+
+def search_request_of(
+    *,
+    tenant: str | None,
+    q: str | None = None,
+    query: str | None = None,
+    size: int | str = 20,
+    from_: int | str = 0,
+    sort: str = "relevance",
+    facets: str = "",
+    filter: list[str] | None = None,
+) -> SearchRequest:
+    """``GET /search``'s query parameters as the body of ``POST /search``: the one parser of them (the
+    route and its fast lane both call it).
+
+    Raises:
+        BadRequest: ``bad_request`` when ``q`` and ``query`` differ; ``filter_invalid`` (see
+            :func:`parse_filters`).
+        RequestValidationError: a value the body refuses (a 422 naming the parameter, as for POST).
+    """
+    if q is not None and query is not None and q != query:
+        raise BadRequest("give the query once: 'q' and 'query' differ", code=ErrorCode.BAD_REQUEST)
+    fields = {
+        "query": q if q is not None else (query or ""),
+        "tenant": tenant,
+        "size": size,
+        "from": from_,
+        "sort": sort,
+        "facets": [f for f in facets.split(",") if f],
+        "filters": parse_filters(filter or []),
+    }
+    try:
+        return SearchRequest.model_validate(fields)
+    except ValidationError as exc:  # e.g. too many facets: a 422 naming the parameter, as for POST
+        raise RequestValidationError(exc.errors(include_url=False)) from None
+
+
+def _search_response(
+    engine: Engine, tenant: str, query: SearchQuery, config: TenantConfig | None = None
+) -> Response:
+    result = engine.search(tenant, query, config=config)
     start = time.perf_counter()
     response = Response(result.json_bytes(), media_type="application/json")
     add_timing("serialize", time.perf_counter() - start)
@@ -95,10 +140,13 @@ def _search_response(engine: Engine, body: SearchRequest) -> Response:
 
 async def _run_search(engine: Engine, body: SearchRequest) -> Response:
     """The search on the event loop when it has nothing to wait for (a warm index on a local store,
-    no external fallback: :meth:`SearchEngine.answers_without_waiting`), else on the thread pool."""
-    if engine.answers_without_waiting(body.tenant):
-        return _search_response(engine, body)
-    return await run_in_threadpool(_search_response, engine, body)
+    no external fallback: :meth:`SearchEngine.readiness`), else on the thread pool; the tenant's
+    configuration, once looked up, goes along."""
+    query = body.search_query()
+    ready = engine.readiness(body.tenant)
+    if not ready.waits:
+        return _search_response(engine, body.tenant, query, ready.config)
+    return await run_in_threadpool(_search_response, engine, body.tenant, query, ready.config)
 
 
 @router.post(
@@ -122,6 +170,7 @@ async def search(engine: Engine, body: SearchRequest) -> Response:
 )
 async def search_get(
     engine: Engine,
+    request: Request,
     tenant: TenantQuery,
     q: Annotated[str | None, Query(max_length=512, description="The shopper's query.")] = None,
     query: Annotated[str | None, Query(max_length=512, description="Same as `q`.")] = None,
@@ -135,21 +184,11 @@ async def search_get(
 
     Giving both ``q`` and ``query`` with different values is a 400 (``bad_request``).
     """
-    if q is not None and query is not None and q != query:
-        raise BadRequest("give the query once: 'q' and 'query' differ", code=ErrorCode.BAD_REQUEST)
-    fields = {
-        "query": q if q is not None else (query or ""),
-        "tenant": tenant,
-        "size": size,
-        "from": from_,
-        "sort": sort,
-        "facets": [f for f in facets.split(",") if f],
-        "filters": parse_filters(filter),
-    }
-    try:
-        body = SearchRequest.model_validate(fields)
-    except ValidationError as exc:  # e.g. too many facets: a 422 naming the parameter, as for POST
-        raise RequestValidationError(exc.errors(include_url=False)) from None
+    body = request.scope.get(PARSED_KEY)
+    if not isinstance(body, SearchRequest):
+        body = search_request_of(
+            tenant=tenant, q=q, query=query, size=size, from_=from_, sort=sort, facets=facets, filter=filter
+        )
     return await _run_search(engine, body)
 
 
@@ -190,7 +229,8 @@ def item(
 )
 def categories(engine: Engine, body: CategoriesRequest) -> CategoriesResponse:
     """Children of ``parent`` (top level without one) with product counts, optionally within a query."""
-    found = engine.categories(body.tenant, body.field, body.parent, body.query or "", body.filters)
+    counted = SearchQuery(text=body.query or "", size=0, filters=body.filters)
+    found = engine.categories(body.tenant, body.field, body.parent, counted)
     return CategoriesResponse(
         field=found.field,
         parent=body.parent,

@@ -66,7 +66,7 @@ def vector_search(engine: Engine, request: Request, body: SearchRequest) -> Resp
     search over the tenant's product embeddings, within the request filters. Same body and response
     shape as ``POST /search``; ``total`` and facets cover the nearest-neighbour pool (at least 200)."""
     authorization = request.headers.get("authorization")
-    result = engine.vector_search(body.tenant, body.query, authorization=authorization, **body.options())
+    result = engine.vector_search(body.tenant, body.search_query(), authorization=authorization)
     return _json(result)
 
 

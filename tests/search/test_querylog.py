@@ -11,7 +11,7 @@ from aisle.core.errors import TenantNotFound
 from aisle.core.storage import BlobStore
 from aisle.core.tenancy import Tenants
 from aisle.core.tenant_config import Attribute, AttributeConfiguration, GlobalConfiguration
-from aisle.search.suggest.querylog import (
+from aisle.search.querylog import (
     LOG_DATA,
     QueryLogStore,
     import_query_log,

@@ -15,6 +15,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+from aisle.search.query import SearchQuery
+
 Qrels = dict[str, dict[str, float]]
 
 
@@ -48,15 +50,18 @@ class EvalReport:
     per_query: dict[str, float]
 
 
-def evaluate(search: Callable[[str], list[str]], qrels: Qrels, *, concurrency: int = 1) -> EvalReport:
-    """Run ``search(query) -> ranked ids`` over every scorable query and average NDCG@10."""
+def evaluate(
+    search: Callable[[SearchQuery], list[str]], qrels: Qrels, *, size: int = 10, concurrency: int = 1
+) -> EvalReport:
+    """Run ``search(SearchQuery(query, size=size)) -> ranked ids`` over every scorable query and
+    average NDCG@10 (``size`` at least 10 for the score to see a full first page)."""
     scorable = {q: j for q, j in qrels.items() if any(r > 1.0 for r in j.values())}
     per_query: dict[str, float] = {}
     errors = 0
 
     def one(query: str) -> tuple[str, float | None]:
         try:
-            return query, ndcg_at_k(search(query), scorable[query])
+            return query, ndcg_at_k(search(SearchQuery(query, size=size)), scorable[query])
         except Exception:
             return query, None
 
@@ -79,8 +84,8 @@ def evaluate_over_http(
     headers = {"Authorization": f"Bearer {token}"} if token else {}
     client = httpx.Client(base_url=url, headers=headers, timeout=30.0)
 
-    def search(query: str) -> list[str]:
-        resp = client.post("/search", json={"query": query, "tenant": tenant, "size": 10})
+    def search(query: SearchQuery) -> list[str]:
+        resp = client.post("/search", json={"query": query.text, "tenant": tenant, "size": query.size})
         resp.raise_for_status()
         return [p["id"] for p in resp.json()["products"]]
 

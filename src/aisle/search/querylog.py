@@ -26,7 +26,7 @@ import polars as pl
 from aisle.core.errors import BadRequest, ErrorCode, TenantNotFound
 from aisle.core.storage import BlobNotFound, BlobStore
 from aisle.core.tenancy import Tenants
-from aisle.search.stages.understand import normalize
+from aisle.search.normalize import normalize
 
 LOG_DATA = "suggest/query_log.parquet"
 LOG_POINTER = "suggest/query_log.json"

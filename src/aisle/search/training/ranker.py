@@ -27,8 +27,9 @@ import numpy as np
 
 from aisle.core.errors import BadRequest, ErrorCode
 from aisle.core.tenancy import TenantConfig, Tenants
-from aisle.search.evaluation import Qrels, ndcg_at_k
+from aisle.search.evaluation.ndcg import Qrels, ndcg_at_k
 from aisle.search.index.reader import TenantIndex
+from aisle.search.query import SearchQuery
 from aisle.search.ranking.features import FEATURES, candidate_features
 from aisle.search.ranking.store import RankerRecord, RankerStore
 from aisle.search.stages.rerank import Rerank
@@ -111,10 +112,15 @@ def collect(
     out = QuerySet()
     scorable = sorted(q for q, judged in qrels.items() if any(r > 1.0 for r in judged.values()))
     for n, query in enumerate(scorable, 1):
-        ctx = plain.run(index, config, query, size=10)
-        top = [ids[h.ord] for h in ctx.hits]
-        found = ctx.candidates
-        if found is None and ctx.match_query is not None and ctx.total > 0 and ctx.term_groups:
+        ctx = plain.run(index, config, SearchQuery(query, size=10))
+        top = [ids[h.ord] for h in ctx.output.hits]
+        found = ctx.retrieval.candidates
+        if (
+            found is None
+            and ctx.retrieval.match_query is not None
+            and ctx.output.total > 0
+            and ctx.understanding.term_groups
+        ):
             found = lexical_candidates(ctx, candidates)
         if found is None or len(found.ords) == 0:
             ords = np.zeros(0, dtype=np.int64)

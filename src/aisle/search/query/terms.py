@@ -1,0 +1,76 @@
+"""Query terms and filters as tantivy queries: what the retrieval stages, hybrid retrieval, spelling
+correction and browsing build their searches from.
+
+Per term, fields are combined as a dis-max (best field plus :data:`TIE_BREAKER` of the others, as
+Elasticsearch's ``best_fields``), each field's BM25 scaled by its configured weight.
+"""
+
+from __future__ import annotations
+
+import tantivy
+
+from aisle.search.index.reader import TenantIndex
+
+TIE_BREAKER = 0.3
+
+
+def term_query(index: TenantIndex, terms: list[str]) -> tantivy.Query:
+    """Dis-max over the searchable fields of one query term's alternatives (BM25 scaled by weight).
+
+    An alternative with spaces ("rain barrel") is searched as a phrase.
+    """
+    subs = []
+    for attr in index.config.attributes:
+        if not attr.searchable:
+            continue
+        field = f"s_{attr.name}"
+        for term in terms:
+            words: list[str | tuple[int, str]] = list(term.split(" "))
+            if len(words) == 1:
+                query = tantivy.Query.term_query(index.schema, field, term)
+            else:
+                query = tantivy.Query.phrase_query(index.schema, field, words, 0)
+            subs.append(tantivy.Query.boost_query(query, attr.weight))
+    return subs[0] if len(subs) == 1 else tantivy.Query.disjunction_max_query(subs, TIE_BREAKER)
+
+
+def fuzzy_query(index: TenantIndex, term: str, distance: int) -> tantivy.Query:
+    """The term within ``distance`` edits in any searchable field (Levenshtein automaton, transposition 1)."""
+    subs = [
+        tantivy.Query.fuzzy_term_query(index.schema, f"s_{attr.name}", term, distance, True, False)
+        for attr in index.config.attributes
+        if attr.searchable
+    ]
+    return (
+        subs[0] if len(subs) == 1 else tantivy.Query.boolean_query([(tantivy.Occur.Should, q) for q in subs])
+    )
+
+
+def with_filter(
+    query: tantivy.Query,
+    filter_query: tantivy.Query | None,
+    *,
+    exclude: tantivy.Query | None = None,
+    boosts: list[tuple[tantivy.Query, float]] | None = None,
+) -> tantivy.Query:
+    """``query`` restricted by ``filter_query``, without ``exclude``, plus constant ``boosts``.
+
+    A boost of weight w adds w to matching products' scores; a bury (w < 0) adds |w| to every
+    product that does not match instead, so scores stay non-negative.
+    """
+    if filter_query is None and exclude is None and not boosts:
+        return query
+    clauses = [(tantivy.Occur.Must, query)]
+    if filter_query is not None:
+        clauses.append((tantivy.Occur.Must, tantivy.Query.const_score_query(filter_query, 0.0)))
+    if exclude is not None:
+        clauses.append((tantivy.Occur.MustNot, exclude))
+    for condition, weight in boosts or []:
+        if weight >= 0:
+            clauses.append((tantivy.Occur.Should, tantivy.Query.const_score_query(condition, weight)))
+        else:
+            others = tantivy.Query.boolean_query(
+                [(tantivy.Occur.Must, tantivy.Query.all_query()), (tantivy.Occur.MustNot, condition)]
+            )
+            clauses.append((tantivy.Occur.Should, tantivy.Query.const_score_query(others, -weight)))
+    return tantivy.Query.boolean_query(clauses)

@@ -42,3 +42,21 @@ def test_a_name_with_a_right_to_left_override_displays_as_it_is(client: TestClie
     assert saved.status_code == 200, saved.text
     listing = client.get("/console/fashion/rules").text
     assert "invoice[U+202E]txt.exe" in listing and "\u202e" not in listing
+
+
+def test_preview_of_a_rule_without_an_action_shows_the_plain_results(client: TestClient) -> None:
+    csrf = sign_in(client)
+    form = {k: v for k, v in rule_form(csrf).items() if not k.startswith(("act", "ak1"))}
+    page = client.post("/console/fashion/preview", data={**form, "pq": "shoes"})
+    assert page.status_code == 200
+    assert 'data-testid="no-action"' in page.text and 'data-testid="preview-error"' not in page.text
+    assert page.text.count('class="pcard') >= 2  # the live results, on both sides
+    api = client.post(
+        "/rules/preview", params={"tenant": "fashion"}, json={"search": {"query": "shoes", "size": 5}}
+    )
+    assert api.status_code == 200, api.text
+    body = api.json()
+    assert body["changes"]["fired"] is False and body["changes"]["added"] == []
+    assert [p["id"] for p in body["withoutRule"]["products"]] == [
+        p["id"] for p in body["withRule"]["products"]
+    ]

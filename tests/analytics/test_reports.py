@@ -149,3 +149,17 @@ def test_a_late_file_makes_the_rollup_stale(any_blob_store: BlobStore, tmp_path:
     reports.rollups.forget()  # else the listing is reused for LISTING_TTL_S and hides the new file
     assert reports.summary("t", DAY_START, DAY_END)["clickThroughRate"] == 0.75
     assert not any_blob_store.exists(first)  # the stale roll-up is gone, replaced by the new one
+
+
+def test_models(any_blob_store: BlobStore, tmp_path: Path) -> None:
+    log = ParquetLog(any_blob_store, tmp_path / "cache")
+    two = Answer(
+        "t", "m2", "recommendations", T0, ("p1", "p2"), 2, container_id="c", models=("a", "b"), visitor_id="v"
+    )
+    log.write([two, _event("mc", "click", "v", "p2", T0 + 5, attribution_token="m2", position=2)])
+    for clock in (T0 + 60, T0 + 5 * 86400):  # live, then rolled up
+        rows = AnalyticsReports(log, clock=lambda c=clock: c).models("t", DAY_START, DAY_END)
+        assert [(r["modelId"], r["answers"], r["clicks"], r["clickThroughRate"]) for r in rows] == [
+            ("a", 1, 1, 1.0),
+            ("b", 1, 1, 1.0),
+        ]

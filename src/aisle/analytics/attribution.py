@@ -13,9 +13,9 @@ Rules (Google Cloud Retail's attribution, Algolia Insights' events):
 
 :func:`attribute` makes, in a DuckDB connection, the table ``per_answer``: one row per answer of a
 span of time, with what was credited to it. Its columns (:data:`PER_ANSWER_COLUMNS`): the answer's
-``token, kind, ts, visitor_id, query, total, rules, container_id, variant``, ``shown`` (products shown),
-and ``clicks, conversions, revenue`` (price x quantity, quantity 1 when absent) and ``click_positions``
-(a list). The reports read only this table, so a day's rows can be kept as a roll-up
+``token, kind, ts, visitor_id, query, total, rules, container_id, models, variant``, ``shown``
+(products shown), and ``clicks, conversions, revenue`` (price x quantity, quantity 1 when absent) and
+``click_positions`` (a list). The reports read only this table, so a day's rows can be kept as a roll-up
 (:mod:`aisle.analytics.rollups`) and read again instead of attributing the day anew.
 """
 
@@ -31,8 +31,8 @@ DEFAULT_WINDOW_S = 3600.0
 CREDIT_S = 86400.0
 """Seconds after an answer in which an event carrying its token is credited to it."""
 PER_ANSWER_COLUMNS = (
-    "token", "kind", "ts", "visitor_id", "query", "total", "rules", "container_id", "variant", "shown",
-    "clicks", "conversions", "revenue", "click_positions",
+    "token", "kind", "ts", "visitor_id", "query", "total", "rules", "container_id", "models", "variant",
+    "shown", "clicks", "conversions", "revenue", "click_positions",
 )  # fmt: skip
 
 
@@ -69,7 +69,7 @@ def attribute(
     con.execute(
         f"""
         CREATE OR REPLACE TEMP TABLE span_answers AS
-          SELECT token, kind, ts, visitor_id, query, total, rules, container_id, variant, product_ids
+          SELECT token, kind, ts, visitor_id, query, total, rules, container_id, models, variant, product_ids
           FROM answers_log WHERE ts >= {lo!r} AND ts < {hi!r};
         CREATE OR REPLACE TEMP TABLE span_outcomes AS
           SELECT event_id, min(ts) AS ts, any_value(event_type) AS event_type,
@@ -96,7 +96,7 @@ def attribute(
           GROUP BY o.event_id;
         CREATE OR REPLACE TEMP TABLE {table} AS
           SELECT a.token, a.kind, a.ts, a.visitor_id, a.query, a.total, a.rules, a.container_id,
-                 a.variant, len(a.product_ids) AS shown,
+                 a.models, a.variant, len(a.product_ids) AS shown,
                  count(c.token) FILTER (WHERE c.event_type = 'click') AS clicks,
                  count(c.token) FILTER (WHERE c.event_type IN ({conversions})) AS conversions,
                  coalesce(sum(c.revenue), 0)::DOUBLE AS revenue,
@@ -104,7 +104,7 @@ def attribute(
                           []) AS click_positions
           FROM span_answers a LEFT JOIN span_credited c ON c.token = a.token
           GROUP BY a.token, a.kind, a.ts, a.visitor_id, a.query, a.total, a.rules, a.container_id,
-                   a.variant, shown;
+                   a.models, a.variant, shown;
         DROP TABLE span_answers; DROP TABLE span_outcomes; DROP TABLE span_credited;
         """
     )

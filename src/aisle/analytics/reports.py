@@ -246,6 +246,23 @@ class AnalyticsReports:
                 """,
             )
 
+    def models(self, tenant: str, start: float, end: float) -> list[dict[str, Any]]:
+        """Per recommendation model: ``modelId``, ``answers`` it served in, ``clicks``,
+        ``clickThroughRate``, ``conversions``, ``revenue``; most answers first."""
+        with self._views(tenant, start, end) as con:
+            return self._rows(
+                con,
+                f"""
+                WITH served AS (SELECT unnest(models) AS model_id, clicks, conversions, revenue
+                                FROM per_answer WHERE kind = 'recommendations')
+                SELECT model_id AS modelId, count(*) AS answers, sum(clicks)::BIGINT AS clicks,
+                       {_rate("count(*) FILTER (WHERE clicks > 0)", "count(*)")} AS clickThroughRate,
+                       sum(conversions)::BIGINT AS conversions,
+                       coalesce(sum(revenue), 0)::DOUBLE AS revenue
+                FROM served GROUP BY model_id ORDER BY answers DESC, modelId
+                """,
+            )
+
     def rules(self, tenant: str, start: float, end: float) -> list[dict[str, Any]]:
         """Per merchandising rule: ``ruleId``, ``searches`` it fired on, their ``clickThroughRate`` and
         ``conversions``; most searches first."""

@@ -73,6 +73,8 @@ def test_summary_and_reports(client: TestClient) -> None:
     assert [(r["containerId"], r["revenue"]) for r in recs] == [("similar", 20.0)]
     rules = client.get("/analytics/rules", params={"tenant": "t", **PERIOD}).json()["items"]
     assert [(r["ruleId"], r["searches"]) for r in rules] == [("r1", 2)]
+    models = client.get("/analytics/models", params={"tenant": "t", **PERIOD})
+    assert models.status_code == 200 and models.json()["items"] == []  # the log's answer names no model
     daily = client.get("/analytics/daily", params={"tenant": "t", **PERIOD}).json()["items"]
     assert [(d["day"], d["searches"]) for d in daily] == [("2026-11-20", 4)]
 

@@ -24,6 +24,7 @@ from aisle.core.errors import BadRequest, ErrorCode, TenantNotFound
 from aisle.services.analytics.schemas import (
     Containers,
     Daily,
+    Models,
     Positions,
     Queries,
     QueryCounts,
@@ -214,6 +215,14 @@ def recommendations(state: State, tenant: TenantQuery, when: PeriodQuery, format
     _checked(state, tenant)
     rows = state.engine.reports.recommendations(tenant, when.start, when.end)
     return _answer(Containers, _frame(state, tenant, when), rows, format)
+
+
+@_route("/models", Models, "Figures per recommendation model")
+def models(state: State, tenant: TenantQuery, when: PeriodQuery, format: Format = "json") -> Any:
+    """Per model: the recommendation answers it served a slot of, their clicks, CTR, conversions, revenue."""
+    _checked(state, tenant)
+    rows = state.engine.reports.models(tenant, when.start, when.end)
+    return _answer(Models, _frame(state, tenant, when), rows, format)
 
 
 @_route("/rules", Rules, "Figures per merchandising rule")

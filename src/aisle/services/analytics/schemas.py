@@ -86,6 +86,15 @@ class ContainerRow(BaseModel):
     revenue: float
 
 
+class ModelRow(BaseModel):
+    modelId: str
+    answers: int = Field(description="Recommendation answers the model served a slot of.")
+    clicks: int
+    clickThroughRate: float | None
+    conversions: int
+    revenue: float
+
+
 class RuleRow(BaseModel):
     ruleId: str
     searches: int = Field(description="Searches the rule fired on.")
@@ -111,6 +120,10 @@ class Positions(Report):
 
 class Containers(Report):
     items: list[ContainerRow]
+
+
+class Models(Report):
+    items: list[ModelRow]
 
 
 class Rules(Report):

@@ -105,9 +105,43 @@ def build_log(root: Path, start: float) -> None:
     _write(root, "outcomes", outcomes, start)
 
 
+def recording_overhead(data_dir: Path) -> None:
+    """Search latency with answers recorded and not: two search services on the same fashion tenant,
+    one with ``AISLE_ANALYTICS=false``, measured in turns (A B A B, server-side ``Server-Timing``)."""
+    from bench.bench_search import _setup, fashion_queries, latency, pct
+    from bench.search_server import ServiceProcess
+
+    if not (data_dir / "fashion").is_dir():
+        print(f"recording overhead: skipped, {data_dir / 'fashion'} not found")
+        return
+    with tempfile.TemporaryDirectory() as tmp:
+        env = _setup(Path(tmp), data_dir)
+        queries = fashion_queries(data_dir, n=300)
+        on = ServiceProcess("aisle.services.search.app", {**env, "AISLE_ANALYTICS": "true"})
+        off = ServiceProcess("aisle.services.search.app", {**env, "AISLE_ANALYTICS": "false"})
+        try:
+            on.wait_ready()
+            off.wait_ready()
+            times: dict[str, list[float]] = {"on": [], "off": []}
+            for _ in range(2):
+                for name, service in (("on", on), ("off", off)):
+                    times[name] += latency(service.url, queries, rounds=2)[0]
+        finally:
+            on.stop()
+            off.stop()
+        p50 = {k: pct(v, 50) for k, v in times.items()}
+        p99 = {k: pct(v, 99) for k, v in times.items()}
+        print(
+            f"search with answers recorded vs not (fashion, 3 facets, server-side, {len(times['on'])} each):"
+        )
+        print(f"  p50 {p50['on']:.2f} / {p50['off']:.2f} ms = {p50['on'] / p50['off']:.2f}x; "
+              f"p99 {p99['on']:.2f} / {p99['off']:.2f} ms = {p99['on'] / p99['off']:.2f}x  [goal: within 5%]")  # fmt: skip
+
+
 def main(data_dir: Path) -> None:
-    """Print each report's median time over the synthetic log (never fails on speed)."""
-    del data_dir  # synthetic: the shared data is not read
+    """Print the recording overhead and each report's median time over the synthetic log (never fails
+    on speed)."""
+    recording_overhead(data_dir)
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "bucket"
         start = datetime(2026, 10, 1, tzinfo=UTC).timestamp()

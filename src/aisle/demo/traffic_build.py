@@ -19,7 +19,7 @@ import csv
 import hashlib
 import math
 from collections.abc import Callable, Iterable
-from datetime import UTC, date, datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from statistics import NormalDist
 
@@ -151,9 +151,10 @@ def build_demo_traffic(
     data: Path,
     progress: Progress,
     *,
-    today: date | None = None,
+    traffic: Traffic | None = None,
 ) -> str:
-    """Write ``tenant``'s simulated month unless it has one; returns what was done.
+    """Write ``tenant``'s simulated month (``traffic``: by default 28 days ending yesterday) unless it
+    has one; returns what was done.
 
     Raises:
         KeyError: ``tenant`` is not a demo tenant with traffic (:data:`TENANTS`).
@@ -161,8 +162,7 @@ def build_demo_traffic(
         leaves no count behind: the next one removes its files before writing (:data:`WRITER`).
     """
     make, note = TENANTS[tenant]
-    today = today or datetime.now(UTC).date()
-    traffic = Traffic(last_day=today - timedelta(days=1))
+    traffic = traffic or Traffic(last_day=datetime.now(UTC).date() - timedelta(days=1))
     analytics = AnalyticsEngine.from_settings(settings, tenants.store, record=False)
     if analytics.simulated(tenant) is not None:
         return "already simulated"

@@ -230,38 +230,33 @@ class AnalyticsReports:
                 [depth],
             )
 
-    def recommendations(self, tenant: str, start: float, end: float) -> list[dict[str, Any]]:
-        """Per container: ``containerId``, ``answers``, ``clicks``, ``clickThroughRate``, ``conversions``,
-        ``revenue``; most answers first."""
+    def _per_recommender(
+        self, tenant: str, start: float, end: float, key: str, label: str
+    ) -> list[dict[str, Any]]:
+        """Recommendation answers grouped by ``key`` (a column, or ``unnest(models)``), as ``label``."""
         with self._views(tenant, start, end) as con:
             return self._rows(
                 con,
                 f"""
-                SELECT container_id AS containerId, count(*) AS answers, sum(clicks)::BIGINT AS clicks,
+                WITH grouped AS (SELECT {key} AS name, clicks, conversions, revenue
+                                 FROM per_answer WHERE kind = 'recommendations')
+                SELECT name AS {label}, count(*) AS answers, sum(clicks)::BIGINT AS clicks,
                        {_rate("count(*) FILTER (WHERE clicks > 0)", "count(*)")} AS clickThroughRate,
                        sum(conversions)::BIGINT AS conversions,
                        coalesce(sum(revenue), 0)::DOUBLE AS revenue
-                FROM per_answer WHERE kind = 'recommendations'
-                GROUP BY container_id ORDER BY answers DESC, containerId
+                FROM grouped GROUP BY name ORDER BY answers DESC, name
                 """,
             )
 
+    def recommendations(self, tenant: str, start: float, end: float) -> list[dict[str, Any]]:
+        """Per container: ``containerId``, ``answers``, ``clicks``, ``clickThroughRate``, ``conversions``,
+        ``revenue``; most answers first."""
+        return self._per_recommender(tenant, start, end, "container_id", "containerId")
+
     def models(self, tenant: str, start: float, end: float) -> list[dict[str, Any]]:
-        """Per recommendation model: ``modelId``, ``answers`` it served in, ``clicks``,
+        """Per recommendation model: ``modelId``, ``answers`` it served a slot of, ``clicks``,
         ``clickThroughRate``, ``conversions``, ``revenue``; most answers first."""
-        with self._views(tenant, start, end) as con:
-            return self._rows(
-                con,
-                f"""
-                WITH served AS (SELECT unnest(models) AS model_id, clicks, conversions, revenue
-                                FROM per_answer WHERE kind = 'recommendations')
-                SELECT model_id AS modelId, count(*) AS answers, sum(clicks)::BIGINT AS clicks,
-                       {_rate("count(*) FILTER (WHERE clicks > 0)", "count(*)")} AS clickThroughRate,
-                       sum(conversions)::BIGINT AS conversions,
-                       coalesce(sum(revenue), 0)::DOUBLE AS revenue
-                FROM served GROUP BY model_id ORDER BY answers DESC, modelId
-                """,
-            )
+        return self._per_recommender(tenant, start, end, "unnest(models)", "modelId")
 
     def rules(self, tenant: str, start: float, end: float) -> list[dict[str, Any]]:
         """Per merchandising rule: ``ruleId``, ``searches`` it fired on, their ``clickThroughRate`` and

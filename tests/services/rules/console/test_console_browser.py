@@ -213,9 +213,9 @@ def test_author_a_recommendation_filter_and_predict_honours_it(console_env: Cons
     )
     ids_after = [i["id"] for i in after.json()["response_data"]]
     assert ids_after and brands_of(env, ids_after) == {brand}
-    # predict itself, called directly without actions, is unchanged: the rules travel as actions
+    # predict itself, called directly, applies the container's saved rules too: the same list
     direct = httpx.post(f"{env.predict}/predict", params={"tenant": "fashion"}, json=ask, headers=headers)
-    assert [i["id"] for i in direct.json()["response_data"]] == ids_before
+    assert [i["id"] for i in direct.json()["response_data"]] == ids_after
 
 
 def test_containers_models_and_a_deploy_job(console_env: ConsoleEnv, page: Any) -> None:

@@ -15,7 +15,17 @@ from pathlib import Path
 
 SRC = Path(__file__).resolve().parents[2] / "src"
 MAX_LINES = 400
-RANK = {"core": 0, "catalog": 1, "vectors": 2, "search": 3, "recs": 3, "services": 4, "demo": 5, "cli": 6}
+RANK = {
+    "core": 0,
+    "catalog": 1,
+    "vectors": 2,
+    "search": 3,
+    "recs": 3,
+    "analytics": 3,
+    "services": 4,
+    "demo": 5,
+    "cli": 6,
+}
 
 
 def _modules() -> dict[str, Path]:

@@ -66,9 +66,13 @@ def test_models_containers_and_their_refusals(editor: RecsEditor) -> None:
 
 
 def test_events_are_checked_then_stored(editor: RecsEditor) -> None:
-    assert editor.event_types("shop") == ["view"]
+    assert editor.event_types("shop") == ["view", "click"]  # click: every tenant's, for attribution
     with pytest.raises(AisleError) as unknown_type:
         editor.record_events("shop", [Event("v1", "purchase", "p1", 1_700_000_000.0)])
     assert code(unknown_type) == (400, "event_type_unknown")
     assert editor.record_events("shop", [Event("v1", "view", "p1", 1_700_000_000.0)]) == 1
-    assert [e.product_id for e in editor.recent_events("shop", "v1", 10)] == ["p1"]
+    stored = editor.recent_events("shop", "v1", 10)
+    assert [e.product_id for e in stored] == ["p1"] and stored[0].event_id  # given an id
+    with pytest.raises(AisleError) as no_token:
+        editor.record_events("shop", [Event("v1", "click", "p1", 1_700_000_000.0, position=2)])
+    assert code(no_token) == (400, "value_invalid")

@@ -52,6 +52,7 @@ SERVICES: list[tuple[str, str, str]] = [
     ("rules", "aisle.services.rules.app", "rules_port"),
     ("vectors", "aisle.services.vectors.app", "vector_port"),
     ("auth", "aisle.services.auth.app", "auth_port"),
+    ("analytics", "aisle.services.analytics.app", "analytics_port"),
 ]
 QUERY_LOAD = ("search", "proxy", "predict")
 """The services that carry the query load get ``--workers`` processes; the others (configuration and

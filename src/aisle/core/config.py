@@ -22,6 +22,7 @@ DERIVED_URLS: tuple[tuple[str, str], ...] = (
     ("auth_url", "auth_port"),
     ("predict_url", "predict_port"),
     ("edit_url", "edit_port"),
+    ("analytics_url", "analytics_port"),
 )
 """(URL field, port field): the URL, when unset or empty, is ``http://<host>:<port>``. ``vector_url`` is
 not among them: unset, it means the search service finds neighbours in-process."""
@@ -70,6 +71,11 @@ class Settings(BaseSettings):
         default="", description="Predict service, for /recommendations; unset: http://<host>:<predict_port>."
     )
     vector_url: str | None = Field(default=None, description="Vector search service; unset means in-process.")
+    analytics_url: str = Field(
+        default="",
+        description="Analytics service, for the merchandising console's Analytics pages; unset: "
+        "http://<host>:<analytics_port>.",
+    )
     edit_url: str = Field(
         default="",
         description="Recommendation edit service, for the merchandising console's containers and models; "
@@ -99,6 +105,7 @@ class Settings(BaseSettings):
     edit_port: int = 8084
     rules_port: int = 8085
     auth_port: int = 8086
+    analytics_port: int = 8087
     typesense_port: int = Field(
         default=8108, description="The demo's local Typesense server (`aisle serve`), the fashion fallback."
     )
@@ -149,6 +156,37 @@ class Settings(BaseSettings):
         description="Predict service: seconds a container read from storage (or its absence) is reused, "
         "so a container edit is seen by predict at most this long after it is written; 0 reads it on "
         "every request.",
+    )
+
+    analytics: bool = Field(
+        default=True,
+        description="Record every answer that shows products, and every shopper event, to the analytics "
+        "log in the bucket (Parquet, aisle.analytics); false records nothing (attribution tokens are still "
+        "issued).",
+    )
+    analytics_flush_seconds: float = Field(
+        default=5.0,
+        gt=0,
+        description="Seconds between writes of a process's buffered answers and events to the bucket: the "
+        "most a process killed with SIGKILL loses (SIGTERM writes the buffer first).",
+    )
+    analytics_buffer: int = Field(
+        default=100_000,
+        ge=1,
+        description="Answers and events a process buffers at most; past it new ones are dropped and counted "
+        "(aisle_analytics_dropped_total), never waited for.",
+    )
+    analytics_retention_days: int = Field(
+        default=400,
+        ge=1,
+        description="Days of answers and events kept in the bucket; older day partitions are deleted by the "
+        "analytics service once a day.",
+    )
+    attribution_window_seconds: float = Field(
+        default=3600.0,
+        gt=0,
+        description="A conversion without an attribution token counts for the latest answer to the same "
+        "visitor that showed the product at most this long before it (Google Cloud Retail's rule).",
     )
 
     @model_validator(mode="after")

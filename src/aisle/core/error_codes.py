@@ -123,6 +123,11 @@ class ErrorCode(StrEnum):
     FILTER_UNAVAILABLE = "filter_unavailable", 400, "Filters need the tenant's catalog index."
     SORT_UNAVAILABLE = "sort_unavailable", 400, "The catalog has no field to sort that way."
     QUERY_REQUIRED = "query_required", 400, "The request needs a non-empty query."
+    PERIOD_INVALID = (
+        "period_invalid",
+        400,
+        "An analytics period that is not ISO-8601, ends before it starts, or spans over 731 days.",
+    )
     QUERY_LOG_INVALID = "query_log_invalid", 400, "The query log file cannot be read."
     RANKER_NOT_FOUND = "ranker_not_found", 404, "The tenant has no ranker of that version."
     JUDGMENTS_UNUSABLE = "judgments_unusable", 400, "No judged query has a relevant product in the catalog."

@@ -30,6 +30,8 @@ ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$"
 ID_RE = re.compile(ID_PATTERN)
 
 EXTERNAL_ID_PATTERN = r"^[^\x00-\x1f\x7f]{1,256}$"
+ATTRIBUTION_TOKEN_PATTERN = r"^[A-Za-z0-9_.~-]{1,128}$"
+"""An attribution token as an event carries it back: 1-128 URL-safe characters (Aisle issues 24)."""
 """An external id: 1-256 characters, none of them a C0 control character or DEL."""
 
 WHITESPACE = r"\t\n\v\f\r \x1c-\x1f\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"

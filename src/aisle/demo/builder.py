@@ -8,6 +8,8 @@ rest, in this order (the first answers the most visible features soonest):
 ==========  ===============  ==============================================================
 tenant      artifact         switches on
 ==========  ===============  ==============================================================
+homedepot   traffic          the Analytics pages: a simulated month of searches (a minute)
+yoochoose   traffic          the Analytics pages: replayed sessions on ``also-viewed``
 fashion     text_vectors     hybrid search, ``/vector-search``
 fashion     similar_items    the ``similar-items`` container (SIMILAR_ITEMS reuses the vectors)
 fashion     image_vectors    ``/images/search``
@@ -43,6 +45,8 @@ from aisle.core.tenancy import Tenants
 
 Echo = Callable[[str], None]
 HEAVY: list[tuple[str, str]] = [
+    ("homedepot", "traffic"),
+    ("yoochoose", "traffic"),
     ("fashion", "text_vectors"),
     ("fashion", "similar_items"),
     ("fashion", "image_vectors"),
@@ -152,7 +156,21 @@ def _ranker(settings: Settings, tenants: Tenants, tenant: str, data: Path | None
     return "in use"
 
 
-_STEPS = {"text_vectors": _text, "image_vectors": _images, "similar_items": _similar, "ranker": _ranker}
+def _traffic(settings: Settings, tenants: Tenants, tenant: str, data: Path | None, r: BuildReporter) -> str:
+    from aisle.demo.traffic_build import build_demo_traffic
+
+    if data is None:
+        raise AisleError("no shared data: the simulated traffic needs its queries and sessions")
+    return build_demo_traffic(settings, tenants, tenant, data, r.progress)
+
+
+_STEPS = {
+    "traffic": _traffic,
+    "text_vectors": _text,
+    "image_vectors": _images,
+    "similar_items": _similar,
+    "ranker": _ranker,
+}
 
 
 def run_in_background() -> None:

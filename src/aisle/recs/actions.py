@@ -108,6 +108,17 @@ for _m in (AndCondition, OrCondition, NotCondition):
     _m.model_rebuild()
 
 
+def condition_fields(cond: Condition | None) -> set[str]:
+    """Every product field a condition's leaves name (empty for no condition)."""
+    if cond is None:
+        return set()
+    if isinstance(cond, AndCondition | OrCondition):
+        return set().union(*(condition_fields(c) for c in cond.conditions))
+    if isinstance(cond, NotCondition):
+        return condition_fields(cond.condition)
+    return {cond.field}
+
+
 class PredictAction(BaseModel):
     """A rule of the request (spec "PredictAction"), authored in the rules UI.
 

@@ -16,10 +16,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from aisle.core.config import Settings
+from aisle.core.errors import BadRequest, ErrorCode
 from aisle.core.events import Event, EventStore, open_event_store
 from aisle.core.storage import BlobStore, PrefixBlobStore
 from aisle.core.storage.resolver import open_blob_store_from_settings
 from aisle.core.tenancy import Tenants
+from aisle.recs.actions import condition_fields
 from aisle.recs.containers import Container, ContainerBody, ContainerStore
 from aisle.recs.deployments import (
     Deployment,
@@ -29,7 +31,13 @@ from aisle.recs.deployments import (
     refuse_if_attached,
     undeploy_handler,
 )
-from aisle.recs.ingest import record_events, require_known_types, require_sane_times
+from aisle.recs.ingest import (
+    accepted_types,
+    record_events,
+    require_known_types,
+    require_positions_with_tokens,
+    require_sane_times,
+)
 from aisle.recs.jobs import Job, JobRunner, JobStore
 from aisle.recs.registry import ModelRecord, ModelRegistry
 
@@ -180,13 +188,29 @@ class RecsEditor:
     def _checked(self, tenant: str, body: ContainerBody) -> PrefixBlobStore:
         body.check_rule_slots()
         scope = self.scope(tenant)
+        self._check_rule_fields(tenant, body)
         Deployments(scope).require_deployed(list(dict.fromkeys(s.modelId for s in body.slotConfigurations)))
         return scope
 
+    def _check_rule_fields(self, tenant: str, body: ContainerBody) -> None:
+        """Refuse a saved rule whose condition names a field the catalog lacks: predict would refuse
+        every request of the container for it (BadRequest ``condition_field_unknown``, 400)."""
+        known = {"id", *(a.name for a in self.tenants.config(tenant).attributes.attributes)}
+        for i, rule in enumerate(body.recommendationRules):
+            unknown = sorted(condition_fields(rule.condition) - known)
+            if unknown:
+                field = f"recommendationRules.{i}.condition"
+                message = f"'{unknown[0]}' is not a catalog field (known: {', '.join(sorted(known))})"
+                raise BadRequest(
+                    f"{field}: {message}",
+                    code=ErrorCode.CONDITION_FIELD_UNKNOWN,
+                    details=[{"field": f"body.{field}", "message": message}],
+                )
+
     # ---- events and user features -----------------------------------------------------------
     def event_types(self, tenant: str) -> list[str]:
-        """The event types the tenant accepts (``global_configuration.json`` ``event_types``)."""
-        return list(self.tenants.config(tenant).global_.event_types)
+        """The event types the tenant accepts: ``global_configuration.json`` ``event_types`` and ``click``."""
+        return accepted_types(list(self.tenants.config(tenant).global_.event_types))
 
     def record_events(self, tenant: str, events: Sequence[Event]) -> int:
         """Store ``events`` (all or none); returns how many were accepted.
@@ -196,6 +220,7 @@ class RecsEditor:
         """
         require_known_types(events, self.event_types(tenant))
         require_sane_times(events)
+        require_positions_with_tokens(events)
         return record_events(self.events, tenant, events)
 
     def recent_events(self, tenant: str, visitor_id: str, limit: int) -> list[Event]:

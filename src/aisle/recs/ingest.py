@@ -10,12 +10,15 @@ engine reads that history for brand affinity when the user has no ``brand_affini
 from __future__ import annotations
 
 import dataclasses
+import uuid
 from collections.abc import Sequence
 
 from aisle.core.errors import BadRequest, ErrorCode, ValidationFailed
 from aisle.core.events import Event, EventStore
 from aisle.core.validation import check_event_time
 
+CLICK = "click"
+"""The event type every tenant accepts besides its own: a shopper clicked a product of an answer."""
 USER_HISTORY_PREFIX = "user:"
 """Events carrying a ``userId`` are also kept under visitor ``user:<userId>`` (the user's history)."""
 
@@ -59,11 +62,34 @@ def require_sane_times(events: Sequence[Event]) -> None:
             ) from None
 
 
+def accepted_types(tenant_types: Sequence[str]) -> list[str]:
+    """The event types ``POST /events`` accepts: the tenant's own, and ``click``."""
+    return [*tenant_types, *([] if CLICK in tenant_types else [CLICK])]
+
+
+def require_positions_with_tokens(events: Sequence[Event]) -> None:
+    """A ``position`` says where the product was in an answer, so it needs that answer's token.
+
+    Raises:
+        BadRequest: ``value_invalid`` (400) naming the first event with a position and no token.
+    """
+    for i, event in enumerate(events):
+        if event.position is not None and event.attribution_token is None:
+            raise BadRequest(
+                f"events[{i}].position needs the attributionToken of the answer it is a position in",
+                code=ErrorCode.VALUE_INVALID,
+                details={"index": i},
+            )
+
+
 def record_events(store: EventStore, tenant: str, events: Sequence[Event]) -> int:
     """Store visitor events; those with a ``userId`` are also kept as that user's history (one batch).
 
-    Returns the number of events accepted (not counting the history copies).
+    Every event also goes to the tenant's analytics outbox, in the same atomic write
+    (:meth:`~aisle.core.events.store.EventStore.append`), named by its ``event_id`` (a new one when the
+    client gave none). Returns the number of events accepted (not counting the history copies).
     """
-    history = [dataclasses.replace(e, visitor_id=user_history(e.user_id)) for e in events if e.user_id]
-    store.append(tenant, [*events, *history])
-    return len(events)
+    named = [e if e.event_id else dataclasses.replace(e, event_id=uuid.uuid4().hex) for e in events]
+    history = [dataclasses.replace(e, visitor_id=user_history(e.user_id)) for e in named if e.user_id]
+    store.append(tenant, [*named, *history], outbox=named)
+    return len(named)

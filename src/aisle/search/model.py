@@ -106,6 +106,11 @@ class ExternalSearchGraph(BaseModel):
     total: int | None = Field(default=None, description="Matches the external service reported.")
     cached: bool = False
     took_ms: float | None = None
+    attribution_token: str | None = Field(
+        default=None,
+        description="The external service's own token for its answer (Google Cloud Retail's "
+        "attributionToken), for events sent to that service; Aisle's own is the response's attributionToken.",
+    )
 
 
 class QueryGraph(BaseModel):
@@ -154,11 +159,14 @@ class FacetValue(BaseModel):
 
 
 EXTERNAL_ONLY = ("correctedQuery", "attributionToken", "corrected_query", "attribution_token")
+"""Keys left out of a response when None: ``correctedQuery`` (only an external service corrects) and
+``attributionToken`` (only an answer shown to a shopper has one; a rule preview has none)."""
 
 
 class SearchResult(BaseModel):
-    """Spec "Search response": products, total, facets, queryGraph; ``correctedQuery`` and
-    ``attributionToken`` only when the external search service gave them."""
+    """Spec "Search response": products, total, facets, queryGraph; ``correctedQuery`` only when the
+    external search service gave one; ``attributionToken``, the answer's token (set by the service that
+    answers: every response of the HTTP services carries one)."""
 
     model_config = ConfigDict(populate_by_name=True)
 
@@ -176,7 +184,10 @@ class SearchResult(BaseModel):
     attribution_token: str | None = Field(
         default=None,
         alias="attributionToken",
-        description="The external service's token for this answer, to send back with events.",
+        max_length=128,
+        description="Opaque token of this answer: send it as `attributionToken` (with the product's "
+        "`position`) on the shopper's click and purchase events (`POST /events`), so analytics credits "
+        "them to this answer.",
     )
 
     def json_bytes(self) -> bytes:

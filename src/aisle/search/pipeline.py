@@ -188,5 +188,4 @@ def shape_result(ctx: SearchContext) -> SearchResult:
         query_graph=ctx.graph,
         redirect=redirect,
         corrected_query=external.corrected_query if external is not None else None,
-        attribution_token=external.attribution_token if external is not None else None,
     )

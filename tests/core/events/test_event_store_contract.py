@@ -106,3 +106,19 @@ def test_sqlite_write_is_seen_by_another_process(tmp_path: Path) -> None:
     subprocess.run([sys.executable, "-c", code], check=True)
     assert [e.product_id for e in reader.recent("shop", "v")] == ["p42"]
     reader.close()
+
+
+def test_outbox_holds_events_until_done(store: EventStore, tenant: str) -> None:
+    kept = Event("v1", "click", "p1", 1_700_000_000.0, event_id="e1", attribution_token="tok", position=3)
+    store.append(tenant, [kept, ev("v1", "p2")], outbox=[kept])
+    first = store.outbox(tenant, 10)
+    assert [e for _, e in first] == [kept]  # only the events named, with every field
+    store.append(tenant, [], outbox=[ev("v2", "p3")])
+    assert [e.product_id for _, e in store.outbox(tenant, 10)] == ["p1", "p3"]  # oldest first
+    assert len(store.outbox(tenant, 1)) == 1
+    assert tenant in store.outbox_tenants()
+    store.outbox_done(tenant, [first[0][0]])
+    assert [e.product_id for _, e in store.outbox(tenant, 10)] == ["p3"]
+    assert store.outbox(f"{tenant}x", 10) == []  # per tenant
+    store.clear(tenant)
+    assert store.outbox(tenant, 10) == [] and tenant not in store.outbox_tenants()

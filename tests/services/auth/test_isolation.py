@@ -42,7 +42,7 @@ from aisle.core.auth.clients import generate_client_key
 from aisle.core.auth.scopes import SCOPES
 from aisle.core.storage import BlobStore, open_blob_store
 
-KNOWN_SERVICES = ("search", "predict", "edit", "rules", "vectors", "proxy")
+KNOWN_SERVICES = ("search", "predict", "edit", "rules", "vectors", "proxy", "analytics")
 
 
 SERVICES = list(KNOWN_SERVICES)
@@ -83,10 +83,13 @@ class SpyBlobStore:
 
 
 def snapshot(*roots: Path) -> dict[str, str]:
+    """Each file's digest; SQLite's ``-shm`` files are left out: a WAL database's shared-memory index
+    changes when a background reader (the analytics service's outbox drain) merely looks, and holds no
+    data of its own (https://sqlite.org/walformat.html)."""
     out = {}
     for root in roots:
         for path in sorted(root.rglob("*")):
-            if path.is_file():
+            if path.is_file() and not path.name.endswith("-shm"):
                 out[str(path)] = hashlib.sha256(path.read_bytes()).hexdigest()
     return out
 

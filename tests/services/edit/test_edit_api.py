@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
+from aisle.core.config import Settings
 from aisle.core.storage import BlobStore
 from aisle.core.tenancy import Tenants
 from aisle.recs.jobs import JobStore
@@ -133,7 +134,9 @@ def test_event_validation(client: TestClient) -> None:
     assert "view" in r.json()["error"]["message"]
     for bad in ({"visitorId": "v", "eventType": "view", "productId": "p"}, {"events": []}, {"events": "x"}):
         assert client.post("/events", params=T, json=bad).status_code == 422
-    assert client.get("/events/types", params=T).json() == {"eventTypes": ["view", "cart", "purchase"]}
+    assert client.get("/events/types", params=T).json() == {
+        "eventTypes": ["view", "cart", "purchase", "click"]
+    }
 
 
 def test_user_features(client: TestClient) -> None:
@@ -217,6 +220,58 @@ def test_recommendation_rules_are_versioned_with_the_container(client: TestClien
     r = client.put("/containers/rr", params=T, json=stray)
     assert r.status_code == 400 and r.json()["error"]["code"] == "value_invalid"
     assert r.json()["error"]["details"][0]["field"] == "body.recommendationRules.0.slotConfigId"
+    # a condition on a field the catalog does not have: 400 naming it, nothing written
+    colour = {
+        "type": "BOOST",
+        "condition": {"op": "not", "condition": {"op": "eq", "field": "colour", "value": "red"}},
+    }
+    r = client.put(
+        "/containers/rr", params=T, json={**replaced.json(), "recommendationRules": [only_nike, colour]}
+    )
+    assert r.status_code == 400 and r.json()["error"]["code"] == "condition_field_unknown", r.text
+    assert r.json()["error"]["details"][0]["field"] == "body.recommendationRules.1.condition"
+    assert "'colour' is not a catalog field" in r.json()["error"]["message"]
     bad_op = {**replaced.json(), "recommendationRules": [{"type": "FILTER", "condition": {"op": "like"}}]}
     assert client.put("/containers/rr", params=T, json=bad_op).status_code == 422
     assert client.get("/containers/rr", params=T).json()["version"] == 2
+
+
+def test_clicks_with_attribution_reach_the_outbox(client: TestClient, settings: Settings) -> None:
+    from aisle.core.events import open_event_store
+
+    click = {"visitorId": "v9", "eventType": "click", "productId": "p1", "timestamp": 1_700_000_000,
+             "attributionToken": "tok-1", "position": 2, "eventId": "e-1"}  # fmt: skip
+    buy = {"visitorId": "v9", "eventType": "purchase", "productId": "p1", "timestamp": 1_700_000_100,
+           "price": 9.5, "quantity": 2}  # fmt: skip
+    r = client.post("/events", params=T, json={"events": [click, buy]})
+    assert r.status_code == 202, r.text
+    stored = client.get("/events", params={**T, "visitorId": "v9"}).json()["events"]
+    assert [(e["eventType"], e["attributionToken"], e["position"]) for e in stored] == [
+        ("purchase", None, None),
+        ("click", "tok-1", 2),
+    ]
+    assert stored[1]["eventId"] == "e-1" and stored[0]["eventId"]  # a missing id is given one
+    events = open_event_store(settings)  # the store every process of this data dir shares
+    outbox = [e for _, e in events.outbox(T["tenant"], 10)]
+    events.close()
+    assert [(e.event_type, e.event_id) for e in outbox] == [
+        ("click", "e-1"),
+        ("purchase", stored[0]["eventId"]),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("change", "status", "code"),
+    [
+        ({"position": 3}, 400, "value_invalid"),  # a position in no answer
+        ({"attributionToken": "has space"}, 422, "validation_error"),
+        ({"attributionToken": "x" * 129}, 422, "validation_error"),
+        ({"attributionToken": "t", "position": 0}, 422, "validation_error"),
+    ],
+)
+def test_attribution_fields_are_validated(
+    client: TestClient, change: dict[str, object], status: int, code: str
+) -> None:
+    event = {"visitorId": "v", "eventType": "click", "productId": "p1", "timestamp": 1_700_000_000, **change}
+    r = client.post("/events", params=T, json=event)
+    assert r.status_code == status and r.json()["error"]["code"] == code, r.text

@@ -72,7 +72,9 @@ def test_search_shows_the_tenants_products_for_googles_ids(client: TestClient, a
     prices = [p["price"] for p in data["products"]]
     assert prices == sorted(prices) and all(p["title"] for p in data["products"])  # hydrated
     assert {f["value"]: f["count"] for f in data["facets"]["brand"]} == {"Asics": 2, "Nike": 2, "Salomon": 1}
-    assert data["attributionToken"] and data["queryGraph"]["external"]["backend"] == "google_retail"
+    assert data["queryGraph"]["external"]["backend"] == "google_retail"
+    google, own = data["queryGraph"]["external"]["attribution_token"], data["attributionToken"]
+    assert google and own and google != own  # Google's for Google, Aisle's for Aisle's analytics
 
 
 def test_corrected_query_and_redirect(client: TestClient, auth: dict[str, str]) -> None:

@@ -45,6 +45,8 @@ def _comparable(resp: Any) -> tuple[int, Any]:
         body["error"].pop("requestId", None)  # a new id per request
     if isinstance(body, dict) and isinstance(body.get("queryGraph"), dict):
         body["queryGraph"].pop("took_ms", None)  # the one figure two runs of a search differ in
+        token = body.pop("attributionToken", None)  # and its token: each answer has its own
+        assert isinstance(token, str) and token, "every search answer carries an attribution token"
     return resp.status_code, body
 
 

@@ -55,7 +55,7 @@ def test_vector_search_has_the_search_response_shape(client: TestClient) -> None
     resp = client.post("/vector-search", json=body)
     assert resp.status_code == 200, resp.text
     out = resp.json()
-    assert set(out) == {"products", "total", "facets", "queryGraph", "redirect"}
+    assert set(out) == {"products", "total", "facets", "queryGraph", "redirect", "attributionToken"}
     assert len(out["products"]) == 5 and out["total"] >= 5
     assert {"id", "title", "price", "brand", "color", "score"} <= set(out["products"][0])
     assert "watch" in out["products"][0]["title"].lower()

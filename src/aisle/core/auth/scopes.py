@@ -17,6 +17,7 @@ recs:write       edit service writes: POST /models/{id}/deploy, /models/{id}/und
                  /containers, POST /events, POST /user_features
 rules:write      rule management service: every endpoint that creates, changes or deletes a rule
 catalog:write    catalog import and index (re)builds, tenant configuration writes
+analytics:read   analytics service: every GET /analytics/... report
 ===============  ==========================================================================================
 
 ``GET /health``, ``/docs`` and ``/openapi.json`` need no token.
@@ -31,8 +32,9 @@ RECS_READ = "recs:read"
 RECS_WRITE = "recs:write"
 RULES_WRITE = "rules:write"
 CATALOG_WRITE = "catalog:write"
+ANALYTICS_READ = "analytics:read"
 
-SCOPES: tuple[str, ...] = (SEARCH_READ, RECS_READ, RECS_WRITE, RULES_WRITE, CATALOG_WRITE)
+SCOPES: tuple[str, ...] = (SEARCH_READ, RECS_READ, RECS_WRITE, RULES_WRITE, CATALOG_WRITE, ANALYTICS_READ)
 
 
 def check_scopes(scopes: list[str] | tuple[str, ...]) -> tuple[str, ...]:

@@ -30,6 +30,9 @@ class Event:
         timestamp: when it happened, Unix epoch seconds (UTC).
         user_id, session_id: optional known-user and session ids.
         quantity, price: optional, for cart and purchase events (price in the catalog currency).
+        event_id: the event's id (duplicates of an id count once in analytics).
+        attribution_token: the answer (search or recommendations) the event followed, when known.
+        position: the product's 1-based position in that answer.
     """
 
     visitor_id: str
@@ -40,6 +43,9 @@ class Event:
     session_id: str | None = None
     quantity: float | None = None
     price: float | None = None
+    event_id: str | None = None
+    attribution_token: str | None = None
+    position: int | None = None
 
     def to_json(self) -> bytes:
         return orjson.dumps({k: v for k, v in asdict(self).items() if v is not None})
@@ -59,8 +65,25 @@ class EventStore(Protocol):
     cap: int
     ttl_s: int
 
-    def append(self, tenant: str, events: Sequence[Event]) -> int:
-        """Store events (one batch, one round trip where the backend allows). Returns how many."""
+    def append(self, tenant: str, events: Sequence[Event], *, outbox: Sequence[Event] = ()) -> int:
+        """Store events (one batch, one round trip where the backend allows). Returns how many.
+
+        ``outbox`` events are also added to the tenant's outbox in the same atomic write (the
+        transactional outbox pattern): once ``append`` returns they are durable as far as the store
+        is, and :meth:`outbox` hands them on until :meth:`outbox_done` says they were delivered.
+        """
+        ...
+
+    def outbox(self, tenant: str, limit: int) -> list[tuple[str, Event]]:
+        """The oldest ``limit`` undelivered outbox entries of ``tenant``: ``(entry id, event)``."""
+        ...
+
+    def outbox_done(self, tenant: str, entry_ids: Sequence[str]) -> None:
+        """Remove delivered outbox entries (unknown ids are ignored)."""
+        ...
+
+    def outbox_tenants(self) -> list[str]:
+        """The tenants whose outbox holds entries (a drainer visits only these)."""
         ...
 
     def recent(self, tenant: str, visitor_id: str, limit: int | None = None) -> list[Event]:

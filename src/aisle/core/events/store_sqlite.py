@@ -27,6 +27,12 @@ CREATE TABLE IF NOT EXISTS events (
     payload BLOB NOT NULL
 );
 CREATE INDEX IF NOT EXISTS events_visitor ON events (tenant, visitor, seq);
+CREATE TABLE IF NOT EXISTS outbox (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    tenant TEXT NOT NULL,
+    payload BLOB NOT NULL
+);
+CREATE INDEX IF NOT EXISTS outbox_tenant ON outbox (tenant, seq);
 CREATE TABLE IF NOT EXISTS user_features (
     tenant TEXT NOT NULL,
     user_id TEXT NOT NULL,
@@ -71,8 +77,8 @@ class SqliteEventStore:
                 self._all.append(conn)
         return conn
 
-    def append(self, tenant: str, events: Sequence[Event]) -> int:
-        if not events:
+    def append(self, tenant: str, events: Sequence[Event], *, outbox: Sequence[Event] = ()) -> int:
+        if not events and not outbox:
             return 0
         now = time.time()
         conn = self._conn()
@@ -82,6 +88,9 @@ class SqliteEventStore:
             conn.executemany(
                 "INSERT INTO events (tenant, visitor, received, payload) VALUES (?, ?, ?, ?)",
                 [(tenant, e.visitor_id, now, e.to_json()) for e in events],
+            )
+            conn.executemany(
+                "INSERT INTO outbox (tenant, payload) VALUES (?, ?)", [(tenant, e.to_json()) for e in outbox]
             )
             for visitor in visitors:
                 # keep the newest `cap` rows of this visitor and drop expired ones
@@ -108,6 +117,20 @@ class SqliteEventStore:
         )
         return [Event.from_json(r[0]) for r in rows]
 
+    def outbox(self, tenant: str, limit: int) -> list[tuple[str, Event]]:
+        rows = self._conn().execute(
+            "SELECT seq, payload FROM outbox WHERE tenant = ? ORDER BY seq LIMIT ?", (tenant, limit)
+        )
+        return [(str(seq), Event.from_json(payload)) for seq, payload in rows]
+
+    def outbox_tenants(self) -> list[str]:
+        return [row[0] for row in self._conn().execute("SELECT DISTINCT tenant FROM outbox ORDER BY tenant")]
+
+    def outbox_done(self, tenant: str, entry_ids: Sequence[str]) -> None:
+        ids = [(tenant, int(i)) for i in entry_ids if i.isdigit()]
+        if ids:
+            self._conn().executemany("DELETE FROM outbox WHERE tenant = ? AND seq = ?", ids)
+
     def put_user_features(self, tenant: str, user_id: str, features: dict[str, Any]) -> None:
         self._conn().execute(
             "INSERT INTO user_features (tenant, user_id, payload) VALUES (?, ?, ?) "
@@ -126,6 +149,7 @@ class SqliteEventStore:
     def clear(self, tenant: str) -> None:
         conn = self._conn()
         conn.execute("DELETE FROM events WHERE tenant = ?", (tenant,))
+        conn.execute("DELETE FROM outbox WHERE tenant = ?", (tenant,))
         conn.execute("DELETE FROM user_features WHERE tenant = ?", (tenant,))
 
     def close(self) -> None:

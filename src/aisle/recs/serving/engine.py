@@ -126,7 +126,8 @@ class PredictEngine:
                 raise NotWarm(slot.modelId)
             ranked += rank_slot(slot, model, q.seeds, table, actions, personal, taken, options)
         items = [item_out(r, table, q.params, personal) for r in ranked]
-        return Prediction(items, [personal.degraded] if personal.degraded else [])
+        models = [s.modelId for s in sorted(slots, key=lambda s: s.placement)]
+        return Prediction(items, [personal.degraded] if personal.degraded else [], models)
 
     def evaluate(
         self, tenant: str, q: PredictQuery, model_type: str, model_name: str, k: int = 20

@@ -33,6 +33,8 @@ class Prediction:
 
     items: list[ItemOut]
     degraded: list[str] = field(default_factory=list)
+    models: list[str] = field(default_factory=list)
+    """The models of the slots that ran, in placement order."""
 
 
 def item_out(r: Ranked, table: ProductTable, params: PredictParams, personal: Personal) -> ItemOut:

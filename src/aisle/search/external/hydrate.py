@@ -39,8 +39,8 @@ def external_search_result(
     result: ExternalResult, index: TenantIndex | None, query: str, *, took_ms: float | None = None
 ) -> SearchResult:
     """The proxy service's answer: the external page as a search response, ``queryGraph.external``
-    saying it came from the backend (reason ``proxy``); ``redirect``, ``correctedQuery`` and
-    ``attributionToken`` carried over."""
+    saying it came from the backend (reason ``proxy``, with the backend's own attribution token);
+    ``redirect`` and ``correctedQuery`` carried over."""
     products = hydrate(result.products, index)
     graph = QueryGraph(
         original=query,
@@ -52,6 +52,7 @@ def external_search_result(
             products=len(products),
             total=result.total,
             took_ms=took_ms,
+            attribution_token=result.attribution_token,
         ),
         took_ms=took_ms or 0.0,
     )
@@ -62,7 +63,6 @@ def external_search_result(
         queryGraph=graph,
         redirect=result.redirect_uri,
         correctedQuery=result.corrected_query,
-        attributionToken=result.attribution_token,
     )
 
 
@@ -78,7 +78,6 @@ class ExternalPage:
     facets: dict[str, list[FacetValue]] = field(default_factory=dict)
     corrected_query: str | None = None
     redirect_uri: str | None = None
-    attribution_token: str | None = None
 
     def merged(
         self, own: list[dict[str, Any]], own_total: int, own_facets: dict[str, list[FacetValue]], size: int

@@ -96,7 +96,6 @@ class Fallback:
                 facets=result.facets,
                 corrected_query=result.corrected_query,
                 redirect_uri=result.redirect_uri,
-                attribution_token=result.attribution_token,
             )
         graph.external = ExternalSearchGraph(
             status="answered",
@@ -107,6 +106,7 @@ class Fallback:
             total=result.total,
             cached=cached,
             took_ms=round((time.perf_counter() - started) * 1000, 3),
+            attribution_token=result.attribution_token,
         )
         return ctx
 

@@ -33,7 +33,8 @@ class BuildStatus(BaseModel):
     """One background build of a tenant's heavy artifact (see ``aisle.core.builds``)."""
 
     artifact: str = Field(
-        description="text_vectors, image_vectors, similar_items or ranker.", examples=["text_vectors"]
+        description="traffic, text_vectors, image_vectors, similar_items or ranker.",
+        examples=["text_vectors"],
     )
     state: Literal["queued", "running", "done", "failed", "interrupted"] = Field(
         description="interrupted: its builder stopped before the end; the next one starts it again."

@@ -184,10 +184,25 @@ def post_events(
     ],
     editor: Editor,
 ) -> EventsAccepted:
-    """Store visitor events (Redis with AISLE_REDIS_URL, else the embedded shared store)."""
+    """Store visitor events (Redis with AISLE_REDIS_URL, else the embedded shared store), durably before
+    the 202; each also reaches analytics (at least once, counted once by ``eventId``). ``click`` is
+    accepted besides the tenant's own event types; a click or purchase carrying the ``attributionToken``
+    of an answer counts for that answer."""
     items = body.events if isinstance(body, EventBatch) else [body]
     events = [
-        Event(e.visitorId, e.eventType, e.productId, e.epoch(), e.userId, e.sessionId, e.quantity, e.price)
+        Event(
+            e.visitorId,
+            e.eventType,
+            e.productId,
+            e.epoch(),
+            e.userId,
+            e.sessionId,
+            e.quantity,
+            e.price,
+            event_id=e.eventId,
+            attribution_token=e.attributionToken,
+            position=e.position,
+        )
         for e in items
     ]
     return EventsAccepted(accepted=editor.record_events(tenant, events))
@@ -210,7 +225,7 @@ def get_events(
             EventOut(
                 visitorId=e.visitor_id, eventType=e.event_type, productId=e.product_id,
                 timestamp=e.timestamp, userId=e.user_id, sessionId=e.session_id, quantity=e.quantity,
-                price=e.price,
+                price=e.price, eventId=e.event_id, attributionToken=e.attribution_token, position=e.position,
             )
             for e in events
         ],
@@ -219,7 +234,7 @@ def get_events(
 
 @router.get("/events/types", response_model=EventTypes, dependencies=[READ], responses=error_responses(404))
 def event_types(tenant: TenantQuery, editor: Editor) -> EventTypes:
-    """The event types of the tenant (``global_configuration.json`` ``event_types``)."""
+    """The event types of the tenant (``global_configuration.json`` ``event_types``), and ``click``."""
     return EventTypes(eventTypes=editor.event_types(tenant))
 
 

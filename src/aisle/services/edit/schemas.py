@@ -10,7 +10,7 @@ from typing import Annotated, Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from aisle.core.validation import ExternalId, ResourceId, check_json_value
+from aisle.core.validation import ATTRIBUTION_TOKEN_PATTERN, ExternalId, ResourceId, check_json_value
 from aisle.recs.containers import ContainerBody
 from aisle.recs.deployments import Deployment
 from aisle.recs.registry import ModelRecord
@@ -66,6 +66,20 @@ class EventIn(BaseModel):
     sessionId: Id | None = None
     quantity: Annotated[float, Field(ge=0, le=1e6)] | None = None
     price: Annotated[float, Field(ge=0, le=1e9)] | None = None
+    eventId: Id | None = Field(
+        default=None,
+        description="The event's own id: an event sent again with the same id counts once in analytics "
+        "(a retry is safe). Default: a new id.",
+    )
+    attributionToken: str | None = Field(
+        default=None,
+        pattern=ATTRIBUTION_TOKEN_PATTERN,
+        description="The `attributionToken` of the answer (search or recommendations) the shopper acted "
+        "on: a click or purchase carrying it counts for that answer in analytics.",
+    )
+    position: Annotated[int, Field(ge=1, le=1000)] | None = Field(
+        default=None, description="The product's 1-based position in that answer (needs attributionToken)."
+    )
 
     def epoch(self) -> float:
         """The timestamp in Unix epoch seconds."""
@@ -99,6 +113,9 @@ class EventOut(BaseModel):
     sessionId: str | None = None
     quantity: float | None = None
     price: float | None = None
+    eventId: str | None = None
+    attributionToken: str | None = None
+    position: int | None = None
 
 
 class EventList(BaseModel):

@@ -21,6 +21,7 @@ from aisle.core.storage.resolver import open_blob_store_from_settings
 from aisle.core.tenancy import Tenants
 from aisle.recs.serving import ContainerCache, ModelSource, PredictEngine, RegistryModelSource
 from aisle.services.common.app import service_app
+from aisle.services.common.outcomes import open_outcomes
 from aisle.services.predict.routes import router
 from aisle.services.predict.state import PredictState
 
@@ -80,6 +81,7 @@ def create_app(
         stop.set()
         if warmer.is_alive():
             warmer.join(timeout=30)
+        outcomes.close()
         state.events.close()
 
     app = service_app(
@@ -97,6 +99,7 @@ def create_app(
         tenants=tenants,
     )
     app.state.metrics.add_caches(state.engine.cache_sizes())
+    outcomes = open_outcomes(app, "predict", settings, store)
     app.state.predict = state
     app.state.authorizer = state.authorizer
     return app

@@ -5,19 +5,22 @@ Module-level handlers on :data:`router`; the engine and the token check come fro
 
 from __future__ import annotations
 
+import time
 from typing import Annotated, Any
 
 import orjson
-from fastapi import APIRouter, Depends, Query
+from fastapi import APIRouter, Depends, Query, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import Response
 
+from aisle.analytics.records import Answer, new_attribution_token
 from aisle.core.auth.scopes import RECS_READ
 from aisle.core.validation import EXTERNAL_ID_PATTERN, ID_PATTERN
 from aisle.recs.serving import ItemOut, NotWarm, PredictParams, PredictQuery
 from aisle.services.common.auth import require_scope
 from aisle.services.common.errors import RETRY_AFTER_DOC
 from aisle.services.common.metrics import count_tenant
+from aisle.services.common.outcomes import record
 from aisle.services.common.params import TenantQuery
 from aisle.services.common.schemas import PredictErrorEnvelope
 from aisle.services.predict.deps import Engine
@@ -75,10 +78,13 @@ def item_json(item: ItemOut) -> dict[str, Any]:
     return {k: v for k, v in item.__dict__.items() if v is not None}
 
 
-def ok(data: Any, degraded: list[str] | None = None) -> Response:
+def ok(data: Any, degraded: list[str] | None = None, token: str | None = None) -> Response:
     """The success envelope, serialised with orjson (the route's response_model documents it); with
-    ``degraded`` codes, the ``Aisle-Degraded`` header saying personalisation was skipped and why."""
-    body = {"success": True, "response_data": data, "error": None}
+    ``degraded`` codes, the ``Aisle-Degraded`` header saying personalisation was skipped and why;
+    with ``token``, the answer's ``attributionToken``."""
+    body: dict[str, Any] = {"success": True, "response_data": data, "error": None}
+    if token is not None:
+        body["attributionToken"] = token
     headers = None
     if degraded:
         reasons = ", ".join(f"personalization;reason={code}" for code in degraded)
@@ -124,7 +130,7 @@ def to_query(body: PredictRequest, container_id: str) -> PredictQuery:
         },
     ),
 )
-async def predict(body: PredictRequest, tenant: TenantQuery, engine: Engine) -> Response:
+async def predict(body: PredictRequest, tenant: TenantQuery, engine: Engine, request: Request) -> Response:
     """Recommendations of the container ``containerId`` for the seed products.
 
     Runs the container's slots (only ``modelIds`` when given) in placement order, applies the
@@ -136,12 +142,28 @@ async def predict(body: PredictRequest, tenant: TenantQuery, engine: Engine) -> 
     # inline, since a thread adds ~0.4 ms of hand-off and no parallelism under the GIL. Anything
     # needing I/O (model or catalog load, config or container refresh, visitor events) runs in a
     # thread; with the container cache on, that holds for S3 as for a local folder.
+    started = time.perf_counter()
     query = to_query(body, body.containerId)
     try:
         out = engine.recommend(tenant, query, warm_only=True)
     except NotWarm:
         out = await run_in_threadpool(engine.recommend, tenant, query)
-    return ok([item_json(i) for i in out.items], out.degraded)
+    token = new_attribution_token()
+    answer = Answer(
+        tenant,
+        token,
+        "recommendations",
+        time.time(),
+        tuple(i.id for i in out.items),
+        len(out.items),
+        container_id=body.containerId,
+        models=tuple(out.models),
+        latency_ms=round((time.perf_counter() - started) * 1000, 3),
+        visitor_id=body.visitorId,
+        user_id=body.userId,
+    )
+    record(request, answer)
+    return ok([item_json(i) for i in out.items], out.degraded, token)
 
 
 @router.post(

@@ -49,6 +49,12 @@ class PredictResponse(BaseModel):
     success: bool = True
     response_data: list[RecommendationItem]
     error: ErrorObject | None = None
+    attributionToken: str | None = Field(
+        default=None,
+        max_length=128,
+        description="Opaque token of this answer: send it as `attributionToken` (with the product's "
+        "`position`) on the shopper's click and purchase events, so analytics credits them to it.",
+    )
 
 
 class EvaluationResult(BaseModel):

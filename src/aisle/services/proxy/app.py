@@ -18,6 +18,7 @@ from aisle.core.config import Settings, load_settings
 from aisle.core.storage.resolver import open_blob_store_from_settings
 from aisle.search.external.proxy import ExternalSearchProxy
 from aisle.services.common.app import service_app
+from aisle.services.common.outcomes import open_outcomes
 from aisle.services.proxy import routes
 from aisle.services.proxy.state import ProxyState
 
@@ -29,9 +30,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     state = ProxyState(settings=settings, proxy=ExternalSearchProxy.from_settings(settings, store))
 
     @asynccontextmanager
-    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+    async def lifespan(app_: FastAPI) -> AsyncIterator[None]:
         yield
         state.proxy.close()
+        app_.state.outcomes.close()  # writes the answers still buffered
 
     app = service_app(
         "proxy",
@@ -44,6 +46,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         routers=[routes.router],
         lifespan=lifespan,
     )
+    open_outcomes(app, "proxy", settings, store)
     app.state.proxy = state
     app.state.metrics.add_breaker_states(state.proxy.external.states)
     app.state.authorizer = Authorizer(settings, store)

@@ -9,14 +9,16 @@ from __future__ import annotations
 from typing import Annotated, Any, get_args
 
 import orjson
-from fastapi import APIRouter, File, Query, UploadFile
+from fastapi import APIRouter, File, Query, Request, UploadFile
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import Response
 
 from aisle.core.auth.scopes import SEARCH_READ
 from aisle.core.validation import NOT_BLANK_PATTERN
+from aisle.search.query import SearchQuery
 from aisle.services.common.auth import scoped
 from aisle.services.common.errors import error_responses
+from aisle.services.common.outcomes import answered
 from aisle.services.common.params import TENANT_PATTERN, TenantQuery
 from aisle.services.proxy.schemas import EXTERNAL_ERRORS, SearchRequest, SearchResult, SuggestionItem
 from aisle.services.proxy.state import Proxy
@@ -38,12 +40,16 @@ def _json(model: Any) -> Response:
     responses=error_responses(400, 401, 403, 404, 422, *EXTERNAL_ERRORS),
     summary="Search answered by the tenant's external retail search service",
 )
-def search(proxy: Proxy, body: SearchRequest) -> Response:
+def search(proxy: Proxy, body: SearchRequest, request: Request) -> Response:
     """The body of the search service's ``POST /search``; the answer in its shape, from the tenant's
     external service (``crs_config.json``): filters, facets, sort, paging and ``visitorId`` passed on,
-    ``redirect``, ``correctedQuery`` and ``attributionToken`` passed back, ``queryGraph.external`` saying
-    which backend answered. ``userGroup`` plays no part."""
-    return _json(proxy.search(body.tenant, body.search_query()))
+    ``redirect`` and ``correctedQuery`` passed back, ``queryGraph.external`` saying which backend answered
+    (with its own attribution token). ``userGroup`` plays no part. The answer carries Aisle's
+    ``attributionToken``, like the search service's."""
+    query = body.search_query()
+    result = proxy.search(body.tenant, query)
+    answered(request, body.tenant, "search", query, result)
+    return _json(result)
 
 
 @router.get(
@@ -78,6 +84,7 @@ def suggestions(
 )
 async def images_search(
     proxy: Proxy,
+    request: Request,
     tenant: TenantQuery,
     file: Annotated[UploadFile, File(description=f"JPEG or PNG, at most {MAX_IMAGE_BYTES} bytes.")],
     size: Annotated[int, Query(ge=1, le=100)] = 20,
@@ -89,4 +96,5 @@ async def images_search(
     data = await file.read(MAX_IMAGE_BYTES + 1)
     check_size(len(data))
     result = await run_in_threadpool(proxy.image_search, tenant, data, size=size)
+    answered(request, tenant, "image", SearchQuery(size=size), result)
     return _json(result)

@@ -231,7 +231,8 @@ def delete_rule(
     summary="Preview a rule on a search",
 )
 def preview(state: State, tenant: TenantQuery, body: PreviewRequest) -> PreviewResponse:
-    """Run the search without and with the rule (a draft, a stored rule, or a draft edit of one).
+    """Run the search without and with the rule (a draft, a stored rule, or a draft edit of one; neither:
+    the live page on both sides).
 
     Returns both results and what changed on the page (added, removed, moved, totals, redirect).
     """
@@ -248,9 +249,18 @@ def preview(state: State, tenant: TenantQuery, body: PreviewRequest) -> PreviewR
             createdAt=stored.createdAt if stored else datetime.now(UTC),
             updatedAt=datetime.now(UTC),
         )
-    else:
-        assert body.ruleId is not None
+    elif body.ruleId is not None:
         rule = rules.get(body.ruleId)
+    else:  # nothing to preview yet: the live page on both sides
+        live = state.engine.search(tenant, body.search.search_query())
+        unchanged = PreviewChanges(
+            fired=False,
+            totalBefore=live.total,
+            totalAfter=live.total,
+            redirectBefore=live.redirect,
+            redirectAfter=live.redirect,
+        )
+        return PreviewResponse(withoutRule=live, withRule=live, changes=unchanged, warnings=[])
     s = body.search
     result = state.engine.preview(tenant, s.search_query(), rule, replaces=body.ruleId, at=body.at)
     changes = result.changes

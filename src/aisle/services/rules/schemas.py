@@ -99,6 +99,7 @@ class PreviewRequest(BaseModel):
     ``rule`` (a draft) or ``ruleId`` (a stored rule), or both (a draft edit of a stored rule). The search
     runs with the tenant's live rules minus ``ruleId`` ("without"), and with the previewed rule added
     ("with"). The previewed rule counts as enabled; its time window is checked at ``at`` (default: now).
+    Neither: the live results on both sides, nothing changed (an editor whose rule has no action yet).
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -110,8 +111,6 @@ class PreviewRequest(BaseModel):
 
     @model_validator(mode="after")
     def _something(self) -> PreviewRequest:
-        if self.rule is None and self.ruleId is None:
-            raise ValueError("give 'rule' (a draft), 'ruleId' (a stored rule) or both")
         if self.at is not None and self.at.utcoffset() is None:
             raise ValueError("at: give a timezone, e.g. 2026-11-27T00:00:00Z")
         return self

@@ -18,6 +18,7 @@ from aisle.core.config import Settings, load_settings
 from aisle.core.storage.resolver import open_blob_store_from_settings
 from aisle.search.engine import SearchEngine
 from aisle.services.common.app import service_app
+from aisle.services.common.outcomes import open_outcomes
 from aisle.services.search import recs_relay, routes, suggest_routes, vector_routes
 from aisle.services.search.fast_lane import SearchFastLane
 from aisle.services.search.state import SearchState
@@ -43,6 +44,8 @@ def create_app(settings: Settings | None = None, *, preload: bool = True) -> Fas
         yield
         await state.predict_client.aclose()
         state.engine.close()
+        if state.outcomes is not None:
+            state.outcomes.close()
 
     authorizer = Authorizer(settings, store)
     lane = Middleware(
@@ -69,6 +72,7 @@ def create_app(settings: Settings | None = None, *, preload: bool = True) -> Fas
     app.state.metrics.add_caches(state.engine.cache_sizes())
     if state.engine.external is not None:
         app.state.metrics.add_breaker_states(state.engine.external.states)
+    state.outcomes = open_outcomes(app, "search", settings, store)
     app.state.search = state
     app.state.authorizer = authorizer
     return app

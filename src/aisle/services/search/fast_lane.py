@@ -141,7 +141,7 @@ class SearchFastLane:
             ready = engine.readiness(body.tenant)
             if ready.waits:
                 return False
-            result = engine.search(body.tenant, body.search_query(), config=ready.config)
+            result = self.state.search(body.tenant, body.search_query(), config=ready.config)
         except (AisleError, ValidationError, RequestValidationError):
             return False  # the route answers it, with its status and error code
         except Exception:  # whatever the route makes of it (its 500 envelope)

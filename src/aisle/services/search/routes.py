@@ -37,7 +37,7 @@ from aisle.services.search.schemas import (
     SearchRequest,
     TenantList,
 )
-from aisle.services.search.state import Engine
+from aisle.services.search.state import Engine, SearchState, State
 
 router = APIRouter()
 read = scoped(SEARCH_READ)
@@ -129,24 +129,24 @@ def search_request_of(
 
 
 def _search_response(
-    engine: Engine, tenant: str, query: SearchQuery, config: TenantConfig | None = None
+    state: SearchState, tenant: str, query: SearchQuery, config: TenantConfig | None = None
 ) -> Response:
-    result = engine.search(tenant, query, config=config)
+    result = state.search(tenant, query, config=config)
     start = time.perf_counter()
     response = Response(result.json_bytes(), media_type="application/json")
     add_timing("serialize", time.perf_counter() - start)
     return response
 
 
-async def _run_search(engine: Engine, body: SearchRequest) -> Response:
+async def _run_search(state: SearchState, body: SearchRequest) -> Response:
     """The search on the event loop when it has nothing to wait for (a warm index on a local store,
     no external fallback: :meth:`SearchEngine.readiness`), else on the thread pool; the tenant's
     configuration, once looked up, goes along."""
     query = body.search_query()
-    ready = engine.readiness(body.tenant)
+    ready = state.engine.readiness(body.tenant)
     if not ready.waits:
-        return _search_response(engine, body.tenant, query, ready.config)
-    return await run_in_threadpool(_search_response, engine, body.tenant, query, ready.config)
+        return _search_response(state, body.tenant, query, ready.config)
+    return await run_in_threadpool(_search_response, state, body.tenant, query, ready.config)
 
 
 @router.post(
@@ -156,9 +156,11 @@ async def _run_search(engine: Engine, body: SearchRequest) -> Response:
     responses=error_responses(400, 401, 403, 404, 422),
     summary="Full multi-stage search",
 )
-async def search(engine: Engine, body: SearchRequest) -> Response:
-    """Query understanding, staged BM25 retrieval (strict → relaxed → typo), filters, facets, sort."""
-    return await _run_search(engine, body)
+async def search(state: State, body: SearchRequest) -> Response:
+    """Query understanding, staged BM25 retrieval (strict → relaxed → typo), filters, facets, sort.
+
+    The answer carries an ``attributionToken``: send it with the shopper's clicks and purchases."""
+    return await _run_search(state, body)
 
 
 @router.get(
@@ -169,7 +171,7 @@ async def search(engine: Engine, body: SearchRequest) -> Response:
     summary="Search with query parameters",
 )
 async def search_get(
-    engine: Engine,
+    state: State,
     request: Request,
     tenant: TenantQuery,
     q: Annotated[str | None, Query(max_length=512, description="The shopper's query.")] = None,
@@ -189,7 +191,7 @@ async def search_get(
         body = search_request_of(
             tenant=tenant, q=q, query=query, size=size, from_=from_, sort=sort, facets=facets, filter=filter
         )
-    return await _run_search(engine, body)
+    return await _run_search(state, body)
 
 
 def search_get_route() -> APIRoute:

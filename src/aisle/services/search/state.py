@@ -13,16 +13,29 @@ import httpx
 from fastapi import Depends, Request
 
 from aisle.core.config import Settings
+from aisle.core.tenancy import TenantConfig
 from aisle.search.engine import SearchEngine
+from aisle.search.model import SearchResult
+from aisle.search.query import SearchQuery
+from aisle.services.common.outcomes import Outcomes
 
 
 @dataclass
 class SearchState:
-    """Resources of one search-service process (``request.app.state.search``)."""
+    """Resources of one search-service process (``request.app.state.search``): the engine, the predict
+    client of ``POST /recommendations``, and the analytics recording of its answers (``outcomes``)."""
 
     settings: Settings
     engine: SearchEngine
     predict_client: httpx.AsyncClient
+    outcomes: Outcomes | None = None
+
+    def search(self, tenant: str, query: SearchQuery, *, config: TenantConfig | None = None) -> SearchResult:
+        """:meth:`SearchEngine.search`, the answer given its attribution token and recorded."""
+        result = self.engine.search(tenant, query, config=config)
+        if self.outcomes is not None:
+            self.outcomes.search_answer(tenant, "search", query, result)
+        return result
 
 
 async def _state(request: Request) -> SearchState:

@@ -26,12 +26,13 @@ from fastapi.responses import Response
 
 from aisle.core.auth.scopes import SEARCH_READ
 from aisle.search.model import SearchResult
+from aisle.search.query import SearchQuery
 from aisle.services.common.auth import scoped
 from aisle.services.common.errors import error_responses
 from aisle.services.common.metrics import count_tenant
 from aisle.services.common.params import TenantQuery
 from aisle.services.search.schemas import SearchRequest
-from aisle.services.search.state import Engine
+from aisle.services.search.state import State
 from aisle.vectors.image_input import MAX_IMAGE_BYTES, check_size
 
 router = APIRouter()
@@ -61,12 +62,15 @@ def _json(model: Any) -> Response:
     responses=_responses(400, 401, 403, 404, 422, 503),
     summary="Semantic (embedding) search",
 )
-def vector_search(engine: Engine, request: Request, body: SearchRequest) -> Response:
+def vector_search(state: State, request: Request, body: SearchRequest) -> Response:
     """The query embedded with MiniLM (all-MiniLM-L6-v2) and matched by approximate nearest-neighbour
     search over the tenant's product embeddings, within the request filters. Same body and response
     shape as ``POST /search``; ``total`` and facets cover the nearest-neighbour pool (at least 200)."""
     authorization = request.headers.get("authorization")
-    result = engine.vector_search(body.tenant, body.search_query(), authorization=authorization)
+    query = body.search_query()
+    result = state.engine.vector_search(body.tenant, query, authorization=authorization)
+    if state.outcomes is not None:
+        state.outcomes.search_answer(body.tenant, "vector", query, result)
     return _json(result)
 
 
@@ -78,7 +82,7 @@ def vector_search(engine: Engine, request: Request, body: SearchRequest) -> Resp
     summary="Visually similar products",
 )
 async def images_search(
-    engine: Engine,
+    state: State,
     request: Request,
     tenant: TenantQuery,
     file: Annotated[UploadFile, File(description=f"JPEG or PNG, at most {MAX_IMAGE_BYTES} bytes.")],
@@ -91,11 +95,13 @@ async def images_search(
         check_size(file.size)
     data = await file.read(MAX_IMAGE_BYTES + 1)
     result = await run_in_threadpool(
-        engine.image_search,
+        state.engine.image_search,
         tenant,
         data,
         size=size,
         exclude=[exclude] if exclude else [],
         authorization=request.headers.get("authorization"),
     )
+    if state.outcomes is not None:
+        state.outcomes.search_answer(tenant, "image", SearchQuery(size=size), result)
     return _json(result)

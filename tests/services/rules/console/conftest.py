@@ -44,6 +44,7 @@ class ConsoleEnv:
     search: str
     predict: str
     edit: str
+    analytics: str
     kit: AuthKit
     settings: Settings
     full_token: str
@@ -72,6 +73,7 @@ def fashion_neighbours(shared_data: Path, n: int = 16) -> list[str]:
 def console_env(
     demo_env: Any, shared_data: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[ConsoleEnv]:
+    from aisle.services.analytics.app import create_app as analytics_app
     from aisle.services.edit.app import create_app as edit_app
     from aisle.services.predict.app import create_app as predict_app
     from aisle.services.rules.app import create_app as rules_app
@@ -102,13 +104,17 @@ def console_env(
         ) as predict,
         serve(edit_app(kit.settings(**base), loader=lambda scope, record: model, job_poll_s=0.05)) as edit,
         serve(search_app(kit.settings(**base, predict_url=predict), preload=False)) as search,
-        serve(rules_app(kit.settings(**base, predict_url=predict, edit_url=edit))) as console,
+        serve(analytics_app(kit.settings(**base))) as analytics,
+        serve(
+            rules_app(kit.settings(**base, predict_url=predict, edit_url=edit, analytics_url=analytics))
+        ) as console,
     ):
         yield ConsoleEnv(
             console=console,
             search=search,
             predict=predict,
             edit=edit,
+            analytics=analytics,
             kit=kit,
             settings=kit.settings(**base),
             full_token=kit.token(["fashion"]),

@@ -2,7 +2,8 @@
 
 The rules API is this very process: calls go through :class:`httpx.ASGITransport` to the app (no
 network hop, but the same routes, validation and scope checks as an outside client). The edit and
-predict services are reached over HTTP at ``AISLE_EDIT_URL`` and ``AISLE_PREDICT_URL``. The console
+predict and analytics services are reached over HTTP at ``AISLE_EDIT_URL``, ``AISLE_PREDICT_URL`` and
+``AISLE_ANALYTICS_URL``. The console
 never reads or writes rules or containers behind the APIs' backs, so it can do nothing the token
 could not do with curl.
 """
@@ -18,6 +19,7 @@ from fastapi import FastAPI
 from aisle.core.config import Settings
 from aisle.core.error_codes import ErrorCode
 from aisle.services.rules.console.session import ConsoleSession, SignInRequired
+from aisle.services.rules.console.wording import humane
 
 TIMEOUT = 15.0
 
@@ -49,14 +51,15 @@ class ApiReply:
         return self._error().get("details")
 
     def field_errors(self) -> list[tuple[str, str]]:
-        """``(field path, message)`` of a validation error, the ``body.`` prefix removed."""
+        """``(field path, message)`` of a validation error, the ``body.`` prefix removed and the message
+        as a sentence (:func:`~aisle.services.rules.console.wording.humane`)."""
         details = self.details
         if not isinstance(details, list):
             return []
         out = []
         for d in details:
             if isinstance(d, dict) and "field" in d:
-                out.append((str(d["field"]).removeprefix("body."), str(d.get("message", ""))))
+                out.append((str(d["field"]).removeprefix("body."), humane(str(d.get("message", "")))))
         return out
 
     def _error(self) -> dict[str, Any]:
@@ -85,6 +88,7 @@ class Api:
             "rules": "http://rules.internal",
             "edit": self.settings.edit_url,
             "predict": self.settings.predict_url,
+            "analytics": self.settings.analytics_url,
         }[base]
         headers = {**self.session.headers(), **kwargs.pop("headers", {})}
         try:
@@ -93,7 +97,8 @@ class Api:
         except httpx.HTTPError as exc:
             msg = f"the {base} service at {url} is unreachable ({exc.__class__.__name__})"
             return ApiReply(503, {"error": {"code": str(ErrorCode.UNAVAILABLE), "message": msg}})
-        body = resp.json() if resp.content and "json" in resp.headers.get("content-type", "") else None
+        kind = resp.headers.get("content-type", "")
+        body = resp.json() if resp.content and "json" in kind else resp.text if "csv" in kind else None
         if resp.status_code == 401:
             raise SignInRequired("your token was refused (expired?): sign in again")
         return ApiReply(resp.status_code, body, dict(resp.headers))
@@ -108,6 +113,12 @@ class Api:
 
     async def predict(self, tenant: str, body: dict[str, Any]) -> ApiReply:
         return await self._call("predict", "POST", "/predict", params={"tenant": tenant}, json=body)
+
+    async def analytics(self, report: str, tenant: str, **params: Any) -> ApiReply:
+        """``GET /analytics/<report>`` of the analytics service (``AISLE_ANALYTICS_URL``)."""
+        return await self._call(
+            "analytics", "GET", f"/analytics/{report}", params={**params, "tenant": tenant}
+        )
 
     async def all_rules(self, tenant: str) -> ApiReply:
         """Every rule of the tenant (the list API a page of 200 at a time), as one ``rules`` list."""

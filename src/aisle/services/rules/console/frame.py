@@ -12,6 +12,7 @@ from fastapi.templating import Jinja2Templates
 from aisle.services.rules.console.api import Api
 from aisle.services.rules.console.rule_form import format_value, window_input
 from aisle.services.rules.console.session import ConsoleSession
+from aisle.services.rules.console.wording import visible_controls
 
 HERE = Path(__file__).parent
 templates = Jinja2Templates(directory=HERE / "templates")
@@ -23,6 +24,7 @@ SECURITY_HEADERS = {
     "Referrer-Policy": "same-origin",
     "Cache-Control": "no-store",
 }
+templates.env.finalize = visible_controls  # bidi controls shown, never obeyed
 templates.env.filters["clause_value"] = format_value
 templates.env.filters["window"] = window_input
 

@@ -79,12 +79,11 @@ async def preview(request: Request, session: Session, tenant: str) -> Response:
         draft, keys = parse_rule_form(form, field_types(config))
         draft["name"] = draft["name"] or "draft"
     body: dict[str, Any] = {"search": {"query": str(form.get("pq", "")), "size": PREVIEW_SIZE}}
-    if draft is not None:
+    no_action = draft is not None and not draft.get("actions")
+    if draft is not None and not no_action:  # a rule without an action yet: the plain results
         body["rule"] = draft
-    if rule_id:
+    if rule_id and not no_action:
         body["ruleId"] = rule_id
-    if draft is None and rule_id is None:
-        return render(request, "preview.html", error="Add an action to preview the rule.", session=session)
     reply = await api(request, session).rules("POST", "/rules/preview", tenant, json=body)
     if not reply.ok:
         errors = errors_by_field([(p.removeprefix("rule."), m) for p, m in reply.field_errors()], keys)
@@ -107,5 +106,6 @@ async def preview(request: Request, session: Session, tenant: str) -> Response:
         added=set(changes["added"]),
         pinned=pinned_ids(draft),
         warnings=result.get("warnings", []),
+        no_action=no_action or (draft is None and rule_id is None),
         error=None,
     )

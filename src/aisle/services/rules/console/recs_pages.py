@@ -215,10 +215,19 @@ def predict_error(reply: Any) -> str:
 @router.get("/console/{tenant}/models")
 async def models(request: Request, session: Session, tenant: str) -> Response:
     session.require_tenant(tenant)
-    reply = await api(request, session).edit("GET", "/models", tenant)
+    client = api(request, session)
+    reply = await client.edit("GET", "/models", tenant)
     items = reply.body["models"] if reply.ok else []
     error = None if reply.ok else reply.message
-    return page(request, session, tenant, "models.html", nav="models", models=items, error=error)
+    live: dict[str, Any] = {}
+    simulated = None
+    if session.can_read_analytics:  # the last 28 days' figures of each model, when analytics answers
+        figures = await client.analytics("models", tenant)
+        if figures.ok:
+            live = {row["modelId"]: row for row in figures.body["items"]}
+            simulated = figures.body["simulated"]
+    return page(request, session, tenant, "models.html", nav="models", models=items, error=error, live=live,
+                simulated=simulated)  # fmt: skip
 
 
 @router.post("/console/{tenant}/models/{model_id}/{action}")

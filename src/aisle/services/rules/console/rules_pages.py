@@ -112,8 +112,13 @@ def editor(
 
 
 @router.get("/console/{tenant}/rules/new")
-async def new_rule(request: Request, session: Session, tenant: str) -> Response:
-    return editor(request, session, tenant, NEW_RULE, rule_id=None, version=None)
+async def new_rule(request: Request, session: Session, tenant: str, query: str = "") -> Response:
+    """A blank rule; ``?query=`` starts it on that exact query (the Analytics page's no-result list)."""
+    rule = NEW_RULE
+    if query.strip():
+        rule = {**NEW_RULE, "name": f"Query: {query.strip()}"[:120],
+                "conditions": {"query": {"match": "exact", "value": query.strip()}}}  # fmt: skip
+    return editor(request, session, tenant, rule, rule_id=None, version=None)
 
 
 @router.get("/console/{tenant}/rules/{rule_id}")

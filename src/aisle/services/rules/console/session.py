@@ -24,7 +24,7 @@ from typing import Annotated
 from fastapi import Depends, Request, Response
 
 from aisle.core.auth.dependencies import Authorizer
-from aisle.core.auth.scopes import RECS_READ, RECS_WRITE, RULES_WRITE, SCOPES, SEARCH_READ
+from aisle.core.auth.scopes import ANALYTICS_READ, RECS_READ, RECS_WRITE, RULES_WRITE, SCOPES, SEARCH_READ
 from aisle.core.errors import AisleError
 from aisle.core.tenancy import Tenants
 
@@ -82,6 +82,10 @@ class ConsoleSession:
     @property
     def can_read_recs(self) -> bool:
         return self.can(RECS_READ)
+
+    @property
+    def can_read_analytics(self) -> bool:
+        return self.can(ANALYTICS_READ)
 
     @property
     def can_search(self) -> bool:

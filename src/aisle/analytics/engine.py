@@ -1,0 +1,99 @@
+"""The analytics engine's front door: what a service needs to record answers and events, and to read
+the reports.
+
+One :class:`AnalyticsEngine` per process: ``record`` hands an :class:`~aisle.analytics.records.Answer` or
+:class:`~aisle.analytics.records.Outcome` to the process's :class:`~aisle.analytics.recorder.Recorder`
+(never blocking), ``reports`` answers the analytics service, ``simulated`` tells which part of a
+tenant's log the demo simulated (every page that shows it says so), ``close`` writes what is buffered.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
+
+import orjson
+
+from aisle.analytics.log import ROOT, ParquetLog
+from aisle.analytics.recorder import Recorder
+from aisle.analytics.records import Record
+from aisle.analytics.reports import AnalyticsReports
+from aisle.core.config import Settings
+from aisle.core.storage import BlobStore
+from aisle.core.storage.blob import BlobNotFound
+
+log = logging.getLogger("aisle.analytics")
+
+SIMULATED = "simulated.json"
+"""``<tenant>/analytics/simulated.json``: the period of the tenant's log that the demo simulated."""
+
+
+@dataclass(frozen=True)
+class SimulatedPeriod:
+    """Days of a tenant's log written by the demo's traffic simulator, not by shoppers.
+
+    Attributes:
+        first, last: the first and last simulated day (UTC, inclusive).
+        note: how the traffic was drawn (shown with the figures).
+    """
+
+    first: date
+    last: date
+    note: str
+
+    def to_json(self) -> dict[str, str]:
+        return {"from": self.first.isoformat(), "to": self.last.isoformat(), "note": self.note}
+
+
+class AnalyticsEngine:
+    """Recording and reports over one bucket.
+
+    Args:
+        store: the bucket; log: the Parquet log in it; reports: the reports over the log.
+        recorder: the process's buffer (None: recording is off, ``record`` does nothing).
+    """
+
+    def __init__(
+        self, store: BlobStore, log_: ParquetLog, reports: AnalyticsReports, recorder: Recorder | None
+    ):
+        self.store = store
+        self.log = log_
+        self.reports = reports
+        self.recorder = recorder
+
+    @classmethod
+    def from_settings(cls, settings: Settings, store: BlobStore, *, record: bool = True) -> AnalyticsEngine:
+        """The engine of one process: files fetched from a remote bucket are cached under
+        ``data_dir/analytics``; ``record`` (and ``settings.analytics``) start the recorder."""
+        parquet = ParquetLog(store, Path(settings.data_dir) / "analytics")
+        recorder = None
+        if record and settings.analytics:
+            recorder = Recorder(
+                parquet, flush_s=settings.analytics_flush_seconds, capacity=settings.analytics_buffer
+            )
+        reports = AnalyticsReports(parquet, window_s=settings.attribution_window_seconds)
+        return cls(store, parquet, reports, recorder)
+
+    def record(self, record: Record) -> None:
+        """Buffer one answer or event for the log (a no-op when recording is off); never blocks."""
+        if self.recorder is not None:
+            self.recorder.record(record)
+
+    def simulated(self, tenant: str) -> SimulatedPeriod | None:
+        """The simulated part of ``tenant``'s log, or None when the demo simulated none."""
+        try:
+            raw = orjson.loads(self.store.get(f"{tenant}/{ROOT}/{SIMULATED}"))
+        except BlobNotFound:
+            return None
+        return SimulatedPeriod(date.fromisoformat(raw["from"]), date.fromisoformat(raw["to"]), raw["note"])
+
+    def mark_simulated(self, tenant: str, period: SimulatedPeriod) -> None:
+        """Say that ``period`` of ``tenant``'s log was simulated (the demo, after writing it)."""
+        self.store.put(f"{tenant}/{ROOT}/{SIMULATED}", orjson.dumps(period.to_json()))
+
+    def close(self) -> None:
+        """Write what the recorder holds (a service's shutdown: uvicorn runs it on SIGTERM)."""
+        if self.recorder is not None:
+            self.recorder.close()

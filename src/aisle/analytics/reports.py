@@ -1,0 +1,275 @@
+"""The analytics reports, each one DuckDB query over the attributed views of one tenant and period.
+
+Definitions (as Algolia Analytics and Google Cloud Retail define them, per answer):
+
+- click-through rate: answers with at least one credited click / answers;
+- conversion rate: answers with at least one credited conversion / answers;
+- revenue: the credited conversions' price x quantity;
+- average click position: the mean 1-based position of credited clicks;
+- a no-result search: a search answer whose ``total`` is 0; a no-click query: a query whose searches
+  all had results and none had a click.
+
+Every report takes the tenant and a period ``[start, end)`` in Unix seconds (UTC); rates are ``None``
+when there is nothing to divide by.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import timedelta
+from typing import Any, Literal
+
+import duckdb
+
+from aisle.analytics.attribution import CREDIT_S, DEFAULT_WINDOW_S, attribute
+from aisle.analytics.log import ParquetLog, day_of
+from aisle.analytics.rollups import Rollups, day_start
+
+QuerySort = Literal["searches", "noResultSearches", "clicks", "clickThroughRate", "conversions", "revenue"]
+_QUERY_SORT = {
+    "searches": "searches",
+    "noResultSearches": "no_result_searches",
+    "clicks": "clicks",
+    "clickThroughRate": "click_through_rate",
+    "conversions": "conversions",
+    "revenue": "revenue",
+}
+
+
+def _rate(num: str, den: str) -> str:
+    return f"CASE WHEN {den} = 0 THEN NULL ELSE ({num})::DOUBLE / {den} END"
+
+
+class AnalyticsReports:
+    """Summary, per-query, per-position, per-container and per-rule figures of one tenant.
+
+    Closed days are read from their roll-ups (:class:`~aisle.analytics.rollups.Rollups`, computed
+    once), the rest of the period is attributed live from the log.
+
+    Args:
+        log: the Parquet log (files fetched from the bucket into its cache when it is remote).
+        window_s: attribution window of conversions without a token, seconds (default one hour).
+        clock: the current Unix time, which says which days are closed (tests pass a fixed one).
+    """
+
+    def __init__(
+        self, log: ParquetLog, *, window_s: float = DEFAULT_WINDOW_S, clock: Callable[[], float] = time.time
+    ) -> None:
+        self.log = log
+        self.window_s = window_s
+        self.rollups = Rollups(log, window_s=window_s, clock=clock)
+
+    @contextmanager
+    def _views(self, tenant: str, start: float, end: float) -> Iterator[duckdb.DuckDBPyConnection]:
+        """A connection whose view ``per_answer`` holds every answer with ``start <= ts < end``."""
+        con = duckdb.connect()
+        try:
+            first, last = day_of(start), day_of(max(start, end - 1e-6))
+            days = [first + timedelta(days=i) for i in range((last - first).days + 1)]
+            rolled = [self.rollups.file(tenant, d) for d in days if self.rollups.closed(d)]
+            open_days = [d for d in days if not self.rollups.closed(d)]
+            parts = []
+            if rolled:
+                listed = ", ".join("'" + f.replace("'", "''") + "'" for f in rolled)
+                parts.append(f"SELECT * FROM read_parquet([{listed}])")
+            if open_days:
+                lo = max(start, day_start(open_days[0]))
+                reach = day_of(end + CREDIT_S)
+                attribute(
+                    con,
+                    self.log.files(tenant, "answers", open_days[0], reach),
+                    self.log.files(tenant, "outcomes", open_days[0], reach),
+                    lo,
+                    end,
+                    window_s=self.window_s,
+                    table="live_answers",
+                )
+                parts.append("SELECT * FROM live_answers")
+            if not parts:  # pragma: no cover - a period has at least one day
+                raise ValueError("empty period")
+            union = " UNION ALL BY NAME ".join(parts)
+            con.execute(
+                f"CREATE OR REPLACE TEMP VIEW per_answer AS SELECT * FROM ({union}) "
+                f"WHERE ts >= {start!r} AND ts < {end!r}"
+            )
+            yield con
+        finally:
+            con.close()
+
+    @staticmethod
+    def _rows(
+        con: duckdb.DuckDBPyConnection, sql: str, params: list[Any] | None = None
+    ) -> list[dict[str, Any]]:
+        cur = con.execute(sql, params or [])
+        names = [d[0] for d in cur.description]
+        return [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
+
+    def summary(self, tenant: str, start: float, end: float) -> dict[str, Any]:
+        """Search answers only: ``searches``, ``visitors``, ``noResultSearches``, ``noResultRate``,
+        ``clickThroughRate``, ``conversionRate``, ``revenue``, ``averageClickPosition``."""
+        with self._views(tenant, start, end) as con:
+            return self._rows(
+                con,
+                f"""
+                SELECT count(*) AS searches,
+                       count(DISTINCT visitor_id) AS visitors,
+                       count(*) FILTER (WHERE total = 0) AS noResultSearches,
+                       {_rate("count(*) FILTER (WHERE total = 0)", "count(*)")} AS noResultRate,
+                       {_rate("count(*) FILTER (WHERE clicks > 0)", "count(*)")} AS clickThroughRate,
+                       {_rate("count(*) FILTER (WHERE conversions > 0)", "count(*)")} AS conversionRate,
+                       coalesce(sum(revenue), 0)::DOUBLE AS revenue,
+                       (SELECT avg(p) FROM (SELECT unnest(click_positions) AS p FROM per_answer
+                                            WHERE kind = 'search')) AS averageClickPosition
+                FROM per_answer WHERE kind = 'search'
+                """,
+            )[0]
+
+    def daily(self, tenant: str, start: float, end: float) -> list[dict[str, Any]]:
+        """Per UTC day of search answers: ``day``, ``searches``, ``noResultRate``, ``clickThroughRate``,
+        ``conversionRate``, ``revenue``; days without searches are left out."""
+        with self._views(tenant, start, end) as con:
+            return self._rows(
+                con,
+                f"""
+                SELECT strftime(to_timestamp(ts) AT TIME ZONE 'UTC', '%Y-%m-%d') AS day,
+                       count(*) AS searches,
+                       {_rate("count(*) FILTER (WHERE total = 0)", "count(*)")} AS noResultRate,
+                       {_rate("count(*) FILTER (WHERE clicks > 0)", "count(*)")} AS clickThroughRate,
+                       {_rate("count(*) FILTER (WHERE conversions > 0)", "count(*)")} AS conversionRate,
+                       coalesce(sum(revenue), 0)::DOUBLE AS revenue
+                FROM per_answer WHERE kind = 'search' GROUP BY day ORDER BY day
+                """,
+            )
+
+    def searches(
+        self, tenant: str, start: float, end: float, *, sort: QuerySort = "searches", limit: int = 100
+    ) -> list[dict[str, Any]]:
+        """Per normalised query: ``query``, ``searches``, ``noResultSearches``, ``clicks``,
+        ``clickThroughRate``, ``conversions``, ``revenue``; the ``limit`` first by ``sort`` (descending,
+        then by query)."""
+        order = _QUERY_SORT[sort]
+        with self._views(tenant, start, end) as con:
+            rows = self._rows(
+                con,
+                f"""
+                SELECT query, count(*) AS searches,
+                       count(*) FILTER (WHERE total = 0) AS no_result_searches,
+                       sum(clicks)::BIGINT AS clicks,
+                       {_rate("count(*) FILTER (WHERE clicks > 0)", "count(*)")} AS click_through_rate,
+                       sum(conversions)::BIGINT AS conversions,
+                       coalesce(sum(revenue), 0)::DOUBLE AS revenue
+                FROM per_answer WHERE kind = 'search' GROUP BY query
+                ORDER BY {order} DESC NULLS LAST, query LIMIT ?
+                """,
+                [limit],
+            )
+        return [
+            {
+                "query": r["query"],
+                "searches": r["searches"],
+                "noResultSearches": r["no_result_searches"],
+                "clicks": r["clicks"],
+                "clickThroughRate": r["click_through_rate"],
+                "conversions": r["conversions"],
+                "revenue": r["revenue"],
+            }
+            for r in rows
+        ]
+
+    def no_result_queries(
+        self, tenant: str, start: float, end: float, *, limit: int = 100
+    ) -> list[dict[str, Any]]:
+        """Queries with at least one search that found nothing: ``query``, ``searches`` (those that found
+        nothing), most first."""
+        with self._views(tenant, start, end) as con:
+            return self._rows(
+                con,
+                """
+                SELECT query, count(*) AS searches FROM per_answer
+                WHERE kind = 'search' AND total = 0 GROUP BY query ORDER BY searches DESC, query LIMIT ?
+                """,
+                [limit],
+            )
+
+    def no_click_queries(
+        self, tenant: str, start: float, end: float, *, limit: int = 100
+    ) -> list[dict[str, Any]]:
+        """Queries whose searches all found products and none was clicked: ``query``, ``searches``."""
+        with self._views(tenant, start, end) as con:
+            return self._rows(
+                con,
+                """
+                SELECT query, count(*) AS searches FROM per_answer WHERE kind = 'search'
+                GROUP BY query HAVING min(total) > 0 AND sum(clicks) = 0
+                ORDER BY searches DESC, query LIMIT ?
+                """,
+                [limit],
+            )
+
+    def positions(self, tenant: str, start: float, end: float, *, depth: int = 20) -> list[dict[str, Any]]:
+        """Per position 1..``depth`` of search answers: ``position``, ``clicks``, ``clickThroughRate``
+        (clicks at the position / search answers that showed a product there)."""
+        with self._views(tenant, start, end) as con:
+            return self._rows(
+                con,
+                f"""
+                WITH pos AS (SELECT range AS position FROM range(1, ? + 1)),
+                shown AS (SELECT p.position, count(a.token) AS answers
+                          FROM pos p LEFT JOIN per_answer a
+                            ON a.kind = 'search' AND a.shown >= p.position
+                          GROUP BY p.position),
+                clicked AS (SELECT position, count(*) AS clicks
+                            FROM (SELECT unnest(click_positions) AS position FROM per_answer
+                                  WHERE kind = 'search') GROUP BY position)
+                SELECT s.position, coalesce(c.clicks, 0) AS clicks,
+                       {_rate("coalesce(c.clicks, 0)", "s.answers")} AS clickThroughRate
+                FROM shown s LEFT JOIN clicked c ON c.position = s.position ORDER BY s.position
+                """,
+                [depth],
+            )
+
+    def _per_recommender(
+        self, tenant: str, start: float, end: float, key: str, label: str
+    ) -> list[dict[str, Any]]:
+        """Recommendation answers grouped by ``key`` (a column, or ``unnest(models)``), as ``label``."""
+        with self._views(tenant, start, end) as con:
+            return self._rows(
+                con,
+                f"""
+                WITH grouped AS (SELECT {key} AS name, clicks, conversions, revenue
+                                 FROM per_answer WHERE kind = 'recommendations')
+                SELECT name AS {label}, count(*) AS answers, sum(clicks)::BIGINT AS clicks,
+                       {_rate("count(*) FILTER (WHERE clicks > 0)", "count(*)")} AS clickThroughRate,
+                       sum(conversions)::BIGINT AS conversions,
+                       coalesce(sum(revenue), 0)::DOUBLE AS revenue
+                FROM grouped GROUP BY name ORDER BY answers DESC, name
+                """,
+            )
+
+    def recommendations(self, tenant: str, start: float, end: float) -> list[dict[str, Any]]:
+        """Per container: ``containerId``, ``answers``, ``clicks``, ``clickThroughRate``, ``conversions``,
+        ``revenue``; most answers first."""
+        return self._per_recommender(tenant, start, end, "container_id", "containerId")
+
+    def models(self, tenant: str, start: float, end: float) -> list[dict[str, Any]]:
+        """Per recommendation model: ``modelId``, ``answers`` it served a slot of, ``clicks``,
+        ``clickThroughRate``, ``conversions``, ``revenue``; most answers first."""
+        return self._per_recommender(tenant, start, end, "unnest(models)", "modelId")
+
+    def rules(self, tenant: str, start: float, end: float) -> list[dict[str, Any]]:
+        """Per merchandising rule: ``ruleId``, ``searches`` it fired on, their ``clickThroughRate`` and
+        ``conversions``; most searches first."""
+        with self._views(tenant, start, end) as con:
+            return self._rows(
+                con,
+                f"""
+                WITH fired AS (SELECT unnest(rules) AS rule_id, clicks, conversions FROM per_answer
+                               WHERE kind = 'search')
+                SELECT rule_id AS ruleId, count(*) AS searches,
+                       {_rate("count(*) FILTER (WHERE clicks > 0)", "count(*)")} AS clickThroughRate,
+                       sum(conversions)::BIGINT AS conversions
+                FROM fired GROUP BY rule_id ORDER BY searches DESC, ruleId
+                """,
+            )

@@ -1,0 +1,1 @@
+"""The analytics service (port 8087)."""

@@ -1,0 +1,130 @@
+"""Response bodies of the analytics service (``GET /analytics/...``)."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class Simulated(BaseModel):
+    """The part of the period the demo's traffic simulator wrote: these figures are not shoppers'."""
+
+    from_: str = Field(alias="from", description="First simulated day (UTC), YYYY-MM-DD.")
+    to: str = Field(description="Last simulated day (UTC), YYYY-MM-DD.")
+    note: str = Field(description="How the simulated traffic was drawn.")
+
+    model_config = ConfigDict(populate_by_name=True)
+
+
+class Report(BaseModel):
+    """What every report answers besides its figures."""
+
+    model_config = ConfigDict(populate_by_name=True)
+
+    tenant: str
+    from_: str = Field(alias="from", description="Start of the period (UTC, ISO-8601), included.")
+    to: str = Field(description="End of the period (UTC, ISO-8601), excluded.")
+    simulated: Simulated | None = Field(
+        default=None, description="Set when the tenant's log holds simulated traffic (the demo's)."
+    )
+
+
+class Summary(Report):
+    """``GET /analytics/summary``: search answers of the period."""
+
+    searches: int = Field(description="Search answers.")
+    visitors: int = Field(description="Distinct visitorIds that searched.")
+    noResultSearches: int = Field(description="Searches whose total was 0.")
+    noResultRate: float | None = Field(description="noResultSearches / searches (null without searches).")
+    clickThroughRate: float | None = Field(description="Searches with at least one click / searches.")
+    conversionRate: float | None = Field(
+        description="Searches with at least one attributed purchase / searches."
+    )
+    revenue: float = Field(description="Attributed purchases' price x quantity (catalog currency).")
+    averageClickPosition: float | None = Field(
+        description="Mean 1-based position of clicks on search results."
+    )
+
+
+class DayRow(BaseModel):
+    day: str = Field(description="UTC day, YYYY-MM-DD.")
+    searches: int
+    noResultRate: float | None
+    clickThroughRate: float | None
+    conversionRate: float | None
+    revenue: float
+
+
+class QueryRow(BaseModel):
+    query: str = Field(description="The normalised query.")
+    searches: int
+    noResultSearches: int
+    clicks: int
+    clickThroughRate: float | None
+    conversions: int
+    revenue: float
+
+
+class QueryCount(BaseModel):
+    query: str = Field(description="The normalised query.")
+    searches: int
+
+
+class PositionRow(BaseModel):
+    position: int = Field(description="1-based position in the results.")
+    clicks: int
+    clickThroughRate: float | None = Field(
+        description="Clicks at the position / searches that showed one there."
+    )
+
+
+class ContainerRow(BaseModel):
+    containerId: str
+    answers: int
+    clicks: int
+    clickThroughRate: float | None
+    conversions: int
+    revenue: float
+
+
+class ModelRow(BaseModel):
+    modelId: str
+    answers: int = Field(description="Recommendation answers the model served a slot of.")
+    clicks: int
+    clickThroughRate: float | None
+    conversions: int
+    revenue: float
+
+
+class RuleRow(BaseModel):
+    ruleId: str
+    searches: int = Field(description="Searches the rule fired on.")
+    clickThroughRate: float | None
+    conversions: int
+
+
+class Daily(Report):
+    items: list[DayRow]
+
+
+class Queries(Report):
+    items: list[QueryRow]
+
+
+class QueryCounts(Report):
+    items: list[QueryCount]
+
+
+class Positions(Report):
+    items: list[PositionRow]
+
+
+class Containers(Report):
+    items: list[ContainerRow]
+
+
+class Models(Report):
+    items: list[ModelRow]
+
+
+class Rules(Report):
+    items: list[RuleRow]

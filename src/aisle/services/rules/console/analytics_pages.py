@@ -1,0 +1,117 @@
+"""The console's Analytics section: what the tenant's answers earned, from the analytics service.
+
+One page per tenant and period (``from``/``to`` dates, default the last 28 days): summary cards, the
+daily series and clicks by position as charts (Chart.js, served from ``static/``), top queries,
+no-result queries (each with a link that opens a new rule for it), no-click queries, containers and
+rules by effect, and CSV exports. Every figure comes from ``GET /analytics/...`` with the session's
+token (scope ``analytics:read``); when the log holds the demo's simulated traffic, the page says so.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from datetime import UTC, date, datetime, timedelta
+from typing import Any
+
+from fastapi import APIRouter, Request
+from fastapi.responses import Response
+
+from aisle.services.rules.console.frame import api, page
+from aisle.services.rules.console.session import Session
+
+router = APIRouter(include_in_schema=False)
+DEFAULT_DAYS = 28
+EXPORTS = ("summary", "daily", "searches", "searches/no-results", "searches/no-clicks", "positions",
+           "recommendations", "rules")  # fmt: skip
+SECTIONS = {
+    "summary": {},
+    "daily": {},
+    "searches": {"limit": 20},
+    "searches/no-results": {"limit": 20},
+    "searches/no-clicks": {"limit": 20},
+    "positions": {"depth": 10},
+    "recommendations": {},
+    "rules": {},
+}
+
+
+def _day(raw: str | None, fallback: date) -> date:
+    try:
+        return date.fromisoformat(raw) if raw else fallback
+    except ValueError:
+        return fallback
+
+
+def period_of(from_: str | None, to: str | None) -> tuple[date, date]:
+    """The page's period: whole UTC days, ``to`` included; unreadable dates fall back to the default."""
+    today = datetime.now(UTC).date()
+    last = _day(to, today)
+    first = _day(from_, last - timedelta(days=DEFAULT_DAYS - 1))
+    return (first, last) if first <= last else (last, last)
+
+
+@router.get("/console/{tenant}/analytics")
+async def analytics(request: Request, session: Session, tenant: str) -> Response:
+    session.require_tenant(tenant)
+    first, last = period_of(request.query_params.get("from"), request.query_params.get("to"))
+    if not session.can_read_analytics:
+        return page(request, session, tenant, "message.html", title="Analytics",
+                    message="Your token does not hold the analytics:read scope.")  # fmt: skip
+    client = api(request, session)
+    when = {"from": first.isoformat(), "to": last.isoformat()}
+    replies = await asyncio.gather(
+        *(client.analytics(name, tenant, **when, **extra) for name, extra in SECTIONS.items())
+    )
+    failed = next((r for r in replies if not r.ok), None)
+    if failed is not None:
+        return page(request, session, tenant, "analytics.html", nav="analytics", error=failed.message,
+                    first=first, last=last, report=None)  # fmt: skip
+    report: dict[str, Any] = {name: reply.body for name, reply in zip(SECTIONS, replies, strict=True)}
+    series = {
+        "days": [d["day"] for d in report["daily"]["items"]],
+        "searches": [d["searches"] for d in report["daily"]["items"]],
+        "noResultRate": [d["noResultRate"] for d in report["daily"]["items"]],
+        "clickThroughRate": [d["clickThroughRate"] for d in report["daily"]["items"]],
+        "conversionRate": [d["conversionRate"] for d in report["daily"]["items"]],
+        "revenue": [d["revenue"] for d in report["daily"]["items"]],
+        "positions": [p["position"] for p in report["positions"]["items"]],
+        "positionClicks": [p["clicks"] for p in report["positions"]["items"]],
+        "positionCtr": [p["clickThroughRate"] for p in report["positions"]["items"]],
+    }
+    return page(
+        request,
+        session,
+        tenant,
+        "analytics.html",
+        nav="analytics",
+        error=None,
+        first=first,
+        last=last,
+        report=report,
+        simulated=report["summary"]["simulated"],
+        exports=EXPORTS,
+        # inside <script type="application/json">: "<" escaped so no value can close the element
+        series_json=json.dumps(series).replace("<", "\\u003c"),
+    )
+
+
+@router.get("/console/{tenant}/analytics/export/{report:path}")
+async def export(request: Request, session: Session, tenant: str, report: str) -> Response:
+    """One report as a CSV download (the analytics service's ``format=csv``, with the session's token)."""
+    session.require_tenant(tenant)
+    name = report.removesuffix(".csv")
+    if name not in EXPORTS:
+        return Response("no such report", status_code=404, media_type="text/plain")
+    first, last = period_of(request.query_params.get("from"), request.query_params.get("to"))
+    reply = await api(request, session).analytics(
+        name, tenant, format="csv", **{"from": first.isoformat(), "to": last.isoformat()}
+    )
+    if not reply.ok:
+        return Response(reply.message, status_code=reply.status, media_type="text/plain")
+    filename = f"{tenant}-{name.replace('/', '-')}-{first.isoformat()}-{last.isoformat()}.csv"
+    return Response(
+        reply.body,
+        media_type="text/csv; charset=utf-8",
+        headers={"Content-Disposition": f'attachment; filename="{filename}"', "Cache-Control": "no-store"},
+    )

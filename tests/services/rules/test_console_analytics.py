@@ -1,0 +1,101 @@
+"""The console's Analytics page over HTTP: figures from the analytics service, the simulated label,
+the no-result query's "make a rule" link, CSV export, and the scope it needs."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from datetime import date
+from pathlib import Path
+
+import polars as pl
+import pytest
+from fastapi.testclient import TestClient
+from tests.analytics.test_reports import LOG
+from tests.support.auth import AuthKit, serve
+from tests.support.recs import write_tenant
+
+from aisle.analytics.engine import AnalyticsEngine, SimulatedPeriod
+from aisle.core.auth.scopes import ANALYTICS_READ, RULES_WRITE, SEARCH_READ
+from aisle.core.storage import open_blob_store
+
+PERIOD = "from=2026-11-20&to=2026-11-20"
+
+
+@pytest.fixture(scope="module")
+def env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[TestClient, AuthKit]]:
+    from aisle.services.analytics.app import create_app as analytics_app
+    from aisle.services.rules.app import create_app as rules_app
+
+    tmp = tmp_path_factory.mktemp("console-analytics")
+    store = open_blob_store(f"file://{tmp / 'bucket'}")
+    write_tenant(store, "t", pl.DataFrame({"id": ["p1"], "title": ["a shoe"]}))
+    kit = AuthKit(store)
+    base = {"storage_url": f"file://{tmp / 'bucket'}", "data_dir": Path(tmp / "data")}
+    writer = AnalyticsEngine.from_settings(kit.settings(**base), store)
+    for record in LOG:
+        writer.record(record)
+    writer.close()
+    writer.mark_simulated("t", SimulatedPeriod(date(2026, 11, 20), date(2026, 11, 20), "test shoppers"))
+    with (
+        serve(analytics_app(kit.settings(**base))) as analytics,
+        TestClient(rules_app(kit.settings(**base, analytics_url=analytics))) as client,
+    ):
+        yield client, kit
+
+
+def _sign_in(client: TestClient, token: str) -> None:
+    client.cookies.clear()
+    page = client.get("/console/login")
+    nonce = re.search(r'name="nonce" value="([0-9a-f]+)"', page.text)
+    assert nonce
+    resp = client.post(
+        "/console/login", data={"nonce": nonce.group(1), "token": token}, follow_redirects=False
+    )
+    assert resp.status_code == 303, resp.text
+
+
+def test_page_shows_the_figures_and_the_simulated_label(env: tuple[TestClient, AuthKit]) -> None:
+    client, kit = env
+    _sign_in(client, kit.token(["t"], [SEARCH_READ, RULES_WRITE, ANALYTICS_READ]))
+    page = client.get(f"/console/t/analytics?{PERIOD}")
+    assert page.status_code == 200, page.text
+    text = page.text
+    assert 'data-testid="simulated"' in text and "test shoppers" in text
+    summary = text[text.index('data-testid="summary"') : text.index('id="analytics-series"')]
+    assert re.search(r"Searches</div><div class=\"v\">4<", summary)
+    assert "25.0%" in summary and "50.0%" in summary and "7.00" in summary
+    assert 'href="/console/t/rules/new?query=zzz"' in text  # the no-result query, one click from a rule
+    assert "<bdi>hat</bdi>" in text[text.index('data-testid="no-clicks"') :]
+    assert "<bdi>similar</bdi>" in text and "<bdi>r1</bdi>" in text
+    assert '"searches": [4]' in text  # the daily series the charts draw
+    assert 'href="/console/t/analytics"' in text  # in the navigation
+
+
+def test_make_a_rule_starts_on_the_exact_query(env: tuple[TestClient, AuthKit]) -> None:
+    client, kit = env
+    _sign_in(client, kit.token(["t"], [SEARCH_READ, RULES_WRITE, ANALYTICS_READ]))
+    editor = client.get("/console/t/rules/new?query=zzz")
+    assert editor.status_code == 200
+    assert re.search(r'<option value="exact"\s+selected', editor.text), "the query condition is exact"
+    assert 'value="zzz"' in editor.text
+
+
+def test_csv_export(env: tuple[TestClient, AuthKit]) -> None:
+    client, kit = env
+    _sign_in(client, kit.token(["t"], [SEARCH_READ, ANALYTICS_READ]))
+    resp = client.get(f"/console/t/analytics/export/searches/no-results.csv?{PERIOD}")
+    assert resp.status_code == 200
+    assert resp.headers["content-disposition"] == (
+        'attachment; filename="t-searches-no-results-2026-11-20-2026-11-20.csv"'
+    )
+    assert resp.text.splitlines() == ["query,searches", "zzz,1"]
+    assert client.get("/console/t/analytics/export/secrets.csv").status_code == 404
+
+
+def test_without_the_scope_there_is_no_analytics(env: tuple[TestClient, AuthKit]) -> None:
+    client, kit = env
+    _sign_in(client, kit.token(["t"], [SEARCH_READ]))
+    page = client.get(f"/console/t/analytics?{PERIOD}")
+    assert "does not hold the analytics:read scope" in page.text
+    assert 'href="/console/t/analytics"' not in client.get("/console/t/rules").text

@@ -15,6 +15,7 @@ from typer.testing import CliRunner
 
 from aisle.cli.auth import auth_app
 from aisle.core.auth.dependencies import Authorizer, Principal
+from aisle.core.auth.scopes import SCOPES
 from aisle.core.storage import BlobStore
 from aisle.services.auth.app import create_app
 from aisle.services.common.errors import install_error_handlers
@@ -134,7 +135,11 @@ def test_cli_demo_client_is_idempotent(blob_store: BlobStore, tmp_path: Path) ->
     assert second.exit_code == 0 and key_file.read_bytes() == pem  # same key, same client
     kit = AuthKit(blob_store, auth_url="http://127.0.0.1:8086")
     record = kit.clients.get("demo")
-    assert record is not None and record.tenants == ["fashion", "homedepot"] and len(record.scopes) == 5
+    assert (
+        record is not None
+        and record.tenants == ["fashion", "homedepot"]
+        and len(record.scopes) == len(SCOPES)
+    )
     token = second.stdout.split("export AISLE_TOKEN=")[1].split()[0]
     with TestClient(protected_app(Authorizer(kit.settings(), blob_store))) as client:
         assert (

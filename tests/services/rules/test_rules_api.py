@@ -163,8 +163,10 @@ def test_preview_of_a_stored_rule_at_a_chosen_time(client: TestClient) -> None:
     assert (
         changes["fired"] is True and changes["redirectBefore"] is None and changes["redirectAfter"] == "/bf"
     )
+    # neither a rule nor a ruleId (an editor whose rule has no action yet): the live page on both sides
     r = client.post("/rules/preview", params=T, json={"search": search})
-    assert r.status_code == 400 and "ruleId" in r.json()["error"]["message"]
+    assert r.status_code == 200 and r.json()["changes"]["fired"] is False
+    assert r.json()["withoutRule"]["products"] == r.json()["withRule"]["products"]
 
 
 def test_health_docs_and_errors(client: TestClient) -> None:

@@ -44,9 +44,10 @@ def test_a_list_option_refuses_what_it_does_not_know(given: list[str]) -> None:
         (["serve", "--workers", "0"], "--workers"),
         (["serve", "--no-such-option"], "No such option"),
         (["demo", "--only", "fashion,shoes"], "unknown 'shoes'"),
+        (["eval", "recs", "--only", "yoochoose,nope"], "unknown 'nope'"),
     ],
 )
-def test_serve_and_demo_refuse_unknown_names_and_values_before_starting(
+def test_serve_demo_and_eval_refuse_unknown_names_and_values_before_starting(
     args: list[str], said: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("AISLE_STORAGE_URL", f"file://{tmp_path / 'bucket'}")

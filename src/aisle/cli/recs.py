@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from aisle.cli.common import fail
+from aisle.cli.common import fail, names
 from aisle.recs.models.base import ModelType
 
 if TYPE_CHECKING:
@@ -130,6 +130,10 @@ def _train_on_spark(
     return model, info | {"engine": "spark", "input": uri}
 
 
+EVALUATIONS = ("yoochoose", "completejourney", "similar")
+"""The offline evaluations ``aisle eval recs --only`` can name."""
+
+
 def eval_recs(
     data_dir: Path = DATA_DIR,
     only: list[str] = typer.Option(
@@ -146,7 +150,7 @@ def eval_recs(
 
     from aisle.recs.evaluation import offline
 
-    wanted = set(only) or {"yoochoose", "completejourney", "similar"}
+    wanted = set(names(only, EVALUATIONS, "--only")) or set(EVALUATIONS)
     if "yoochoose" in wanted:
         _print(
             "CUSTOMERS_ALSO_VIEW, YooChoose 100k (bars: HR@20 >= 0.69, MRR@20 >= 0.37)",

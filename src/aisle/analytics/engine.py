@@ -70,6 +70,7 @@ class AnalyticsEngine:
         parquet = ParquetLog(store, Path(settings.data_dir) / "analytics")
         recorder = None
         if record and settings.analytics:
+            parquet.warm()
             recorder = Recorder(
                 parquet, flush_s=settings.analytics_flush_seconds, capacity=settings.analytics_buffer
             )

@@ -49,6 +49,8 @@ class Outcomes:
         """
         token = new_attribution_token()
         result.attribution_token = token
+        if self.engine.recorder is None:  # recording off: the token only
+            return token
         graph = result.query_graph
         filters = (
             orjson.dumps([f.model_dump(mode="json") for f in query.filters]).decode() if query.filters else ""

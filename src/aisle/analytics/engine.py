@@ -13,16 +13,19 @@ import logging
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import orjson
 
 from aisle.analytics.log import ROOT, ParquetLog
 from aisle.analytics.recorder import Recorder
 from aisle.analytics.records import Record
-from aisle.analytics.reports import AnalyticsReports
 from aisle.core.config import Settings
 from aisle.core.storage import BlobStore
 from aisle.core.storage.blob import BlobNotFound
+
+if TYPE_CHECKING:
+    from aisle.analytics.reports import AnalyticsReports
 
 log = logging.getLogger("aisle.analytics")
 
@@ -51,17 +54,29 @@ class AnalyticsEngine:
     """Recording and reports over one bucket.
 
     Args:
-        store: the bucket; log: the Parquet log in it; reports: the reports over the log.
+        store: the bucket; log_: the Parquet log in it.
         recorder: the process's buffer (None: recording is off, ``record`` does nothing).
+        window_s: the attribution window of the reports (``AISLE_ATTRIBUTION_WINDOW_SECONDS``).
     """
 
     def __init__(
-        self, store: BlobStore, log_: ParquetLog, reports: AnalyticsReports, recorder: Recorder | None
-    ):
+        self, store: BlobStore, log_: ParquetLog, recorder: Recorder | None, *, window_s: float = 3600.0
+    ) -> None:
         self.store = store
         self.log = log_
-        self.reports = reports
         self.recorder = recorder
+        self.window_s = window_s
+        self._reports: AnalyticsReports | None = None
+
+    @property
+    def reports(self) -> AnalyticsReports:
+        """The reports (made on first use: only the analytics service reads them, and DuckDB costs a
+        recording process about 50 MiB it has no use for)."""
+        if self._reports is None:
+            from aisle.analytics.reports import AnalyticsReports
+
+            self._reports = AnalyticsReports(self.log, window_s=self.window_s)
+        return self._reports
 
     @classmethod
     def from_settings(cls, settings: Settings, store: BlobStore, *, record: bool = True) -> AnalyticsEngine:
@@ -74,8 +89,7 @@ class AnalyticsEngine:
             recorder = Recorder(
                 parquet, flush_s=settings.analytics_flush_seconds, capacity=settings.analytics_buffer
             )
-        reports = AnalyticsReports(parquet, window_s=settings.attribution_window_seconds)
-        return cls(store, parquet, reports, recorder)
+        return cls(store, parquet, recorder, window_s=settings.attribution_window_seconds)
 
     def record(self, record: Record) -> None:
         """Buffer one answer or event for the log (a no-op when recording is off); never blocks."""

@@ -122,6 +122,13 @@ def proxy_app(tmp: Path, shared_data: Path) -> Iterator[Any]:
         yield create_app(settings)
 
 
+@contextmanager
+def analytics_app(tmp: Path, shared_data: Path) -> Iterator[Any]:
+    from aisle.services.analytics.app import create_app
+
+    yield create_app(small_tenant(tmp))
+
+
 APPS: dict[str, tuple[str, Callable[[Path, Path], AbstractContextManager[Any]]]] = {
     "edit": ("shop", edit_app),
     "predict": ("shop", predict_app),
@@ -130,6 +137,7 @@ APPS: dict[str, tuple[str, Callable[[Path, Path], AbstractContextManager[Any]]]]
     "vectors": ("fashion", vectors_app),
     "auth": ("shop", auth_app),
     "proxy": ("outdoor", proxy_app),
+    "analytics": ("shop", analytics_app),
 }
 
 

@@ -17,6 +17,7 @@ from aisle.core.config import Settings
 
 
 def factories() -> dict[str, Callable[[Settings], Any]]:
+    from aisle.services.analytics.app import create_app as analytics
     from aisle.services.auth.app import create_app as auth
     from aisle.services.edit.app import create_app as edit
     from aisle.services.predict.app import create_app as predict
@@ -25,6 +26,7 @@ def factories() -> dict[str, Callable[[Settings], Any]]:
     from aisle.services.vectors.app import create_app as vectors
 
     return {
+        "analytics": analytics,
         "auth": auth,
         "edit": edit,
         "predict": predict,
@@ -34,7 +36,7 @@ def factories() -> dict[str, Callable[[Settings], Any]]:
     }
 
 
-@pytest.mark.parametrize("service", ["auth", "edit", "predict", "rules", "search", "vectors"])
+@pytest.mark.parametrize("service", ["analytics", "auth", "edit", "predict", "rules", "search", "vectors"])
 def test_every_operation_but_health_documents_503_with_retry_after(service: str, tmp_path: Path) -> None:
     settings = Settings(auth="off", storage_url=f"file://{tmp_path / 'bucket'}", data_dir=tmp_path / "data")
     document = factories()[service](settings).openapi()

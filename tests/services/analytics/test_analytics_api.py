@@ -136,3 +136,14 @@ def test_simulated_traffic_is_labelled(client: TestClient, store: BlobStore, tmp
     engine.mark_simulated("t", SimulatedPeriod(date(2026, 10, 29), date(2026, 11, 25), "simulated shoppers"))
     body = client.get("/analytics/summary", params={"tenant": "t", **PERIOD}).json()
     assert body["simulated"] == {"from": "2026-10-29", "to": "2026-11-25", "note": "simulated shoppers"}
+
+
+def test_csv_cells_a_spreadsheet_would_run_are_quoted(kit: AuthKit, store: BlobStore, tmp_path: Path) -> None:
+    settings = kit.settings(storage_url=f"file://{tmp_path / 'bucket'}", data_dir=tmp_path / "data")
+    writer = AnalyticsEngine.from_settings(settings, store)
+    writer.record(Answer("t", "x1", "search", LOG[0].at, (), 0, query='=HYPERLINK("http://evil","x")'))
+    writer.close()
+    with TestClient(create_app(settings)) as c:
+        c.headers["Authorization"] = f"Bearer {kit.token(['t'], [ANALYTICS_READ])}"
+        text = c.get("/analytics/searches/no-results", params={"tenant": "t", "format": "csv", **PERIOD}).text
+    assert text.splitlines()[1] == '"\'=HYPERLINK(""http://evil"",""x"")",1'

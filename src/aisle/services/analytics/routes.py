@@ -112,11 +112,20 @@ def _frame(state: Any, tenant: str, when: Period) -> dict[str, Any]:
     return {"tenant": tenant, "from": start, "to": end, "simulated": simulated}
 
 
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+"""A cell a spreadsheet would run as a formula (OWASP, "CSV injection"): shoppers type the queries."""
+
+
+def _cell(value: Any) -> Any:
+    """A text cell that a spreadsheet would take for a formula, quoted with a leading apostrophe."""
+    return f"'{value}" if isinstance(value, str) and value.startswith(FORMULA_START) else value
+
+
 def _csv(rows: Sequence[dict[str, Any]], columns: Sequence[str]) -> Response:
     buf = io.StringIO()
     writer = csv.DictWriter(buf, fieldnames=list(columns), extrasaction="ignore", lineterminator="\n")
     writer.writeheader()
-    writer.writerows(rows)
+    writer.writerows({k: _cell(v) for k, v in row.items()} for row in rows)
     return Response(buf.getvalue(), media_type="text/csv; charset=utf-8")
 
 

@@ -118,8 +118,10 @@ def recording_overhead(data_dir: Path) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         env = _setup(Path(tmp), data_dir)
         queries = fashion_queries(data_dir, n=300)
-        on = ServiceProcess("aisle.services.search.app", {**env, "AISLE_ANALYTICS": "true"})
-        off = ServiceProcess("aisle.services.search.app", {**env, "AISLE_ANALYTICS": "false"})
+        # as make run serves it: `aisle serve --only search`, AISLE_WORKERS (2) workers; auth off, as in
+        # the other search benches (the token check is the same either way)
+        on = ServiceProcess.as_served("search", {**env, "AISLE_ANALYTICS": "true"}, workers=2)
+        off = ServiceProcess.as_served("search", {**env, "AISLE_ANALYTICS": "false"}, workers=2)
         try:
             on.wait_ready()
             off.wait_ready()

@@ -7,7 +7,7 @@ SHARED_DATA ?= ../shared/data
 export AISLE_STORAGE_URL ?= file://$(CURDIR)/var/bucket
 export AISLE_DATA_DIR ?= $(CURDIR)/var/data
 
-.PHONY: install run demo test bench lint format clean
+.PHONY: install run demo test bench lint format clean clients
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PY) -m venv $(VENV) || python3 -m venv $(VENV)
@@ -15,7 +15,17 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install -q -e '.[dev,image,google,spark]'
 	@rm -f $(VENV)/.installed-*; touch $(STAMP)
 
-install: $(STAMP)
+# The storefront at /shop/ (instantsearch.js and clients/instantsearch, bundled by esbuild from npm): a
+# build product, never committed. Without npm it is skipped with a note (CI=true: an error).
+ADAPTER := clients/instantsearch
+SHOP_BUNDLE := src/aisle/services/search/storefront/app.js
+$(SHOP_BUNDLE): $(ADAPTER)/package-lock.json $(wildcard $(ADAPTER)/src/*.js $(ADAPTER)/storefront/*)
+	@if command -v npm >/dev/null 2>&1; then \
+		cd $(ADAPTER) && npm ci --no-audit --no-fund --loglevel=error && npm run -s build; \
+	elif [ "$${CI:-}" = "true" ]; then echo "npm (Node.js 18+) is needed to build the storefront" >&2; exit 1; \
+	else echo "note: npm not found, the storefront (/shop/) is not built" >&2; fi
+
+install: $(STAMP) $(SHOP_BUNDLE)
 
 # the whole demo in the foreground (minutes: embeddings, SIMILAR_ITEMS, the ranker)
 demo: install

@@ -1,4 +1,5 @@
-// Record the adapter's request/answer pairs against running Aisle services (auth off), into
+// Record the adapter's request/answer pairs against running Aisle services (AISLE_TOKEN: a token of
+// every scope when auth is on), into
 // test/recorded/<scenario>.json. Usage:
 //   AISLE_SEARCH_URL=http://127.0.0.1:8080 AISLE_EDIT_URL=http://127.0.0.1:8084 node scripts/record.mjs
 // The rule_redirect scenario needs a rule redirecting "gift cards" (AISLE_RULES_URL, created here).
@@ -9,6 +10,7 @@ import { FACET_VALUES_SCENARIO, INSIGHTS_VISITOR, SEARCH_SCENARIOS } from '../te
 
 const searchUrl = process.env.AISLE_SEARCH_URL || 'http://127.0.0.1:8080';
 const editUrl = process.env.AISLE_EDIT_URL || 'http://127.0.0.1:8084';
+const token = process.env.AISLE_TOKEN || null;
 const out = new URL('../test/recorded/', import.meta.url);
 
 function recorder(base) {
@@ -41,7 +43,7 @@ function trimProducts(pairs) {
 
 for (const [name, requests] of Object.entries(SEARCH_SCENARIOS)) {
   const rec = recorder(searchUrl);
-  const client = createSearchClient({ url: searchUrl, fetch: rec.fetch, cache: false });
+  const client = createSearchClient({ url: searchUrl, token, fetch: rec.fetch, cache: false });
   try {
     await client.search(requests);
   } catch (err) {
@@ -54,7 +56,7 @@ for (const [name, requests] of Object.entries(SEARCH_SCENARIOS)) {
 
 {
   const rec = recorder(searchUrl);
-  const client = createSearchClient({ url: searchUrl, fetch: rec.fetch, cache: false });
+  const client = createSearchClient({ url: searchUrl, token, fetch: rec.fetch, cache: false });
   await client.searchForFacetValues(FACET_VALUES_SCENARIO);
   save('facet_values', rec.pairs);
 }
@@ -62,13 +64,13 @@ for (const [name, requests] of Object.entries(SEARCH_SCENARIOS)) {
 {
   // a search, then a click on its 3rd hit and a purchase of it, then the visitor's events read back
   const srec = recorder(searchUrl);
-  const client = createSearchClient({ url: searchUrl, fetch: srec.fetch, cache: false });
+  const client = createSearchClient({ url: searchUrl, token, fetch: srec.fetch, cache: false });
   const { results } = await client.search([{ indexName: 'fashion', params: { query: 'handbag', hitsPerPage: 5, userToken: INSIGHTS_VISITOR } }]);
   const hit = results[0].hits[2];
   const erec = recorder(editUrl);
   const visitor = { get: () => INSIGHTS_VISITOR, set() {} };
   let t = Date.UTC(2026, 10, 26, 12, 0, 0);
-  const aa = createInsightsClient({ url: editUrl, visitor, fetch: erec.fetch, clock: () => (t += 1000) });
+  const aa = createInsightsClient({ url: editUrl, token, visitor, fetch: erec.fetch, clock: () => (t += 1000) });
   await aa('clickedObjectIDsAfterSearch', { eventName: 'Hit clicked', index: 'fashion', queryID: results[0].queryID, objectIDs: [hit.objectID], positions: [hit.__position] });
   await aa('convertedObjectIDsAfterSearch', { eventName: 'Purchased', index: 'fashion', queryID: results[0].queryID, objectIDs: [hit.objectID] });
   trimProducts(srec.pairs);

@@ -74,6 +74,8 @@ export function createInsightsClient(options = {}) {
 
   function send(eventType, payload) {
     if (!eventType || !payload?.objectIDs?.length) return Promise.resolve(null);
+    // a click on a query suggestion is not a product event
+    if (payload.index && parseIndexName(payload.index).suggestions) return Promise.resolve(null);
     return http.post('/events', { events: events(eventType, payload) }, { tenant: tenantOf(payload) });
   }
 

@@ -8,6 +8,11 @@ export const SUGGESTIONS = 'suggestions';
 export const MAX_SIZE = 100; // POST /search: size <= 100
 export const MAX_OFFSET = 10000; // POST /search: from <= 10,000
 const LEVEL = /^(.+)\.lvl(\d+)$/;
+/** Parameters that would change the answer and that Aisle cannot honour: refused, never dropped. */
+export const REFUSED = [
+  'optionalFilters', 'distinct', 'aroundLatLng', 'aroundLatLngViaIP', 'aroundRadius', 'insideBoundingBox',
+  'insidePolygon', 'attributesToSnippet', 'sumOrFiltersScores', 'removeWordsIfNoResults', 'queryLanguages',
+];
 
 export class UnsupportedError extends Error {
   constructor(message) {
@@ -107,6 +112,12 @@ export function toAisle(request, { numericAttributes = ['price'] } = {}) {
   }
   if (p.filters) throw new UnsupportedError(`the "filters" string ('${p.filters}'): use facetFilters and numericFilters`);
   if (p.tagFilters && asArray(p.tagFilters).length) throw new UnsupportedError('tagFilters');
+  for (const name of REFUSED) {
+    const v = p[name];
+    if (v !== undefined && v !== null && v !== false && v !== 0 && v !== '' && !(Array.isArray(v) && !v.length)) {
+      throw new UnsupportedError(`the "${name}" parameter`);
+    }
+  }
   const page = Math.max(Number(p.page || 0), 0);
   const from = Math.min(page * hitsPerPage, MAX_OFFSET);
   const facetAttributes = [];
@@ -127,5 +138,8 @@ export function toAisle(request, { numericAttributes = ['price'] } = {}) {
     sort,
   };
   if (p.userToken) body.visitorId = String(p.userToken);
+  // the helper's extra queries (a disjunctive facet's counts without its refinement) say analytics:
+  // false: Aisle then records no answer for them and gives no attributionToken
+  if (p.analytics === false) body.analytics = false;
   return { kind: 'search', tenant, body, page, hitsPerPage, facetAttributes, statsAttributes };
 }

@@ -70,7 +70,11 @@ export function toSearchResult(answer, call, request, stats = {}) {
     facets: toFacets(answer.facets, call),
     renderingContent: {},
   };
-  if (Object.keys(stats).length) result.facets_stats = stats;
+  if (Object.keys(stats).length) {
+    result.facets_stats = stats;
+    // the helper reads an attribute's stats only when the attribute is among the facets
+    for (const attribute of Object.keys(stats)) result.facets[attribute] = {};
+  }
   if (token) result.queryID = token;
   if (answer.redirect) {
     result.renderingContent = { redirect: { url: answer.redirect } };

@@ -39,7 +39,7 @@ export function createSearchClient(options = {}) {
 
   async function priceStats(call) {
     // min and max of the match set: the cheapest and the dearest product (Aisle sorts by the price role)
-    const probe = (sort) => postSearch({ ...call.body, size: 1, from: 0, facets: [], sort });
+    const probe = (sort) => postSearch({ ...call.body, size: 1, from: 0, facets: [], sort, analytics: false });
     const [low, high] = await Promise.all([probe('price_asc'), probe('price_desc')]);
     const stats = {};
     for (const attribute of call.statsAttributes) {

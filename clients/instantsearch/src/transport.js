@@ -13,7 +13,7 @@ export class AisleError extends Error {
 }
 
 /**
- * A transport for `baseUrl` ("" for same-origin). `token`: a string, null, or `async (refresh) =>
+ * A transport for `baseUrl` (an absolute URL, or a path such as "" or "/shop" on the page's origin). `token`: a string, null, or `async (refresh) =>
  * string|null` (called with `refresh = true` after a 401). `fetch`: the fetch function (tests pass a
  * recorder).
  */
@@ -30,7 +30,8 @@ export function createTransport({ baseUrl = '', token = null, fetch: fetchFn = g
   }
 
   async function send(method, path, { params, body, form } = {}, retried = false) {
-    const url = new URL(base + path, base ? undefined : globalThis.location?.href ?? 'http://localhost/');
+    const absolute = /^https?:\/\//.test(base);
+    const url = new URL(base + path, absolute ? undefined : globalThis.location?.href ?? 'http://localhost/');
     for (const [k, v] of Object.entries(params || {})) if (v !== undefined && v !== null) url.searchParams.set(k, v);
     const h = { Accept: 'application/json', ...headers };
     const auth = await bearer(retried);
@@ -41,7 +42,7 @@ export function createTransport({ baseUrl = '', token = null, fetch: fetchFn = g
       h['Content-Type'] = 'application/json';
       payload = JSON.stringify(body);
     }
-    const target = base ? url.toString() : url.pathname + url.search;
+    const target = absolute ? url.toString() : url.pathname + url.search;
     const response = await fetchFn(target, { method, headers: h, body: payload });
     if (response.status === 401 && typeof token === 'function' && !retried) {
       return send(method, path, { params, body, form }, true);

@@ -46,6 +46,7 @@ test('the middleware protocol: user token from the cookie, usage events and view
   assert.match(doc.cookie, /^aisle_visitor=shopper-42;/);
   await aa('sendEvents', [{ eventType: 'instantsearch', eventName: '__start__' }]);
   await aa('viewedObjectIDs', { index: 'fashion', objectIDs: ['1'] });
+  await aa('clickedObjectIDs', { index: 'fashion:suggestions', objectIDs: ['brand:Nike'] });
   assert.deepEqual(sent, []);
   await aa('sendEvents', [{ eventType: 'click', index: 'fashion', queryID: 'tok', objectIDs: ['7'], positions: [2] }]);
   assert.equal(sent.length, 1);

@@ -36,7 +36,7 @@ test('facets become {value: count}, the category at level 0, the price as facets
   const answer = answerOf(pairs, (b) => b.size === 12);
   assert.deepEqual(r.facets.brand, Object.fromEntries(answer.facets.brand.map((v) => [v.value, v.count])));
   assert.deepEqual(Object.keys(r.facets['category.lvl0']), answer.facets.category.map((v) => v.value));
-  assert.ok(!('price' in r.facets));
+  assert.deepEqual(r.facets.price, {}, 'present, so the helper reads its stats');
   const low = answerOf(pairs, (b) => b.sort === 'price_asc').products[0].price;
   const high = answerOf(pairs, (b) => b.sort === 'price_desc').products[0].price;
   assert.ok(low <= high);
@@ -60,6 +60,11 @@ test('disjunctive refinement: OR within brand, a price range, each facet query w
     assert.ok(['Nike', 'Puma'].includes(h.brand));
     assert.ok(h.price >= 1000 && h.price <= 4000);
   }
+  // only the shopper's query is an answer analytics records; the helper's facet queries and the
+  // price bounds are not
+  const recorded = replay.sent.filter((s) => s.body.analytics !== false);
+  assert.deepEqual(recorded.map((s) => s.body.size), [12]);
+  assert.ok(hits.queryID && !brandOnly.queryID && !priceOnly.queryID);
   // the price facet query is not limited by the price range: its stats reach past it
   assert.ok(priceOnly.facets_stats.price.max > 4000);
 });
@@ -172,6 +177,9 @@ test('what Aisle cannot answer is refused with a clear error', async () => {
     { indexName: 'fashion', params: { facetFilters: [['brand:Nike', 'color:Red']] } },
     { indexName: 'fashion', params: { filters: 'brand:Nike' } },
     { indexName: 'fashion', params: { numericFilters: ['price!=10'] } },
+    { indexName: 'fashion', params: { aroundLatLng: '40.7, -74.0' } },
+    { indexName: 'fashion', params: { distinct: 1 } },
+    { indexName: 'fashion', params: { optionalFilters: ['brand:Nike'] } },
   ];
   for (const request of cases) await assert.rejects(client.search([request]), UnsupportedError, JSON.stringify(request));
 });

@@ -158,6 +158,13 @@ class Settings(BaseSettings):
         "every request.",
     )
 
+    storefront: bool = Field(
+        default=True,
+        description="The search service serves the demo storefront at /shop/ (InstantSearch widgets on "
+        "Aisle), which hands each page a read-only token for one tenant (GET /shop/session) and relays "
+        "its shopper events to the edit service; false turns all of /shop/ off (404).",
+    )
+
     analytics: bool = Field(
         default=True,
         description="Record every answer that shows products, and every shopper event, to the analytics "

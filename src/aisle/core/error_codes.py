@@ -132,6 +132,11 @@ class ErrorCode(StrEnum):
     RANKER_NOT_FOUND = "ranker_not_found", 404, "The tenant has no ranker of that version."
     JUDGMENTS_UNUSABLE = "judgments_unusable", 400, "No judged query has a relevant product in the catalog."
     RECOMMENDATIONS_UNAVAILABLE = "recommendations_unavailable", 503, "The predict service is unreachable."
+    SHOP_EVENTS_UNAVAILABLE = (
+        "shop_events_unavailable",
+        503,
+        "The storefront's event relay (POST /shop/events) cannot reach the edit service.",
+    )
 
     # Merchandising rules.
     RULE_NOT_FOUND = "rule_not_found", 404, "No rule of that id."

@@ -41,6 +41,12 @@ class SearchRequest(BaseModel):
         description="The shopper's visitor id, for the tenant's external search service (crs_config.json).",
     )
 
+    analytics: bool = Field(
+        default=True,
+        description="false for a page's helper queries (facet counts without a refinement, price bounds): "
+        "the answer is not recorded in analytics and has no attributionToken. Default true.",
+    )
+
     def search_query(self) -> SearchQuery:
         """Everything but the tenant, as the engine takes it (the one :class:`SearchQuery`)."""
         return SearchQuery(

@@ -48,7 +48,8 @@ def search(proxy: Proxy, body: SearchRequest, request: Request) -> Response:
     ``attributionToken``, like the search service's."""
     query = body.search_query()
     result = proxy.search(body.tenant, query)
-    answered(request, body.tenant, "search", query, result)
+    if body.analytics:  # a page's helper query (facet counts, price bounds) is not a shopper's search
+        answered(request, body.tenant, "search", query, result)
     return _json(result)
 
 

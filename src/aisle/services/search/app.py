@@ -19,7 +19,7 @@ from aisle.core.storage.resolver import open_blob_store_from_settings
 from aisle.search.engine import SearchEngine
 from aisle.services.common.app import service_app
 from aisle.services.common.outcomes import open_outcomes
-from aisle.services.search import recs_relay, routes, suggest_routes, vector_routes
+from aisle.services.search import recs_relay, routes, shop, suggest_routes, vector_routes
 from aisle.services.search.fast_lane import SearchFastLane
 from aisle.services.search.state import SearchState
 
@@ -36,6 +36,7 @@ def create_app(settings: Settings | None = None, *, preload: bool = True) -> Fas
         engine=SearchEngine.from_settings(settings, store),
         predict_client=httpx.AsyncClient(base_url=settings.predict_url, timeout=5.0),
     )
+    storefront = shop.Storefront.open(settings, store)
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
@@ -43,6 +44,7 @@ def create_app(settings: Settings | None = None, *, preload: bool = True) -> Fas
             state.engine.warm_up()
         yield
         await state.predict_client.aclose()
+        await storefront.edit.aclose()
         state.engine.close()
         if state.outcomes is not None:
             state.outcomes.close()
@@ -63,7 +65,7 @@ def create_app(settings: Settings | None = None, *, preload: bool = True) -> Fas
         description="Multi-stage product search (query understanding, merchandising rules, staged BM25 "
         "retrieval, facets), catalog browsing, categories and tenants. Errors use one envelope: "
         '`{"error": {"code", "message", "details"}}`.',
-        routers=[routes.router, suggest_routes.router, vector_routes.router, recs_relay.router],
+        routers=[routes.router, suggest_routes.router, vector_routes.router, recs_relay.router, shop.router],
         lifespan=lifespan,
         settings=settings,
         tenants=state.engine.tenants,
@@ -74,5 +76,6 @@ def create_app(settings: Settings | None = None, *, preload: bool = True) -> Fas
         app.state.metrics.add_breaker_states(state.engine.external.states)
     state.outcomes = open_outcomes(app, "search", settings, store)
     app.state.search = state
+    app.state.shop = storefront
     app.state.authorizer = authorizer
     return app

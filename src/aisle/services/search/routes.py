@@ -129,9 +129,13 @@ def search_request_of(
 
 
 def _search_response(
-    state: SearchState, tenant: str, query: SearchQuery, config: TenantConfig | None = None
+    state: SearchState,
+    tenant: str,
+    query: SearchQuery,
+    config: TenantConfig | None = None,
+    record: bool = True,
 ) -> Response:
-    result = state.search(tenant, query, config=config)
+    result = state.search(tenant, query, config=config, record=record)
     start = time.perf_counter()
     response = Response(result.json_bytes(), media_type="application/json")
     add_timing("serialize", time.perf_counter() - start)
@@ -145,8 +149,8 @@ async def _run_search(state: SearchState, body: SearchRequest) -> Response:
     query = body.search_query()
     ready = state.engine.readiness(body.tenant)
     if not ready.waits:
-        return _search_response(state, body.tenant, query, ready.config)
-    return await run_in_threadpool(_search_response, state, body.tenant, query, ready.config)
+        return _search_response(state, body.tenant, query, ready.config, body.analytics)
+    return await run_in_threadpool(_search_response, state, body.tenant, query, ready.config, body.analytics)
 
 
 @router.post(

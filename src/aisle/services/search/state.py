@@ -30,10 +30,13 @@ class SearchState:
     predict_client: httpx.AsyncClient
     outcomes: Outcomes | None = None
 
-    def search(self, tenant: str, query: SearchQuery, *, config: TenantConfig | None = None) -> SearchResult:
-        """:meth:`SearchEngine.search`, the answer given its attribution token and recorded."""
+    def search(
+        self, tenant: str, query: SearchQuery, *, config: TenantConfig | None = None, record: bool = True
+    ) -> SearchResult:
+        """:meth:`SearchEngine.search`, the answer given its attribution token and recorded (neither when
+        ``record`` is false: a page's helper query, not a shopper's search)."""
         result = self.engine.search(tenant, query, config=config)
-        if self.outcomes is not None:
+        if self.outcomes is not None and record:
             self.outcomes.search_answer(tenant, "search", query, result)
         return result
 

@@ -1,0 +1,270 @@
+// The Aisle demo storefront: instantsearch.js widgets over the Aisle adapter, served by the search
+// service at /shop/ (see src/aisle/services/search/shop.py). Tenants: ?tenant=fashion (default),
+// homedepot, default (Complete Journey grocery: frequently bought together).
+
+import instantsearch from 'instantsearch.js';
+import { createInsightsMiddleware } from 'instantsearch.js/es/middlewares';
+import {
+  clearRefinements, configure, currentRefinements, hierarchicalMenu, hits, index, pagination,
+  queryRuleCustomData, rangeInput, refinementList, searchBox, sortBy, stats,
+} from 'instantsearch.js/es/widgets';
+import { createInsightsClient, createSearchClient } from '../src/index.js';
+
+const TENANTS = {
+  fashion: {
+    label: 'Fashion (Myntra)', currency: '₹', photos: true, placeholder: 'Search shoes, shirts, watches...',
+    facets: ['brand', 'color', 'category', 'price'],
+    containers: [['similar-items', 'Similar items'], ['good-better-best', 'Good, better, best']],
+  },
+  homedepot: { label: 'Home Depot', currency: '$', photos: false, placeholder: 'Search drills, paint, tiles...', facets: [], containers: [] },
+  default: {
+    label: 'Grocery (Complete Journey)', currency: '$', photos: false, placeholder: 'Search milk, bread, cereal...',
+    facets: ['brand', 'category'], containers: [['bought-together', 'Frequently bought together']],
+  },
+};
+
+const wanted = new URLSearchParams(location.search).get('tenant');
+const tenant = wanted in TENANTS ? wanted : 'fashion';
+const shop = TENANTS[tenant];
+const $ = (sel) => document.querySelector(sel);
+const ESC = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
+const esc = (v) => String(v ?? '').replace(/[&<>"']/g, (c) => ESC[c]);
+const money = (p) => (typeof p === 'number' ? `${shop.currency}${p.toLocaleString('en', { maximumFractionDigits: 2 })}` : '');
+const photo = (id) => (shop.photos ? `/shop/photos/${tenant}/${encodeURIComponent(id)}` : null);
+
+// ---- the page's token: read-only, this tenant only (GET /shop/session), asked again after a 401 ----
+let pendingToken = null;
+function token(refresh = false) {
+  if (refresh || !pendingToken) {
+    pendingToken = fetch(`/shop/session?tenant=${tenant}`).then(async (r) => {
+      if (!r.ok) throw new Error(`session: HTTP ${r.status}`);
+      return (await r.json()).token;
+    });
+  }
+  return pendingToken;
+}
+
+const searchClient = createSearchClient({ url: '', token });
+const aa = createInsightsClient({ url: '/shop', tenant, token });
+const clickContext = new Map(); // product id -> {queryID, position} of the answer it was opened from
+let shownHits = new Map();
+let cartCount = 0;
+
+// ---- header: shop selector, cart ----
+$('#tenant').innerHTML = Object.entries(TENANTS)
+  .map(([name, t]) => `<option value="${name}"${name === tenant ? ' selected' : ''}>${esc(t.label)}</option>`)
+  .join('');
+$('#tenant').addEventListener('change', (e) => { location.href = `/shop/?tenant=${e.target.value}`; });
+for (const section of document.querySelectorAll('aside section[data-facet]')) {
+  if (!shop.facets.includes(section.dataset.facet)) section.classList.add('off');
+}
+if (!shop.photos) $('.photo-search').hidden = true;
+
+function card(p, extra = '') {
+  const src = photo(p.id);
+  const img = src ? `<img src="${src}" alt="" loading="lazy" onerror="this.replaceWith(Object.assign(document.createElement('div'),{className:'nophoto',textContent:'no photo'}))">` : '<div class="nophoto">no photo</div>';
+  return `${img}${extra}<div class="brandname">${esc(p.brand)}</div><div class="title">${esc(p.title ?? p.name ?? p.id)}</div><div class="price">${money(p.price)}</div>`;
+}
+
+// ---- InstantSearch ----
+const search = instantsearch({ indexName: tenant, searchClient, future: { preserveSharedStateOnUnmount: true } });
+search.use(createInsightsMiddleware({ insightsClient: aa }));
+
+const widgets = [
+  configure({ hitsPerPage: 12 }),
+  searchBox({ container: '#searchbox', placeholder: shop.placeholder, showSubmit: false, showReset: false, showLoadingIndicator: false, autofocus: true }),
+  index({ indexName: `${tenant}:suggestions` }).addWidgets([
+    configure({ hitsPerPage: 6 }),
+    hits({
+      container: '#suggestions',
+      templates: {
+        item: (hit, { html, components }) =>
+          html`<button type="button" data-query=${hit.query}>${components.Highlight({ hit, attribute: 'query' })}<small>${hit.type}</small></button>`,
+        empty: () => '',
+      },
+    }),
+  ]),
+  stats({ container: '#stats' }),
+  currentRefinements({ container: '#current' }),
+  clearRefinements({ container: '#clear', templates: { resetLabel: () => 'Clear filters' } }),
+  hits({
+    container: '#hits',
+    transformItems: (items) => {
+      shownHits = new Map(items.map((h) => [h.objectID, h]));
+      return items;
+    },
+    templates: {
+      item: (hit, { html, components }) => {
+        const src = photo(hit.objectID);
+        return html`<div class="card" data-testid="hit" data-id=${hit.objectID} data-position=${hit.__position}>
+          ${src ? html`<img src=${src} alt="" loading="lazy" onError=${(e) => e.currentTarget.replaceWith(Object.assign(document.createElement('div'), { className: 'nophoto', textContent: 'no photo' }))} />` : html`<div class="nophoto">no photo</div>`}
+          <div class="brandname">${hit.brand || ''}</div>
+          <div class="title">${components.Highlight({ hit, attribute: 'title' })}</div>
+          <div class="price">${money(hit.price)}</div>
+        </div>`;
+      },
+      empty: (results, { html }) => html`<p>No products for <q>${results.query}</q>.</p>`,
+    },
+  }),
+  pagination({ container: '#pagination', padding: 2 }),
+  queryRuleCustomData({
+    container: '#redirect',
+    templates: {
+      default: ({ items }, { html }) =>
+        html`${items.filter((i) => i.redirect).map((i) => html`<span>A merchandising rule sends this query to <a href=${i.redirect}>${i.redirect}</a>.</span>`)}`,
+    },
+  }),
+];
+if (shop.facets.includes('brand')) widgets.push(refinementList({ container: '#brand', attribute: 'brand', searchable: true, searchablePlaceholder: 'Find a brand', limit: 8, showMore: true, showMoreLimit: 30 }));
+if (shop.facets.includes('color')) widgets.push(refinementList({ container: '#color', attribute: 'color', limit: 8 }));
+if (shop.facets.includes('category')) widgets.push(hierarchicalMenu({ container: '#category', attributes: ['category.lvl0', 'category.lvl1', 'category.lvl2'] }));
+if (shop.facets.includes('price')) {
+  widgets.push(rangeInput({ container: '#price', attribute: 'price' }));
+  widgets.push(sortBy({
+    container: '#sort',
+    items: [
+      { label: 'Relevance', value: tenant },
+      { label: 'Price: low to high', value: `${tenant}:price_asc` },
+      { label: 'Price: high to low', value: `${tenant}:price_desc` },
+    ],
+  }));
+}
+search.addWidgets(widgets);
+search.on('render', () => {
+  const results = search.mainIndex.getResults();
+  if (results) document.body.dataset.renderedQuery = results.query;
+  document.body.dataset.renders = String(Number(document.body.dataset.renders || 0) + 1);
+});
+search.on('error', (e) => console.error('search error', e.error || e));
+search.start();
+
+// suggestions: a dropdown under the search box while it has focus
+const suggestions = $('#suggestions');
+suggestions.hidden = true;
+$('#searchbox').addEventListener('focusin', () => { suggestions.hidden = false; });
+$('#searchbox').addEventListener('focusout', () => setTimeout(() => { suggestions.hidden = true; }, 150));
+$('#searchbox').addEventListener('keydown', (e) => { if (e.key === 'Escape' || e.key === 'Enter') suggestions.hidden = true; });
+suggestions.addEventListener('mousedown', (e) => e.preventDefault()); // keep the focus while picking
+suggestions.addEventListener('click', (e) => {
+  const button = e.target.closest('button[data-query]');
+  if (!button) return;
+  const query = button.dataset.query;
+  search.setUiState((state) => ({ ...state, [tenant]: { ...state[tenant], query, page: undefined } }));
+  suggestions.hidden = true;
+  location.hash = '#/';
+});
+
+// a hit opens its product page (the hits widget sends the click with its position itself)
+$('#hits').addEventListener('click', (e) => {
+  const el = e.target.closest('[data-testid=hit]');
+  if (!el) return;
+  const hit = shownHits.get(el.dataset.id);
+  clickContext.set(el.dataset.id, { queryID: hit?.__queryID, position: hit?.__position });
+  location.hash = `#/product/${encodeURIComponent(el.dataset.id)}`;
+});
+
+// ---- product page: details, add to cart and purchase, recommendations ----
+function attributed(method, id, price) {
+  const ctx = clickContext.get(id);
+  const payload = { index: tenant, objectIDs: [id], objectData: [{ quantity: 1, ...(typeof price === 'number' ? { price } : {}) }] };
+  if (ctx?.queryID) return aa(`${method}ObjectIDsAfterSearch`, { ...payload, eventName: method, queryID: ctx.queryID, positions: ctx.position ? [ctx.position] : undefined });
+  return aa(`${method}ObjectIDs`, { ...payload, eventName: method });
+}
+
+function recsCards(containerId, answer) {
+  const items = answer.response_data || [];
+  if (!items.length) return '<p class="empty">Nothing to recommend yet.</p>';
+  return `<ul class="grid">${items.map((p, i) => `<li><button class="card" data-testid="rec" data-id="${esc(p.id)}" data-token="${esc(answer.attributionToken || '')}" data-position="${i + 1}">${card(p, p.label ? `<div class="label">${esc(p.label)}</div>` : '')}</button></li>`).join('')}</ul>`;
+}
+
+async function showProduct(id) {
+  const view = $('#product-view');
+  view.innerHTML = '<p>Loading...</p>';
+  let product;
+  try {
+    product = await searchClient.item(tenant, id);
+  } catch (err) {
+    view.innerHTML = `<p class="error">${esc(err.message)}</p>`;
+    return;
+  }
+  const src = photo(id);
+  view.innerHTML = `<div class="product" data-testid="product" data-id="${esc(id)}">
+      ${src ? `<img src="${src}" alt="" onerror="this.replaceWith(Object.assign(document.createElement('div'),{className:'nophoto',textContent:'no photo'}))">` : '<div class="nophoto">no photo</div>'}
+      <div class="info"><p><a href="#/" class="back">&larr; back to results</a></p>
+        <div class="brandname">${esc(product.brand)}</div><h1>${esc(product.title)}</h1>
+        <p class="price">${money(product.price)}</p><p>${esc(product.category || '')}</p>
+        <p><button class="cart" data-testid="add-to-cart">Add to cart</button><button class="buy" data-testid="buy">Buy now</button>
+        <span class="sent" data-testid="event-status"></span></p>
+        <p>${esc((product.description || '').slice(0, 400))}</p></div></div>
+    <div class="recs">${shop.containers.map(([cid, label]) => `<section data-testid="recs-${cid}"><h2>${esc(label)}</h2><div class="items">Loading...</div></section>`).join('')}</div>`;
+  const status = view.querySelector('[data-testid=event-status]');
+  view.querySelector('.cart').addEventListener('click', async () => {
+    await attributed('addedToCart', id, product.price);
+    cartCount += 1;
+    $('#cart').textContent = `Cart: ${cartCount}`;
+    status.textContent = 'Added to cart';
+  });
+  view.querySelector('.buy').addEventListener('click', async () => {
+    const answer = await attributed('purchased', id, product.price);
+    status.textContent = answer?.accepted ? 'Purchase sent' : 'Purchase not recorded';
+  });
+  for (const [cid] of shop.containers) {
+    const box = view.querySelector(`[data-testid=recs-${cid}] .items`);
+    searchClient
+      .recommend(tenant, { containerId: cid, productIds: [id], visitorId: aa.visitorId(), predictParams: { returnProduct: true } })
+      .then((answer) => { box.innerHTML = recsCards(cid, answer); })
+      .catch((err) => { box.innerHTML = `<p class="empty">${esc(err.message)}</p>`; });
+  }
+}
+
+$('#product-view').addEventListener('click', (e) => {
+  const el = e.target.closest('[data-testid=rec]');
+  if (!el) return;
+  const { id, token: queryID, position } = el.dataset;
+  if (queryID) {
+    clickContext.set(id, { queryID, position: Number(position) });
+    aa('clickedObjectIDsAfterSearch', { eventName: 'Recommendation clicked', index: tenant, queryID, objectIDs: [id], positions: [Number(position)] });
+  }
+  location.hash = `#/product/${encodeURIComponent(id)}`;
+});
+
+// ---- search by photo (POST /images/search) ----
+let photoAnswer = null;
+$('#photo').addEventListener('change', async (e) => {
+  const file = e.target.files[0];
+  if (!file) return;
+  location.hash = '#/photo';
+  const box = $('#photo-results');
+  box.innerHTML = '<p>Looking...</p>';
+  try {
+    photoAnswer = await searchClient.searchByImage(tenant, file, { size: 24 });
+    box.innerHTML = photoAnswer.products.map((p, i) => `<button class="card" data-testid="photo-hit" data-id="${esc(p.id)}" data-position="${i + 1}">${card(p)}</button>`).join('') || '<p>No similar products.</p>';
+  } catch (err) {
+    box.innerHTML = `<p class="error">${esc(err.message)}</p>`;
+  }
+  e.target.value = '';
+});
+$('#photo-results').addEventListener('click', (e) => {
+  const el = e.target.closest('[data-testid=photo-hit]');
+  if (!el || !photoAnswer) return;
+  const position = Number(el.dataset.position);
+  if (photoAnswer.attributionToken) {
+    clickContext.set(el.dataset.id, { queryID: photoAnswer.attributionToken, position });
+    aa('clickedObjectIDsAfterSearch', { eventName: 'Photo result clicked', index: tenant, queryID: photoAnswer.attributionToken, objectIDs: [el.dataset.id], positions: [position] });
+  }
+  location.hash = `#/product/${encodeURIComponent(el.dataset.id)}`;
+});
+
+// ---- views by the URL's hash: #/ (search), #/photo, #/product/<id> ----
+function route() {
+  const m = /^#\/product\/(.+)$/.exec(location.hash);
+  $('#search-view').hidden = Boolean(m) || location.hash === '#/photo';
+  $('#photo-view').hidden = location.hash !== '#/photo';
+  $('#product-view').hidden = !m;
+  if (m) {
+    window.scrollTo(0, 0);
+    showProduct(decodeURIComponent(m[1]));
+  }
+}
+window.addEventListener('hashchange', route);
+route();

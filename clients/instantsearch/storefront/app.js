@@ -149,6 +149,7 @@ suggestions.addEventListener('click', (e) => {
   const button = e.target.closest('button[data-query]');
   if (!button) return;
   const query = button.dataset.query;
+  $('.ais-SearchBox-input').blur(); // the search box shows a new query only when it has no focus
   search.setUiState((state) => ({ ...state, [tenant]: { ...state[tenant], query, page: undefined } }));
   suggestions.hidden = true;
   location.hash = '#/';

@@ -1,0 +1,205 @@
+"""The storefront (/shop/) in Debian's chromium: a shopper types, sees suggestions and hits, refines by
+brand and price, pages, opens a product with its recommendations, clicks and buys (and analytics shows
+the click and the purchase with the hit's position), and searches by photo. Auth is on: the page gets
+its read-only token from the service. Screenshots go to $AISLE_SCREENSHOTS (default
+<tmp>/aisle-storefront-screenshots)."""
+
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+import time
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from tests.conftest import require
+from tests.support.storefront import StorefrontEnv, bundle_built, storefront_env
+
+CHROMIUM = Path("/usr/bin/chromium")
+SHOTS = Path(
+    os.environ.get("AISLE_SCREENSHOTS", Path(tempfile.gettempdir()) / "aisle-storefront-screenshots")
+)
+ANALYTICS_WAIT_S = 10.0
+
+
+@pytest.fixture(scope="module")
+def env(tmp_path_factory: pytest.TempPathFactory, shared_data: Path) -> Iterator[StorefrontEnv]:
+    require(bundle_built(), "the storefront is not bundled (make install runs npm ci and npm run build)")
+    root = tmp_path_factory.mktemp("storefront")
+    with storefront_env(root, shared_data, tmp_path_factory.getbasetemp() / "vectors-mini") as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    require(CHROMIUM.exists(), f"Debian's chromium is not installed at {CHROMIUM} (apt-get install chromium)")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        require(False, "the playwright package is not installed")
+        raise
+    with sync_playwright() as p:
+        b = p.chromium.launch(
+            executable_path=str(CHROMIUM), args=["--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu"]
+        )
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def page(browser: Any, env: StorefrontEnv) -> Iterator[Any]:
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    pg = context.new_page()
+    pg.set_default_timeout(15_000)
+    errors: list[str] = []
+    pg.on("pageerror", lambda e: errors.append(str(e)))
+    pg.goto(f"{env.search}/shop/?tenant=fashion")
+    pg.wait_for_selector("[data-testid=hit]")
+    yield pg
+    context.close()
+    assert errors == [], errors
+
+
+def shot(page: Any, name: str) -> None:
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
+
+
+def count(page: Any) -> int:
+    text = page.inner_text("[data-testid=stats]")
+    m = re.search(r"([\d,]+) results?", text)
+    assert m, text
+    return int(m.group(1).replace(",", ""))
+
+
+def search_for(page: Any, query: str) -> None:
+    page.fill(".ais-SearchBox-input", "")
+    page.type(".ais-SearchBox-input", query, delay=30)
+    page.wait_for_function(f"document.body.dataset.renderedQuery === {query!r}")
+
+
+def test_typing_shows_suggestions_and_hits(page: Any) -> None:
+    page.click(".ais-SearchBox-input")
+    page.type(".ais-SearchBox-input", "shi", delay=40)
+    page.wait_for_function("document.body.dataset.renderedQuery === 'shi'")
+    suggestions = page.locator("#suggestions button[data-query]")
+    suggestions.first.wait_for()
+    assert page.is_visible("#suggestions")
+    texts = [t.lower() for t in suggestions.all_inner_texts()]
+    assert texts and all("shi" in t for t in texts), texts
+    assert page.locator("#suggestions mark").count() > 0  # the typed prefix is highlighted
+    shot(page, "01-suggestions")
+    picked = suggestions.first.get_attribute("data-query")
+    suggestions.first.click()
+    page.wait_for_function(f"document.body.dataset.renderedQuery === {picked!r}")
+    assert page.input_value(".ais-SearchBox-input") == picked
+    assert page.locator("[data-testid=hit]").count() > 0
+    assert page.locator("[data-testid=hits] mark").count() > 0
+
+
+def test_refining_by_brand_and_price_changes_the_counts(page: Any) -> None:
+    total = count(page)
+    brand = page.locator("#brand .ais-RefinementList-item").first
+    name = brand.locator(".ais-RefinementList-labelText").inner_text()
+    facet_count = int(brand.locator(".ais-RefinementList-count").inner_text())
+    page.click(f"#brand input[value='{name}']")
+    page.wait_for_function(f"!document.querySelector('[data-testid=stats]').innerText.startsWith('{total} ')")
+    assert count(page) == facet_count < total
+    brands = page.locator("[data-testid=hit] .brandname").all_inner_texts()
+    assert brands and set(brands) == {name}
+    # a second brand: disjunctive, the count adds up
+    second = page.locator("#brand .ais-RefinementList-item:not(.ais-RefinementList-item--selected)").first
+    second_name = second.locator(".ais-RefinementList-labelText").inner_text()
+    second_count = int(second.locator(".ais-RefinementList-count").inner_text())
+    page.click(f"#brand input[value='{second_name}']")
+    page.wait_for_function(
+        f"document.querySelector('[data-testid=stats]').innerText.startsWith('{facet_count + second_count} ')"
+    )
+    both = count(page)
+    # a price range: the placeholders are the bounds of the match set; keep the lower half
+    low = float(page.get_attribute("#price input >> nth=0", "placeholder"))
+    high = float(page.get_attribute("#price input >> nth=1", "placeholder"))
+    assert low < high
+    cap = int((low + high) / 2)
+    page.fill("#price input >> nth=1", str(cap))
+    page.click("#price button")
+    page.wait_for_function(f"!document.querySelector('[data-testid=stats]').innerText.startsWith('{both} ')")
+    assert count(page) < both
+    prices = [
+        float(re.sub(r"[^\d.]", "", p)) for p in page.locator("[data-testid=hit] .price").all_inner_texts()
+    ]
+    assert prices and max(prices) <= cap
+    shot(page, "02-refined")
+
+
+def test_paginating(page: Any) -> None:
+    first = page.locator("[data-testid=hit]").first.get_attribute("data-id")
+    page.click(".ais-Pagination-item--page >> text='2'")
+    page.wait_for_function("document.querySelector('[data-testid=hit]').dataset.position === '13'")
+    assert page.locator("[data-testid=hit]").first.get_attribute("data-id") != first
+    assert page.locator(".ais-Pagination-item--selected").inner_text() == "2"
+
+
+def test_a_product_page_shows_recommendations(page: Any) -> None:
+    page.locator("[data-testid=hit]").nth(1).click()
+    page.wait_for_selector("[data-testid=product]")
+    for container in ("similar-items", "good-better-best"):
+        page.locator(f"[data-testid=recs-{container}] [data-testid=rec]").first.wait_for()
+    shown = page.get_attribute("[data-testid=product]", "data-id")
+    recs = page.locator("[data-testid=recs-similar-items] [data-testid=rec]")
+    assert recs.count() == 8 and shown not in [recs.nth(i).get_attribute("data-id") for i in range(8)]
+    shot(page, "03-product")
+    nxt = recs.first.get_attribute("data-id")
+    recs.first.click()
+    page.wait_for_selector(f"[data-testid=product][data-id='{nxt}']")
+
+
+def _analytics(env: StorefrontEnv, path: str, **params: Any) -> list[dict[str, Any]]:
+    day = datetime.now(UTC).date().isoformat()
+    r = httpx.get(
+        f"{env.analytics}/analytics/{path}",
+        params={"tenant": "fashion", "from": day, "to": day, **params},
+        headers={"Authorization": f"Bearer {env.analytics_token}"},
+    )
+    assert r.status_code == 200, r.text
+    items: list[dict[str, Any]] = r.json()["items"]
+    return items
+
+
+def test_a_click_and_a_purchase_reach_analytics_with_their_position(page: Any, env: StorefrontEnv) -> None:
+    query = "black"
+    search_for(page, query)
+    hit = page.locator("[data-testid=hit]").nth(2)
+    assert hit.get_attribute("data-position") == "3"
+    hit.click()
+    page.wait_for_selector("[data-testid=product]")
+    page.click("[data-testid=buy]")
+    page.wait_for_selector("[data-testid=event-status] >> text=Purchase sent")
+    shot(page, "04-bought")
+    deadline = time.monotonic() + ANALYTICS_WAIT_S
+    while True:
+        rows = {r["query"]: r for r in _analytics(env, "searches", limit=500)}
+        positions = {r["position"]: r["clicks"] for r in _analytics(env, "positions")}
+        row = rows.get(query)
+        if row and row["clicks"] >= 1 and row["conversions"] >= 1 and positions.get(3, 0) >= 1:
+            break
+        assert time.monotonic() < deadline, f"not in analytics after {ANALYTICS_WAIT_S}s: {row}, {positions}"
+        time.sleep(0.25)
+    # the helper's facet queries and price probes are not counted as searches
+    assert row["searches"] <= len(query) + 1
+
+
+def test_searching_by_photo(page: Any, env: StorefrontEnv) -> None:
+    require(env.tenant.has_images, "the photo model is not installed (the image extra)")
+    target = env.tenant.ids[5]
+    page.set_input_files("[data-testid=photo-input]", str(env.tenant.images_dir / f"{target}.jpg"))
+    page.locator("[data-testid=photo-hit]").first.wait_for()
+    assert page.locator("[data-testid=photo-hit]").first.get_attribute("data-id") == target
+    shot(page, "05-photo")
+    page.locator("[data-testid=photo-hit]").first.click()
+    page.wait_for_selector(f"[data-testid=product][data-id='{target}']")

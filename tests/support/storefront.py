@@ -1,0 +1,96 @@
+"""The storefront behind real services, for browser tests and ``bench_storefront``: search (serving
+``/shop/``), predict, edit and analytics over a copy of the small fashion tenant with photos and photo
+vectors (:func:`tests.support.vectors.mini_fashion`), auth on (:class:`AuthKit`), two containers with
+the demo ids (``similar-items``, ``good-better-best``) served by a co-occurrence model, analytics
+written every 0.2 s.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from tests.support.auth import AuthKit, serve
+from tests.support.recs import CooccurrenceRecommender, register_and_deploy
+from tests.support.vectors import MiniTenant, mini_fashion
+
+from aisle.core.auth.scopes import ANALYTICS_READ
+from aisle.core.config import Settings
+from aisle.core.storage import open_blob_store
+from aisle.core.tenancy import Tenants
+from aisle.recs.containers import ContainerBody, ContainerStore
+from aisle.recs.models.base import ModelType
+from aisle.recs.serving import RegistryModelSource
+from aisle.services.search import shop
+
+CONTAINERS = ("similar-items", "good-better-best")
+
+
+@dataclass
+class StorefrontEnv:
+    """Base URLs of the running services, the tenant, a token for the analytics API, the settings."""
+
+    search: str
+    analytics: str
+    edit: str
+    tenant: MiniTenant
+    analytics_token: str
+    settings: Settings
+
+
+def bundle_built() -> bool:
+    """Whether ``make install`` has bundled the storefront's script."""
+    return (shop.ASSETS / "app.js").is_file()
+
+
+@contextmanager
+def storefront_env(root: Path, shared_data: Path, mini_root: Path) -> Iterator[StorefrontEnv]:
+    """Services over a copy (under ``root``) of the mini fashion tenant built (once) under ``mini_root``."""
+    from aisle.services.analytics.app import create_app as analytics_app
+    from aisle.services.edit.app import create_app as edit_app
+    from aisle.services.predict.app import create_app as predict_app
+    from aisle.services.search.app import create_app as search_app
+
+    mini = mini_fashion(mini_root, shared_data)
+    bucket = root / "bucket"
+    shutil.copytree(Path(mini.storage_url.removeprefix("file://")), bucket)
+    store = open_blob_store(f"file://{bucket}")
+    ids = mini.ids
+    # each product's neighbours: the next ten of the catalog (a stand-in model with real product ids)
+    baskets = [[ids[i], ids[(i + k) % len(ids)]] for i in range(len(ids)) for k in range(1, 11)]
+    model = CooccurrenceRecommender(baskets)
+    scope = Tenants(store).scope("fashion")
+    for container_id in CONTAINERS:
+        register_and_deploy(store, "fashion", container_id, ModelType.CUSTOMERS_ALSO_VIEW)
+        slot = {"slotConfigId": "main", "modelId": container_id, "itemCount": 8}
+        ContainerStore(scope).create(
+            container_id, ContainerBody.model_validate({"slotConfigurations": [slot]})
+        )
+    kit = AuthKit(store, auth_url="http://127.0.0.1:9")
+    base = {
+        "storage_url": f"file://{bucket}",
+        "data_dir": root / "data",
+        "photos_dir": shared_data,
+        "analytics_flush_seconds": 0.2,
+        "container_cache_seconds": 0,
+    }
+    with ExitStack() as stack:
+        models = RegistryModelSource(lambda scope, record: model)
+        predict = stack.enter_context(serve(predict_app(kit.settings(**base), models=models)))
+        edit = stack.enter_context(
+            serve(edit_app(kit.settings(**base), loader=lambda scope, record: model, job_poll_s=0.05))
+        )
+        analytics = stack.enter_context(serve(analytics_app(kit.settings(**base))))
+        settings = kit.settings(**base, predict_url=predict, edit_url=edit, analytics_url=analytics)
+        search = stack.enter_context(serve(search_app(settings)))
+        yield StorefrontEnv(
+            search=search,
+            analytics=analytics,
+            edit=edit,
+            tenant=mini,
+            analytics_token=kit.token(["fashion"], [ANALYTICS_READ]),
+            settings=settings,
+        )

@@ -27,6 +27,18 @@ $(SHOP_BUNDLE): $(ADAPTER)/package-lock.json $(wildcard $(ADAPTER)/src/*.js $(AD
 
 install: $(STAMP) $(SHOP_BUNDLE)
 
+# Clients generated from each service's OpenAPI (build products, git-ignored): the Python client packages
+# clients/python/aisle-<service>-client (openapi-python-client, PyPI; a warning fails) and the TypeScript
+# types clients/instantsearch/types/<service>.d.ts (openapi-typescript, npm).
+SERVICES := search proxy predict edit rules vectors auth analytics
+clients: install
+	$(BIN)/aisle openapi --out clients/openapi
+	@for s in $(SERVICES); do \
+		PATH=$(abspath $(BIN)):$$PATH $(BIN)/openapi-python-client generate --path clients/openapi/$$s.json \
+			--output-path clients/python/aisle-$$s-client --overwrite --fail-on-warning || exit 1; \
+		(cd $(ADAPTER) && npx --no-install openapi-typescript ../openapi/$$s.json -o types/$$s.d.ts) || exit 1; \
+	done
+
 # the whole demo in the foreground (minutes: embeddings, SIMILAR_ITEMS, the ranker)
 demo: install
 	$(BIN)/aisle demo --data-dir $(SHARED_DATA) --if-missing
@@ -55,4 +67,4 @@ format: install
 	$(BIN)/ruff check --fix src tests bench
 
 clean:
-	rm -rf var .pytest_cache
+	rm -rf var .pytest_cache clients/openapi clients/python clients/instantsearch/types

@@ -22,6 +22,7 @@ def register_commands() -> None:
     from aisle.cli.auth import register as register_auth
     from aisle.cli.catalog import register as register_catalog
     from aisle.cli.demo import register as register_demo
+    from aisle.cli.openapi import register as register_openapi
     from aisle.cli.ranker import register as register_ranker
     from aisle.cli.recs import register as register_recs
     from aisle.cli.search import register as register_search
@@ -38,6 +39,7 @@ def register_commands() -> None:
     register_auth(app)
     register_suggest(app)
     register_vectors(app)
+    register_openapi(app)
 
 
 def main() -> None:

@@ -10,6 +10,7 @@ from pydantic import (
     ConfigDict,
     Field,
     SerializerFunctionWrapHandler,
+    WithJsonSchema,
     model_serializer,
     model_validator,
 )
@@ -158,6 +159,31 @@ class FacetValue(BaseModel):
     count: int
 
 
+class Product(BaseModel):
+    """The JSON shape of a product in an answer (spec "Search response": id, title, price, brand, color,
+    score; the tenant catalog's other attributes come as additional properties). It documents the
+    OpenAPI schema, so generated clients see typed fields; the engine keeps products as plain dicts."""
+
+    model_config = ConfigDict(extra="allow")
+
+    id: str = Field(examples=["15970"])
+    title: str | None = Field(default=None, examples=["Nike Men Black Running Shoes"])
+    price: float | None = Field(default=None, description="In the catalog's currency.")
+    brand: str | None = None
+    color: str | None = None
+    score: float | None = Field(default=None, description="Relevance score of this answer (higher first).")
+
+
+PRODUCTS_SCHEMA = WithJsonSchema(
+    {
+        "type": "array",
+        "items": Product.model_json_schema(),
+        "description": "The page of products, best first.",
+    }
+)
+"""``SearchResult.products`` as documented: typed products (the values stay dicts at run time)."""
+
+
 EXTERNAL_ONLY = ("correctedQuery", "attributionToken", "corrected_query", "attribution_token")
 """Keys left out of a response when None: ``correctedQuery`` (only an external service corrects) and
 ``attributionToken`` (only an answer shown to a shopper has one; a rule preview has none)."""
@@ -170,7 +196,7 @@ class SearchResult(BaseModel):
 
     model_config = ConfigDict(populate_by_name=True)
 
-    products: list[dict[str, Any]]
+    products: Annotated[list[dict[str, Any]], PRODUCTS_SCHEMA]
     total: int
     facets: dict[str, list[FacetValue]] = Field(default_factory=dict)
     query_graph: QueryGraph = Field(alias="queryGraph")

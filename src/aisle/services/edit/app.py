@@ -64,6 +64,10 @@ def create_app(
         tenants=editor.tenants,
         bulk_paths=["/events"],
     )
+    # One schema per model, not pydantic's separate input and output ones: the recursive conditions of a
+    # container's rules came out as AndCondition-Input and AndCondition-Output, which client generators
+    # (openapi-python-client) cannot name apart, so every Container answer was dropped from the client.
+    app.separate_input_output_schemas = False
     app.state.edit = state
     app.state.authorizer = state.authorizer
     return app

@@ -69,12 +69,14 @@ def _predict(settings: Settings) -> Any:
 
 @contextmanager
 def search_app(tmp: Path, shared_data: Path) -> Iterator[Any]:
-    """The search service, its POST /recommendations forwarded to a predict service on the same bucket."""
+    """The search service, its POST /recommendations forwarded to a predict service on the same bucket and
+    its POST /shop/events to an edit service."""
+    from aisle.services.edit.app import create_app as create_edit
     from aisle.services.search.app import create_app
 
     settings = fashion_copy(shared_data, tmp)
-    with serve(_predict(settings)) as predict_url:
-        yield create_app(settings.model_copy(update={"predict_url": predict_url}))
+    with serve(_predict(settings)) as predict_url, serve(create_edit(settings)) as edit_url:
+        yield create_app(settings.model_copy(update={"predict_url": predict_url, "edit_url": edit_url}))
 
 
 @contextmanager

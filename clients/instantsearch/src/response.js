@@ -3,6 +3,11 @@
 import { highlightHit } from './highlight.js';
 import { levelOf, MAX_OFFSET } from './request.js';
 
+// Types of Aisle's answers, generated from the search service's OpenAPI by `make clients`
+// (openapi-typescript, types/search.d.ts; editors and `tsc --checkJs` read them):
+/** @typedef {import('../types/search').components['schemas']['SearchResult']} AisleSearchResult */
+/** @typedef {import('../types/search').components['schemas']['SuggestionItem']} AisleSuggestion */
+
 const DEFAULT_TAGS = { preTag: '<em>', postTag: '</em>' };
 
 function tagsOf(params) {
@@ -41,7 +46,10 @@ export function toFacets(aisleFacets, call) {
   return facets;
 }
 
-/** The InstantSearch result of one `POST /search` answer; `stats`: `{attribute: {min, max}}`. */
+/**
+ * The InstantSearch result of one `POST /search` answer; `stats`: `{attribute: {min, max}}`.
+ * @param {AisleSearchResult} answer
+ */
 export function toSearchResult(answer, call, request, stats = {}) {
   const params = request.params || {};
   const tags = tagsOf(params);
@@ -84,7 +92,10 @@ export function toSearchResult(answer, call, request, stats = {}) {
   return result;
 }
 
-/** The InstantSearch result of `GET /suggestions`: hits `{objectID, query, type}`, highlighted. */
+/**
+ * The InstantSearch result of `GET /suggestions`: hits `{objectID, query, type}`, highlighted.
+ * @param {AisleSuggestion[]} items
+ */
 export function toSuggestionsResult(items, call, request) {
   const tags = tagsOf(request.params || {});
   const hits = items.map((item, i) => {

@@ -131,7 +131,7 @@ async def shop_session(state: State, shop: Shop, tenant: TenantQuery) -> ShopSes
     status_code=202,
     response_model=ShopEventsAccepted,
     dependencies=[scoped(SEARCH_READ)],
-    responses=error_responses(401, 403, 404, 422, 503),
+    responses=error_responses(400, 401, 403, 404, 422, 503),
     summary="A storefront page's shopper events, relayed to the edit service",
 )
 async def shop_events(

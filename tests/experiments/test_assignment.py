@@ -17,7 +17,9 @@ IDS = [f"visitor-{i}" for i in range(100_000)]
 def experiment(salt: str, weights: tuple[float, ...] = (1, 1)) -> Experiment:
     now = datetime.now(UTC)
     variants = [Variant(id=f"v{i}", weight=w) for i, w in enumerate(weights)]
-    return Experiment(name="t", variants=variants, id="e1", version=1, salt=salt, createdAt=now, updatedAt=now)
+    return Experiment(
+        name="t", variants=variants, id="e1", version=1, salt=salt, createdAt=now, updatedAt=now
+    )
 
 
 def test_100k_visitors_split_50_50_within_the_srm_tolerance_and_stay_put() -> None:

@@ -17,8 +17,16 @@ from aisle.experiments.model import Experiment, Variant
 def experiment(n_variants: int = 2, metric: str = "conversionRate") -> Experiment:
     now = datetime.now(UTC)
     variants = [Variant(id="control" if i == 0 else f"b{i}") for i in range(n_variants)]
-    return Experiment(name="t", variants=variants, id="e1", version=1, salt="s", createdAt=now,
-                      updatedAt=now, primaryMetric=metric)  # fmt: skip
+    return Experiment(
+        name="t",
+        variants=variants,
+        id="e1",
+        version=1,
+        salt="s",
+        createdAt=now,
+        updatedAt=now,
+        primaryMetric=metric,
+    )
 
 
 def visitors(rng: np.random.Generator, n: int, conversion: float, ctr: float = 0.3) -> st.VisitorTotals:
@@ -66,7 +74,9 @@ def test_a_52_48_split_of_a_50_50_experiment_raises_the_srm_warning() -> None:
     rng = np.random.default_rng(3)
     n = 10_000
     exp = experiment()
-    body = analyse(exp, {"control": visitors(rng, int(n * 0.52), 0.1), "b1": visitors(rng, int(n * 0.48), 0.1)})
+    body = analyse(
+        exp, {"control": visitors(rng, int(n * 0.52), 0.1), "b1": visitors(rng, int(n * 0.48), 0.1)}
+    )
     assert body["sampleRatio"]["mismatch"] is True
     assert body["sampleRatio"]["pValue"] < 0.001
     fair = analyse(exp, {"control": visitors(rng, 5_020, 0.1), "b1": visitors(rng, 4_980, 0.1)})
@@ -76,8 +86,14 @@ def test_a_52_48_split_of_a_50_50_experiment_raises_the_srm_warning() -> None:
 def test_a_real_lift_wins_and_benjamini_hochberg_adjusts_across_variants() -> None:
     rng = np.random.default_rng(11)
     exp = experiment(3)
-    body = analyse(exp, {"control": visitors(rng, 20_000, 0.10), "b1": visitors(rng, 20_000, 0.10),
-                         "b2": visitors(rng, 20_000, 0.13)})  # fmt: skip
+    body = analyse(
+        exp,
+        {
+            "control": visitors(rng, 20_000, 0.10),
+            "b1": visitors(rng, 20_000, 0.10),
+            "b2": visitors(rng, 20_000, 0.13),
+        },
+    )
     assert body["winner"] == "b2"
     b1, b2 = (body["variants"][i]["vsControl"]["conversionRate"] for i in (1, 2))
     assert b2["significant"] and b2["low"] > 0 and b2["lift"] == pytest.approx(0.3, abs=0.1)

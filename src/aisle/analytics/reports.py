@@ -126,6 +126,28 @@ class AnalyticsReports:
                 """,
             )[0]
 
+    def experiment_visitors(
+        self, tenant: str, start: float, end: float, experiment_id: str, kind: str = "search"
+    ) -> list[tuple[str, str, int, int, int, float]]:
+        """One row per visitor of an experiment's answers of ``kind``: ``(variant id, visitor id,
+        answers, answers with a click, conversions, revenue)`` (answers tagged ``experimentId:variant``
+        in the log's ``variant`` column; answers without a visitor are left out)."""
+        prefix = f"{experiment_id}:"
+        with self._views(tenant, start, end) as con:
+            return con.execute(
+                """
+                SELECT substr(tag, ?) AS variant, visitor_id, count(*) AS answers,
+                       count(*) FILTER (WHERE clicks > 0) AS clicked,
+                       sum(conversions)::BIGINT AS conversions, sum(revenue)::DOUBLE AS revenue
+                FROM (SELECT unnest(string_split(variant, ',')) AS tag, visitor_id, clicks, conversions,
+                             revenue
+                      FROM per_answer WHERE kind = ? AND visitor_id IS NOT NULL AND variant <> '')
+                WHERE starts_with(tag, ?)
+                GROUP BY variant, visitor_id ORDER BY variant, visitor_id
+                """,
+                [len(prefix) + 1, kind, prefix],
+            ).fetchall()
+
     def daily(self, tenant: str, start: float, end: float) -> list[dict[str, Any]]:
         """Per UTC day of search answers: ``day``, ``searches``, ``noResultRate``, ``clickThroughRate``,
         ``conversionRate``, ``revenue``; days without searches are left out."""

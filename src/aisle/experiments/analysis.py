@@ -86,8 +86,11 @@ def analyse(experiment: Experiment, totals: dict[str, st.VisitorTotals]) -> dict
 def winner(experiment: Experiment, primary: list[st.Comparison]) -> str | None:
     """The variant that won on the primary metric: the treatment with the largest significant gain,
     the control when every treatment is significantly worse, else None (no decision yet)."""
-    gains = [(c.diff, v.id) for c, v in zip(primary, experiment.variants[1:], strict=True)
-             if c.significant and c.diff is not None and c.diff > 0]  # fmt: skip
+    gains = [
+        (c.diff, v.id)
+        for c, v in zip(primary, experiment.variants[1:], strict=True)
+        if c.significant and c.diff is not None and c.diff > 0
+    ]
     if gains:
         return max(gains)[1]
     if primary and all(c.significant and c.diff is not None and c.diff < 0 for c in primary):

@@ -234,7 +234,7 @@ def sample_size(baseline: float, mde: float, *, alpha: float = ALPHA, power: flo
         raise ValueError("the lifted conversion rate baseline * (1 + mde) must lie strictly between 0 and 1")
     h = abs(float(proportion_effectsize(lifted, baseline)))
     n = NormalIndPower().solve_power(effect_size=h, alpha=alpha, power=power, ratio=1.0)
-    return int(math.ceil(float(n)))
+    return math.ceil(float(n))
 
 
 def _lift(diff: float, base: float) -> float | None:

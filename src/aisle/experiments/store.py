@@ -86,9 +86,15 @@ class ExperimentStore(VersionedDocuments[Experiment]):
         now = _now()
         exp_id = uuid.uuid4().hex[:12]
         experiment = Experiment(
-            **body.model_dump(), id=exp_id, version=1, salt=secrets.token_hex(8), createdAt=now,
-            updatedAt=now, simulated=simulated, history=[HistoryEntry(action="created", at=now)],
-        )  # fmt: skip
+            **body.model_dump(),
+            id=exp_id,
+            version=1,
+            salt=secrets.token_hex(8),
+            createdAt=now,
+            updatedAt=now,
+            simulated=simulated,
+            history=[HistoryEntry(action="created", at=now)],
+        )
         if not self._write(exp_id, 1, experiment):  # pragma: no cover - 48 random bits
             raise self._conflict(exp_id, 0, 1)
         return experiment
@@ -102,16 +108,29 @@ class ExperimentStore(VersionedDocuments[Experiment]):
                 details={"experimentId": exp_id, "status": current.status},
             )
         now = _now()
-        updated = current.model_copy(
-            update={**body.model_dump(), "version": version + 1, "updatedAt": now,
-                    "history": [*current.history, HistoryEntry(action="replaced", at=now)]}  # fmt: skip
+        history = [*current.history, HistoryEntry(action="replaced", at=now)]
+        updated = Experiment.model_validate(
+            {
+                **current.model_dump(),
+                **body.model_dump(),
+                "version": version + 1,
+                "updatedAt": now,
+                "history": [h.model_dump() for h in history],
+            }
         )
-        return self._replace(exp_id, revision, Experiment.model_validate(updated.model_dump()), version)
+        return self._replace(exp_id, revision, updated, version)
 
     def transition(
-        self, exp_id: str, action: str, to: Status, allowed: tuple[Status, ...], *,
-        variant: str | None = None, at: datetime | None = None, version: int | None = None,
-    ) -> Experiment:  # fmt: skip
+        self,
+        exp_id: str,
+        action: str,
+        to: Status,
+        allowed: tuple[Status, ...],
+        *,
+        variant: str | None = None,
+        at: datetime | None = None,
+        version: int | None = None,
+    ) -> Experiment:
         """Move the experiment to status ``to`` (from one of ``allowed``), recording ``action``.
 
         Raises:
@@ -125,9 +144,12 @@ class ExperimentStore(VersionedDocuments[Experiment]):
                 details={"experimentId": exp_id, "status": current.status},
             )
         at = at or _now()
-        update: dict[str, object] = {"status": to, "version": current.version + 1, "updatedAt": at,
-                                     "history": [*current.history, HistoryEntry(action=action, at=at,
-                                                                                variant=variant)]}  # fmt: skip
+        update: dict[str, object] = {
+            "status": to,
+            "version": current.version + 1,
+            "updatedAt": at,
+            "history": [*current.history, HistoryEntry(action=action, at=at, variant=variant)],
+        }
         if to == "running":
             update["startedAt"] = at
         if to in ("stopped", "promoted") and current.stoppedAt is None:
@@ -180,6 +202,8 @@ class LiveExperiments:
             running: tuple[Experiment, ...] = ()
             if content is not None:  # the index is read first: a change meanwhile reloads next call
                 found = ExperimentStore(tenant_scope(self.store, tenant)).list()
-                running = tuple(sorted((e for e in found if e.status == "running"), key=lambda e: e.createdAt))
+                running = tuple(
+                    sorted((e for e in found if e.status == "running"), key=lambda e: e.createdAt)
+                )
             self._held[tenant] = (signature, now, content, running)
             return running

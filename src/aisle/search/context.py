@@ -120,7 +120,8 @@ class SearchContext:
     ``size`` of ``query`` always stay the shopper's page; stages cut results by :meth:`window`.
     ``deadline`` is a ``time.perf_counter()`` instant after which optional work is skipped.
     ``draft_rules`` is a rule set replacing the tenant's live rules for this search only (a
-    merchandiser's preview).
+    merchandiser's preview, or an experiment's variant). ``ranker_version`` is a learned ranker version
+    replacing the tenant's live one (an experiment's variant; None: the live one).
     """
 
     index: TenantIndex
@@ -129,6 +130,7 @@ class SearchContext:
     deadline: float = field(default_factory=lambda: time.perf_counter() + 0.5)
     started: float = field(default_factory=time.perf_counter)
     draft_rules: RuleDraft | None = None
+    ranker_version: int | None = None
     graph: QueryGraph | None = None
     understanding: Understanding = field(default_factory=lambda: Understanding(""))
     merchandising: Merchandising = field(default_factory=Merchandising)
@@ -144,6 +146,7 @@ class SearchContext:
         *,
         budget_s: float = 0.5,
         draft_rules: RuleDraft | None = None,
+        ranker_version: int | None = None,
     ) -> SearchContext:
         """A fresh context for one search of ``query``, due ``budget_s`` seconds from now."""
         now = time.perf_counter()
@@ -154,6 +157,7 @@ class SearchContext:
             deadline=now + budget_s,
             started=now,
             draft_rules=draft_rules,
+            ranker_version=ranker_version,
             understanding=Understanding(query.text),
             retrieval=Retrieval(filters=list(query.filters)),
         )

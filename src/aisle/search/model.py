@@ -113,6 +113,14 @@ class ExternalSearchGraph(BaseModel):
     )
 
 
+class ExperimentVariant(BaseModel):
+    """One experiment a search is in: its id and the visitor's variant (the log's tag
+    ``experimentId:variantId``)."""
+
+    experimentId: str
+    variantId: str
+
+
 class QueryGraph(BaseModel):
     """What the engine understood of the query and how it answered it.
 
@@ -149,6 +157,11 @@ class QueryGraph(BaseModel):
         "relevance-sorted: 'used' (lexical and embedding candidates fused), 'building' (the text "
         "vectors are being built in the background: lexical results only until they land, no restart "
         "needed), 'unavailable' (no text vectors and no build running: lexical results only).",
+    )
+    experiments: list[ExperimentVariant] = Field(
+        default_factory=list,
+        description="The A/B experiments this search is in and the visitor's variant in each (only for "
+        "searches naming a visitorId while an experiment of the tenant runs).",
     )
     took_ms: float = 0.0
 

@@ -107,22 +107,35 @@ class SearchPipeline:
         self._readers = [s for s in self.stages if isinstance(s, ReadsCandidates)]
 
     def search(
-        self, index: TenantIndex, config: TenantConfig, query: SearchQuery, *, draft: RuleDraft | None = None
+        self,
+        index: TenantIndex,
+        config: TenantConfig,
+        query: SearchQuery,
+        *,
+        draft: RuleDraft | None = None,
+        ranker_version: int | None = None,
     ) -> SearchResult:
         """Search one tenant: ``query.size`` (0..100) products from ``query.offset``; facets over all
-        matches. ``draft`` replaces the tenant's live merchandising rules for this search (a preview).
+        matches. ``draft`` replaces the tenant's live merchandising rules for this search (a preview, or
+        an experiment's variant), ``ranker_version`` its live learned ranker.
 
         Raises:
             BadRequest: unknown or disallowed filter/facet fields, bad filter values, unavailable sort.
         """
-        ctx = self.run(index, config, query, draft=draft)
+        ctx = self.run(index, config, query, draft=draft, ranker_version=ranker_version)
         start = time.perf_counter()
         result = shape_result(ctx)
         add_timing("shape", time.perf_counter() - start)
         return result
 
     def run(
-        self, index: TenantIndex, config: TenantConfig, query: SearchQuery, *, draft: RuleDraft | None = None
+        self,
+        index: TenantIndex,
+        config: TenantConfig,
+        query: SearchQuery,
+        *,
+        draft: RuleDraft | None = None,
+        ranker_version: int | None = None,
     ) -> SearchContext:
         """Run every stage and return the final context (its ``retrieval.match_query`` selects all
         matches); ``draft`` as in :meth:`search`.
@@ -131,7 +144,9 @@ class SearchPipeline:
         ``error`` and that service answers (:meth:`Fallback.rescue`); a client's error (a 4xx) always
         fails it.
         """
-        ctx = SearchContext.start(index, config, query, budget_s=self.budget_s, draft_rules=draft)
+        ctx = SearchContext.start(
+            index, config, query, budget_s=self.budget_s, draft_rules=draft, ranker_version=ranker_version
+        )
         if query.sort == "relevance" and query.size > 0:
             depths = [(s, s.candidate_depth(ctx)) for s in self._readers]
             ctx.retrieval.candidate_depth = max((d for _, d in depths), default=0)

@@ -28,15 +28,36 @@ def _traffic(env: ConsoleEnv, experiment: Experiment, visitors: int = 400) -> No
         visitor = f"browser-{n}"
         variant = assign(experiment, visitor).id
         token = f"x{n}"
-        engine.record(Answer("fashion", token, "search", start + 0.01, ("15970", "1163"), 2, query="shoes",
-                             variant=tag(experiment.id, variant), visitor_id=visitor))  # fmt: skip
+        engine.record(
+            Answer(
+                "fashion",
+                token,
+                "search",
+                start + 0.01,
+                ("15970", "1163"),
+                2,
+                query="shoes",
+                variant=tag(experiment.id, variant),
+                visitor_id=visitor,
+            )
+        )
         if n % 2 == 0:
             engine.record(
                 Outcome("fashion", f"c{n}", "click", start + 0.02, visitor, "1163", attribution_token=token)
             )
         if n % 10 < (4 if variant == "b" else 1):
-            engine.record(Outcome("fashion", f"p{n}", "purchase", start + 0.03, visitor, "1163",
-                                  attribution_token=token, price=30.0 + n % 5))  # fmt: skip
+            engine.record(
+                Outcome(
+                    "fashion",
+                    f"p{n}",
+                    "purchase",
+                    start + 0.03,
+                    visitor,
+                    "1163",
+                    attribution_token=token,
+                    price=30.0 + n % 5,
+                )
+            )
     engine.close()
 
 
@@ -60,8 +81,11 @@ def test_an_experiment_in_the_console(console_env: ConsoleEnv, page: Any) -> Non
         httpx.get(f"{env.console}/experiments/{exp_id}", params={"tenant": "fashion"}, headers=auth).json()
     )
     for visitor in ("browser-1", "browser-2", "browser-3"):
-        got = httpx.post(f"{env.search}/search", headers=auth,
-                         json={"tenant": "fashion", "query": "shoes", "visitorId": visitor}).json()  # fmt: skip
+        got = httpx.post(
+            f"{env.search}/search",
+            headers=auth,
+            json={"tenant": "fashion", "query": "shoes", "visitorId": visitor},
+        ).json()
         assert got["queryGraph"]["experiments"] == [
             {"experimentId": exp_id, "variantId": assign(experiment, visitor).id}
         ]

@@ -54,8 +54,9 @@ def variants_of(form: FormData) -> list[dict[str, Any]]:
             weight = float(weight_text)
         except ValueError:
             weight = -1.0  # refused by the API with the field named
-        variants.append({"id": vid, "name": str(form.get(f"v{i}_name", "")).strip(), "weight": weight,
-                         "changes": changes})  # fmt: skip
+        variants.append(
+            {"id": vid, "name": str(form.get(f"v{i}_name", "")).strip(), "weight": weight, "changes": changes}
+        )
     return variants
 
 
@@ -64,15 +65,24 @@ async def experiments(request: Request, session: Session, tenant: str) -> Respon
     session.require_tenant(tenant)
     reply = await api(request, session).rules("GET", "/experiments", tenant)
     listed = reply.body["experiments"] if reply.ok else []
-    return page(request, session, tenant, "experiments.html", nav="experiments", rows=ROWS,
-                experiments=listed, error=None if reply.ok else reply.message, form={})  # fmt: skip
+    return page(
+        request,
+        session,
+        tenant,
+        "experiments.html",
+        nav="experiments",
+        rows=ROWS,
+        experiments=listed,
+        error=None if reply.ok else reply.message,
+        form={},
+    )
 
 
 @router.post("/console/{tenant}/experiments")
 async def create_experiment(request: Request, session: Session, tenant: str) -> Response:
     session.require_tenant(tenant)
     form = await request.form()
-    body = {
+    body: dict[str, Any] = {
         "name": str(form.get("name", "")).strip(),
         "description": str(form.get("description", "")).strip(),
         "primaryMetric": str(form.get("primaryMetric", "conversionRate")),
@@ -89,9 +99,17 @@ async def create_experiment(request: Request, session: Session, tenant: str) -> 
     if reply.ok:
         return redirect(request, f"/console/{tenant}/experiments/{reply.body['id']}")
     listed = await client.rules("GET", "/experiments", tenant)
-    return page(request, session, tenant, "experiments.html", nav="experiments", rows=ROWS,
-                experiments=listed.body["experiments"] if listed.ok else [], error=reply.message,
-                form=dict(form))  # fmt: skip
+    return page(
+        request,
+        session,
+        tenant,
+        "experiments.html",
+        nav="experiments",
+        rows=ROWS,
+        experiments=listed.body["experiments"] if listed.ok else [],
+        error=reply.message,
+        form=dict(form),
+    )
 
 
 @router.get("/console/{tenant}/experiments/{experiment_id}")
@@ -117,10 +135,19 @@ async def experiment(request: Request, session: Session, tenant: str, experiment
             "values": [v[metric]["value"] for v in results["variants"]],
             "intervals": [[v[metric]["low"], v[metric]["high"]] for v in results["variants"]],
         }
-    return page(request, session, tenant, "experiment.html", nav="experiments", exp=exp, results=results,
-                error=error, message=request.query_params.get("done"),
-                # inside <script type="application/json">: "<" escaped so no value can close the element
-                chart_json=json.dumps(chart).replace("<", "\\u003c"))  # fmt: skip
+    return page(
+        request,
+        session,
+        tenant,
+        "experiment.html",
+        nav="experiments",
+        exp=exp,
+        results=results,
+        error=error,
+        message=request.query_params.get("done"),
+        # inside <script type="application/json">: "<" escaped so no value can close the element
+        chart_json=json.dumps(chart).replace("<", "\\u003c"),
+    )
 
 
 @router.post("/console/{tenant}/experiments/{experiment_id}/{action}")

@@ -15,17 +15,23 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Protocol
 
 from aisle.core.tenancy import TenantConfig
 from aisle.core.tenant_config import GlobalConfiguration
 from aisle.experiments.assignment import assign
 from aisle.experiments.model import Changes, Experiment, Variant
-from aisle.experiments.store import LiveExperiments
 from aisle.search.rules.book import RuleBook, RuleDraft
 from aisle.search.rules.model import Rule
 
 CACHE_SIZE = 512
+
+
+class RunningExperiments(Protocol):
+    """Where the running experiments come from (:class:`~aisle.experiments.store.LiveExperiments`
+    over the bucket, or a fixed set: the demo's simulation)."""
+
+    def running(self, tenant: str) -> tuple[Experiment, ...]: ...
 
 
 @dataclass(frozen=True)
@@ -88,7 +94,7 @@ class SearchArms:
         clock: the current time (the instant a variant's rule set matches at).
     """
 
-    def __init__(self, live: LiveExperiments, rules: Any = None, clock: Any = None) -> None:
+    def __init__(self, live: RunningExperiments, rules: Any = None, clock: Any = None) -> None:
         self.live = live
         self.rules = rules
         self.clock = clock or (lambda: datetime.now(UTC))
@@ -98,6 +104,7 @@ class SearchArms:
         self._lock = threading.Lock()
 
     def entry_count(self) -> int:
+        """Derived configurations and rule books held."""
         return len(self._configs) + len(self._books)
 
     def variants(

@@ -70,8 +70,10 @@ class ExperimentAdmin:
                     details={"variant": variant.id, "field": field},
                 ) from exc
             if body.surface == "recommendations" and changes.changes_search():
-                raise ExperimentInvalid(f"{where}: a recommendations experiment changes containers only",
-                                        details={"variant": variant.id})
+                raise ExperimentInvalid(
+                    f"{where}: a recommendations experiment changes containers only",
+                    details={"variant": variant.id},
+                )
             if body.surface == "search" and changes.containers:
                 raise ExperimentInvalid(
                     f"{where}: a search experiment cannot change containers", details={"variant": variant.id}

@@ -5,17 +5,20 @@ tenant has: its stored rules, its saved ranker versions, ``global_configuration`
 validate once merged. Promoting a variant makes its search changes the tenant's live setting: the
 rules it switches off or on are saved disabled or enabled (new rule versions), its hybrid, ranking and
 pipeline settings are written to ``global_configuration.json``, its ranker version is put in use (or
-the ranker switched off for ``"none"``). A recommendations variant's container changes are promoted
-by the edit service's container API (not here).
+the ranker switched off for ``"none"``); a recommendations variant's container changes are written
+to the containers (new versions) by ``containers``, which the rules service gives (search never
+imports the recs engine).
 """
 
 from __future__ import annotations
+
+from typing import Protocol
 
 from pydantic import ValidationError
 
 from aisle.core.errors import BadRequest, ErrorCode
 from aisle.core.tenancy import Tenants
-from aisle.experiments.model import Changes, Experiment, ExperimentBody
+from aisle.experiments.model import Changes, ContainerChange, Experiment, ExperimentBody
 from aisle.experiments.store import ExperimentStore
 from aisle.search.experiments import apply_settings
 from aisle.search.ranking.store import RankerStore
@@ -29,12 +32,23 @@ class ExperimentInvalid(BadRequest):
     code = ErrorCode.EXPERIMENT_INVALID
 
 
-class ExperimentAdmin:
-    """Experiments of every tenant of one bucket (``tenants``), with its ``rankers``."""
+class ContainerChanges(Protocol):
+    """Makes container changes live (the recs engine's
+    :class:`~aisle.recs.serving.experiments.ContainerPromotion`, given by the service)."""
 
-    def __init__(self, tenants: Tenants, rankers: RankerStore) -> None:
+    def apply(self, tenant: str, changes: dict[str, ContainerChange]) -> None: ...
+
+
+class ExperimentAdmin:
+    """Experiments of every tenant of one bucket (``tenants``), with its ``rankers``; ``containers``
+    promotes a recommendations variant's container changes (None: not promoted, only recorded)."""
+
+    def __init__(
+        self, tenants: Tenants, rankers: RankerStore, containers: ContainerChanges | None = None
+    ) -> None:
         self.tenants = tenants
         self.rankers = rankers
+        self.containers = containers
 
     def store(self, tenant: str) -> ExperimentStore:
         """The tenant's experiments. Raises TenantNotFound (404) for an unknown tenant."""
@@ -118,6 +132,8 @@ class ExperimentAdmin:
         return store.transition(exp_id, "promoted", "promoted", ("running", "stopped"), variant=variant_id)
 
     def _make_live(self, tenant: str, changes: Changes) -> None:
+        if changes.containers and self.containers is not None:
+            self.containers.apply(tenant, changes.containers)
         rules = RuleStore(self.tenants.scope(tenant))
         for rule in rules.list():
             enabled = False if rule.id in changes.rulesOff else True if rule.id in changes.rulesOn else None

@@ -11,11 +11,13 @@ container edited under a running experiment still answers. Experiments come from
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Protocol
 
+from aisle.core.storage import BlobStore
 from aisle.experiments.assignment import assign
 from aisle.experiments.model import ContainerChange, Experiment
-from aisle.recs.containers import Container
+from aisle.recs.containers import Container, ContainerBody, ContainerStore
 
 
 class RunningExperiments(Protocol):
@@ -52,3 +54,24 @@ def container_arm(
         if change is not None:
             container = apply_change(container, change)
     return container, served
+
+
+class ContainerPromotion:
+    """Makes a recommendations variant's container changes live: each container named is replaced by
+    itself with the change applied (a new container version, optimistic concurrency as any edit).
+
+    Args:
+        scope: the tenant's scoped store, per tenant (``Tenants.scope``).
+    """
+
+    def __init__(self, scope: Callable[[str], BlobStore]) -> None:
+        self.scope = scope
+
+    def apply(self, tenant: str, changes: dict[str, ContainerChange]) -> None:
+        """Raises ContainerNotFound (404), ContainerVersionConflict (409: edited meanwhile, retry)."""
+        store = ContainerStore(self.scope(tenant))
+        for container_id, change in changes.items():
+            current = store.get(container_id)
+            changed = apply_change(current, change)
+            body = ContainerBody.model_validate(changed.model_dump(include=set(ContainerBody.model_fields)))
+            store.replace(container_id, body, current.version)

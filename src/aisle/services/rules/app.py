@@ -17,6 +17,7 @@ from aisle.core.auth.dependencies import Authorizer
 from aisle.core.config import Settings, load_settings
 from aisle.core.storage.resolver import open_blob_store_from_settings
 from aisle.core.tenancy import Tenants
+from aisle.recs.serving.experiments import ContainerPromotion
 from aisle.search.engine import SearchEngine
 from aisle.search.experiment_admin import ExperimentAdmin
 from aisle.services.common.app import service_app
@@ -61,7 +62,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         settings=settings,
         store=store,
         engine=engine,
-        experiments=ExperimentAdmin(engine.tenants, engine.rankers),
+        experiments=ExperimentAdmin(engine.tenants, engine.rankers, ContainerPromotion(engine.tenants.scope)),
         analytics=AnalyticsEngine.from_settings(settings, store, record=False),
     )
     app.state.metrics.add_caches(engine.cache_sizes())

@@ -132,6 +132,8 @@ def test_sample_size_refuses_impossible_rates_and_grows_for_smaller_effects() ->
         st.sample_size(0.0, 0.05)
     with pytest.raises(ValueError):
         st.sample_size(0.9, 0.2)
+    with pytest.raises(ValueError, match="too small"):
+        st.sample_size(0.1, 1e-300)
     assert st.sample_size(0.1, 0.02) > st.sample_size(0.1, 0.05) > st.sample_size(0.1, 0.2)
 
 

@@ -37,6 +37,8 @@ from statsmodels.stats.proportion import proportion_confint, proportion_effectsi
 ALPHA = 0.05
 SRM_ALPHA = 0.001
 WINSOR_QUANTILE = 0.99
+MIN_EFFECT = 1e-4
+"""Smallest Cohen's h a sample size is estimated for (about 8 * 10^8 visitors per variant)."""
 
 
 @dataclass(frozen=True)
@@ -225,7 +227,8 @@ def sample_size(baseline: float, mde: float, *, alpha: float = ALPHA, power: flo
     rate (two-sided test at ``alpha`` with ``power``; Cohen's h effect size).
 
     Raises:
-        ValueError: baseline not in (0, 1), or the lifted rate ``baseline * (1 + mde)`` not below 1.
+        ValueError: baseline not in (0, 1), the lifted rate ``baseline * (1 + mde)`` not below 1, or an
+            effect so small (Cohen's h below :data:`MIN_EFFECT`) that no test could detect it.
     """
     if not 0 < baseline < 1:
         raise ValueError("the baseline conversion rate must lie strictly between 0 and 1")
@@ -233,6 +236,8 @@ def sample_size(baseline: float, mde: float, *, alpha: float = ALPHA, power: flo
     if not 0 < lifted < 1 or mde == 0:
         raise ValueError("the lifted conversion rate baseline * (1 + mde) must lie strictly between 0 and 1")
     h = abs(float(proportion_effectsize(lifted, baseline)))
+    if h < MIN_EFFECT:  # no test can see it: statsmodels would return a meaningless or infinite size
+        raise ValueError(f"the effect is too small to detect (Cohen's h {h:.2g} below {MIN_EFFECT})")
     n = NormalIndPower().solve_power(effect_size=h, alpha=alpha, power=power, ratio=1.0)
     return math.ceil(float(n))
 

@@ -208,6 +208,11 @@ def experiment_results(state: State, tenant: TenantQuery, experiment_id: Experim
     experiment = state.experiments.store(tenant).get(experiment_id)
     body: dict[str, Any] = state.analytics.experiment_results(tenant, experiment)
     control = body["variants"][0]["conversionRate"]["value"]
-    if control is not None and 0 < control < 1 and control * (1 + experiment.minimumDetectableEffect) < 1:
-        body["sampleSize"] = estimate_size(control, experiment.minimumDetectableEffect, experiment.weights())
+    if control is not None:
+        try:
+            body["sampleSize"] = estimate_size(
+                control, experiment.minimumDetectableEffect, experiment.weights()
+            )
+        except BadRequest:  # a control rate of 0 or 1, or no detectable effect: no estimate to show
+            body["sampleSize"] = None
     return ExperimentResults.model_validate(body)

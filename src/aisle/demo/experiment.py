@@ -50,7 +50,7 @@ class ExperimentTraffic:
 
     last_day: date
     days: int = 14
-    visitors: int = 12_000
+    visitors: int = 60_000
     extra_searches: float = 1.5
     zipf_s: float = 1.07
     seed: int = 29

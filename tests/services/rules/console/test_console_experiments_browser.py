@@ -13,6 +13,7 @@ from tests.services.rules.console.conftest import ConsoleEnv, shot, sign_in
 from aisle.analytics.engine import AnalyticsEngine
 from aisle.analytics.records import Answer, Outcome
 from aisle.core.storage import open_blob_store
+from aisle.core.tenancy import Tenants
 from aisle.experiments.assignment import assign, tag
 from aisle.experiments.model import Experiment
 
@@ -107,8 +108,33 @@ def test_an_experiment_in_the_console(console_env: ConsoleEnv, page: Any) -> Non
     page.wait_for_selector("text=Done: promote")
     assert page.inner_text("[data-testid=status]") == "promoted"
     assert "promoted b" in page.inner_text("[data-testid=history]")
-    config = httpx.get(f"{env.edit}/tenants/fashion/config/global_configuration.json", headers=auth)
-    if config.status_code == 200:  # the edit service shows the tenant's files: b's change is live
-        assert config.json()["hybrid"]["enabled"] is False
+    live = Tenants(open_blob_store(env.settings.storage_url), ttl=0).config("fashion")
+    assert live.global_.hybrid.enabled is False  # b's change is the live setting now
     page.goto(f"{env.console}/console/fashion/experiments")
     assert "Hybrid off" in page.inner_text("[data-testid=experiments]")
+
+
+def test_the_experiments_pages_fit_a_400px_screen(console_env: ConsoleEnv, browser: Any) -> None:
+    context = browser.new_context(viewport={"width": 400, "height": 800})
+    page = context.new_page()
+    page.set_default_timeout(15_000)
+    auth = {"Authorization": f"Bearer {console_env.full_token}"}
+    body = {
+        "name": "Narrow",
+        "variants": [{"id": "control"}, {"id": "b", "changes": {"hybrid": {"enabled": False}}}],
+    }
+    made = httpx.post(
+        f"{console_env.console}/experiments", params={"tenant": "fashion"}, json=body, headers=auth
+    )
+    assert made.status_code == 201, made.text
+    try:
+        sign_in(page, console_env, console_env.full_token)
+        for path in ("experiments", f"experiments/{made.json()['id']}"):
+            page.goto(f"{console_env.console}/console/fashion/{path}")
+            sideways = page.evaluate(
+                "document.documentElement.scrollWidth - document.documentElement.clientWidth"
+            )
+            assert sideways <= 0, f"{path} scrolls {sideways} px sideways at 400 px"
+        shot(page, "13-narrow-experiment")
+    finally:
+        context.close()

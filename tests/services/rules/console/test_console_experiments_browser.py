@@ -102,6 +102,8 @@ def test_an_experiment_in_the_console(console_env: ConsoleEnv, page: Any) -> Non
     assert "winner" in b_row and "p=" in b_row
     assert page.locator("[data-testid=srm]").count() == 0
     assert page.locator("canvas#chart-intervals").count() == 1
+    variants = page.inner_text("[data-testid=variants]")
+    assert '{"hybrid": {"enabled": false}}' in variants and "nothing (the live setting)" in variants
     shot(page, "12-experiment")
     page.select_option("select[name=variant]", "b")
     page.click("[data-testid=promote]")

@@ -60,6 +60,14 @@ def variants_of(form: FormData) -> list[dict[str, Any]]:
     return variants
 
 
+def compact(value: Any) -> Any:
+    """``value`` without the fields that are null or empty, at every depth (what a variant changes)."""
+    if isinstance(value, dict):
+        kept = {k: compact(v) for k, v in value.items()}
+        return {k: v for k, v in kept.items() if v not in (None, [], {})}
+    return value
+
+
 @router.get("/console/{tenant}/experiments")
 async def experiments(request: Request, session: Session, tenant: str) -> Response:
     session.require_tenant(tenant)
@@ -121,7 +129,7 @@ async def experiment(request: Request, session: Session, tenant: str, experiment
         return page(request, session, tenant, "message.html", title="Experiment", message=reply.message)
     exp = reply.body
     for variant in exp["variants"]:  # what it changes, without the fields it leaves alone
-        variant["changed"] = {k: v for k, v in variant["changes"].items() if v not in (None, [], {})}
+        variant["changed"] = compact(variant["changes"])
     results, error = None, None
     if exp["startedAt"] is not None and session.can_read_analytics:
         got = await client.rules("GET", f"/experiments/{experiment_id}/results", tenant)

@@ -73,6 +73,11 @@ def test_an_experiment_in_the_console(console_env: ConsoleEnv, page: Any) -> Non
     page.click("button:has-text('Create draft')")
     page.wait_for_url("**/console/fashion/experiments/*")
     assert page.inner_text("[data-testid=status]") == "draft"
+    plan = page.inner_text("[data-testid=sample-size]")
+    assert "122,107 visitors per variant" in plan  # +5% of a 5% conversion rate, two variants
+    page.fill("input[name=baseline]", "10")
+    page.click("button:has-text('Estimate')")
+    page.wait_for_selector("text=57,756")  # +5% of 10%
     page.click("[data-testid=start]")
     page.wait_for_selector("[data-testid=stop]")
     assert page.inner_text("[data-testid=status]") == "running"

@@ -60,6 +60,13 @@ def variants_of(form: FormData) -> list[dict[str, Any]]:
     return variants
 
 
+def _percent(raw: str | None, fallback: float) -> float:
+    try:
+        return float(raw) if raw else fallback
+    except ValueError:
+        return fallback
+
+
 def compact(value: Any) -> Any:
     """``value`` without the fields that are null or empty, at every depth (what a variant changes)."""
     if isinstance(value, dict):
@@ -130,7 +137,16 @@ async def experiment(request: Request, session: Session, tenant: str, experiment
     exp = reply.body
     for variant in exp["variants"]:  # what it changes, without the fields it leaves alone
         variant["changed"] = compact(variant["changes"])
-    results, error = None, None
+    results, error, plan = None, None, None
+    if exp["status"] == "draft":  # the sample size to plan for, before starting
+        baseline = _percent(request.query_params.get("baseline"), 5.0)
+        params = {
+            "baseline": baseline / 100,
+            "mde": exp["minimumDetectableEffect"],
+            "variants": len(exp["variants"]),
+        }
+        got = await client.rules("GET", "/experiments/sample-size", tenant, params=params)
+        plan = {"baseline": baseline, **got.body} if got.ok else {"baseline": baseline, "error": got.message}
     if exp["startedAt"] is not None and session.can_read_analytics:
         got = await client.rules("GET", f"/experiments/{experiment_id}/results", tenant)
         results, error = (got.body, None) if got.ok else (None, got.message)
@@ -153,6 +169,7 @@ async def experiment(request: Request, session: Session, tenant: str, experiment
         results=results,
         error=error,
         message=request.query_params.get("done"),
+        plan=plan,
         # inside <script type="application/json">: "<" escaped so no value can close the element
         chart_json=json.dumps(chart).replace("<", "\\u003c"),
     )

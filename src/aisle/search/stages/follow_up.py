@@ -158,10 +158,10 @@ class AskFollowUp:
             return ctx
         attributes = open_attributes(ctx)
         counted = ctx.output.value_counts
-        if attributes and not any(a.name in counted for a in attributes):
-            graph.reason = "deadline"  # the facets stage was past the deadline: nothing was counted
+        if any(a.name not in counted for a in attributes):
+            graph.reason = "deadline"  # the facets stage was past the deadline: they were not counted
             return ctx
-        candidates = [candidate(a, counted.get(a.name, []), ctx.output.total, config) for a in attributes]
+        candidates = [candidate(a, counted[a.name], ctx.output.total, config) for a in attributes]
         graph.candidates = [
             FollowUpCandidate(
                 attribute=c.attribute.name, gain_bits=round(c.gain_bits, ROUND_BITS), values=len(c.values)

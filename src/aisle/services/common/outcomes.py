@@ -45,7 +45,8 @@ class Outcomes:
         """Give ``result`` its attribution token and record the answer; returns the token.
 
         Recorded: the normalised query, the filters (canonical JSON), the sort, the products shown in
-        order, ``total``, the stage that answered, the rules that fired, the visitor and the latency.
+        order, ``total``, the stage that answered, the rules that fired, the visitor, the latency, and
+        the guided-search question asked (its attribute) and the questions the request answered.
         """
         token = new_attribution_token()
         result.attribution_token = token
@@ -70,6 +71,8 @@ class Outcomes:
                 rules=tuple(str(r.get("id", "")) for r in graph.rules),
                 latency_ms=graph.took_ms,
                 visitor_id=query.visitor_id,
+                follow_up=result.follow_up.attribute if result.follow_up is not None else "",
+                follow_ups_answered=graph.follow_up.answered if graph.follow_up is not None else 0,
             )
         )
         return token

@@ -172,3 +172,23 @@ def test_past_the_deadline_nothing_is_counted_or_asked(fashion) -> None:  # type
 def test_the_chooser_setting_changes_the_question(fashion) -> None:  # type: ignore[no-untyped-def]
     first = fashion("men tshirts", chooser="first_facet")
     assert first.follow_up is not None and first.follow_up.attribute == "brand"  # first askable in fashion
+
+
+def test_guided_search_wording_builds_no_new_index(tmp_path: Any) -> None:
+    from aisle.core.tenant_config import AttributeConfiguration
+    from aisle.search.index.writer import index_dir
+
+    plain = AttributeConfiguration(
+        attributes=[Attribute(name="title", type="text", role="title"), _attr("color")]
+    )  # type: ignore[arg-type]
+    worded = AttributeConfiguration(
+        attributes=[
+            Attribute(name="title", type="text", role="title"),
+            _attr("color", question="Which colour?", ask=True),
+        ]  # type: ignore[arg-type]
+    )
+    assert index_dir(tmp_path, "t", "v1", plain) == index_dir(tmp_path, "t", "v1", worded)
+    searchable = AttributeConfiguration(
+        attributes=[Attribute(name="title", type="text", role="title"), _attr("color", searchable=True)]  # type: ignore[arg-type]
+    )
+    assert index_dir(tmp_path, "t", "v1", plain) != index_dir(tmp_path, "t", "v1", searchable)

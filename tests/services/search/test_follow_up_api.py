@@ -4,6 +4,7 @@ same search with one more filter (POST and GET, with the fast lane and without),
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -85,3 +86,27 @@ def test_openapi_documents_follow_up(client: TestClient) -> None:
     assert "followUp" in result and "followUp" not in schemas["SearchResult"].get("required", [])
     assert {"attribute", "question", "options", "number"} <= set(schemas["FollowUp"]["properties"])
     assert "follow_up" in schemas["QueryGraph"]["properties"]
+
+
+def test_analytics_records_the_question_asked_and_the_questions_answered(
+    demo_env: Any, tmp_path: Path
+) -> None:
+    from tests.services.search.test_search_attribution import _rows
+
+    settings = Settings(storage_url=demo_env.storage_url, data_dir=demo_env.data_dir, auth="off")
+    with TestClient(create_app(settings)) as client:
+        asked = client.post("/search", json={"query": "shirts", "tenant": "fashion", "size": 3}).json()
+        value = asked["followUp"]["options"][0]["value"]
+        answer = {
+            "query": "shirts",
+            "tenant": "fashion",
+            "size": 3,
+            "filters": [{"field": "color", "value": value}],
+        }
+        answered = client.post("/search", json=answer).json()
+        narrow = client.post("/search", json={"query": "qqqzzzxxx", "tenant": "fashion"}).json()
+    rows = _rows(settings, "fashion", tmp_path)
+    first, second, none = (rows[r["attributionToken"]] for r in (asked, answered, narrow))
+    assert (first["follow_up"], first["follow_ups_answered"]) == ("color", 0)
+    assert (second["follow_up"], second["follow_ups_answered"]) == (answered["followUp"]["attribute"], 1)
+    assert (none["follow_up"], none["follow_ups_answered"]) == ("", 0)

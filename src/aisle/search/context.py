@@ -27,7 +27,7 @@ from aisle.search.attributes import PriceConstraint
 from aisle.search.external.hydrate import ExternalPage
 from aisle.search.hits import Candidates, Hit
 from aisle.search.index.reader import TenantIndex
-from aisle.search.model import FilterSpec, QueryGraph
+from aisle.search.model import FilterSpec, FollowUp, QueryGraph
 from aisle.search.paging import PinPlan
 from aisle.search.query import SearchQuery
 from aisle.search.rules.book import RuleDraft
@@ -103,11 +103,17 @@ class Retrieval:
 class Output:
     """What the response is made of: the page's ``hits``, the ``total`` of matches, ``facet_counts``
     (name -> (value, count)), ``external`` the page the fallback stage got from the tenant's external
-    search service, ``stage_error`` the exception of an Aisle stage the fallback answers for."""
+    search service, ``stage_error`` the exception of an Aisle stage the fallback answers for.
+
+    ``value_counts`` holds the counts of every attribute the facets stage counted, the requested facets
+    and those a later stage asked it for (the follow-up question's candidates), in the same shape;
+    ``follow_up`` the question the answer asks, if any."""
 
     hits: list[Hit] = field(default_factory=list)
     total: int = 0
     facet_counts: dict[str, list[tuple[str, int]]] = field(default_factory=dict)
+    value_counts: dict[str, list[tuple[str, int]]] = field(default_factory=dict)
+    follow_up: FollowUp | None = None
     external: ExternalPage | None = None
     stage_error: Exception | None = None
 

@@ -21,6 +21,7 @@ from aisle.search.stages.attributes import ExtractAttributes
 from aisle.search.stages.facets import Facets
 from aisle.search.stages.fallback import Fallback
 from aisle.search.stages.filters import ApplyFilters
+from aisle.search.stages.follow_up import AskFollowUp
 from aisle.search.stages.hybrid import Hybrid
 from aisle.search.stages.rerank import Rerank
 from aisle.search.stages.retrieve import Retrieve
@@ -60,8 +61,10 @@ def default_stages(
     preview passes its draft rule set to :meth:`SearchPipeline.run` instead), ``vectors`` the hybrid
     stage (``filter_rows`` its filter cache), ``rankers`` the learned reranking, ``external`` the
     fallback to each tenant's external search service (``crs_config.json``). ``default_stages()`` is
-    plain lexical search with query understanding and facets.
+    plain lexical search with query understanding and facets. A broad search's follow-up question
+    (guided search, a tenant setting) comes last, from the counts the facets stage made for it.
     """
+    follow_up = AskFollowUp()
     return (
         MerchandisingRules(rules, clock),
         Understand(),
@@ -72,8 +75,9 @@ def default_stages(
         Hybrid(vectors, filter_rows),
         Rerank(rankers),
         PinProducts(),
-        Facets(),
+        Facets((follow_up,)),
         Fallback(external),
+        follow_up,
     )
 
 
@@ -90,6 +94,7 @@ STAGE_NAMES = {
     PinProducts: "pin",
     Facets: "facets",
     Fallback: "fallback",
+    AskFollowUp: "follow-up",
 }
 
 
@@ -203,4 +208,5 @@ def shape_result(ctx: SearchContext) -> SearchResult:
         query_graph=ctx.graph,
         redirect=redirect,
         corrected_query=external.corrected_query if external is not None else None,
+        follow_up=ctx.output.follow_up,
     )

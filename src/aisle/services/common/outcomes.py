@@ -47,7 +47,8 @@ class Outcomes:
 
         Recorded: the normalised query, the filters (canonical JSON), the sort, the products shown in
         order, ``total``, the stage that answered, the rules that fired, the experiment variants
-        (``queryGraph.experiments`` as ``experimentId:variantId`` tags), the visitor and the latency.
+        (``queryGraph.experiments`` as ``experimentId:variantId`` tags), the visitor, the latency, and
+        the guided-search question asked (its attribute) and the questions the request answered.
         """
         token = new_attribution_token()
         result.attribution_token = token
@@ -73,6 +74,8 @@ class Outcomes:
                 variant=join_tags([tag(e.experimentId, e.variantId) for e in graph.experiments]),
                 latency_ms=graph.took_ms,
                 visitor_id=query.visitor_id,
+                follow_up=result.follow_up.attribute if result.follow_up is not None else "",
+                follow_ups_answered=graph.follow_up.answered if graph.follow_up is not None else 0,
             )
         )
         return token

@@ -12,9 +12,9 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from aisle.core.validation import ID_PATTERN
+from aisle.core.validation import ID_PATTERN, is_resource_id
 
 MAX_VARIANTS = 5
 Status = Literal["draft", "running", "stopped", "promoted"]
@@ -41,8 +41,17 @@ class ContainerChange(_Strict):
     string) to the model id it serves instead; ``rulesOff`` drops the container's rules (rule ids;
     ``["*"]`` all of them)."""
 
-    slots: dict[str, ResourceId] = Field(default_factory=dict)
-    rulesOff: list[str] = Field(default_factory=list)
+    slots: dict[str, ResourceId] = Field(default_factory=dict, max_length=20)
+    rulesOff: list[str] = Field(default_factory=list, max_length=50)
+
+    @field_validator("slots")
+    @classmethod
+    def _positions(cls, slots: dict[str, str]) -> dict[str, str]:
+        # a rule the OpenAPI schema cannot state (key patterns): a ValueError, answered 400
+        bad = [k for k in slots if not (k.isascii() and k.isdigit() and len(k) <= 2)]
+        if bad:
+            raise ValueError(f'slot positions are 0-based numbers such as "0", not {bad[0]!r}')
+        return slots
 
 
 class Changes(_Strict):
@@ -62,7 +71,15 @@ class Changes(_Strict):
     hybrid: HybridChange | None = None
     ranker: Annotated[int, Field(ge=1)] | Literal["none"] | None = None
     settings: dict[str, Any] = Field(default_factory=dict)
-    containers: dict[ResourceId, ContainerChange] = Field(default_factory=dict)
+    containers: dict[str, ContainerChange] = Field(default_factory=dict, max_length=20)
+
+    @field_validator("containers")
+    @classmethod
+    def _container_ids(cls, containers: dict[str, ContainerChange]) -> dict[str, ContainerChange]:
+        bad = [k for k in containers if not is_resource_id(k)]
+        if bad:
+            raise ValueError(f"{bad[0]!r} is not a container id (letters, digits, _ . -)")
+        return containers
 
     def changes_search(self) -> bool:
         return bool(self.rulesOff or self.rulesOn or self.hybrid or self.ranker is not None or self.settings)

@@ -56,6 +56,14 @@ def test_bad_experiments_are_refused_with_stable_codes(client: TestClient) -> No
     }
     r = client.post("/experiments", params=T, json=setting)
     assert r.status_code == 400 and "default_size" in r.json()["error"]["message"]
+    for change in ({"containers": {":x": {}}}, {"containers": {"c1": {"slots": {"first": "m2"}}}}):
+        body = {
+            "name": "x",
+            "surface": "recommendations",
+            "variants": [{"id": "a"}, {"id": "b", "changes": change}],
+        }
+        r = client.post("/experiments", params=T, json=body)  # key rules the schema cannot state: 400
+        assert r.status_code == 400 and r.json()["error"]["code"] == "value_invalid", r.text
     r = client.get("/experiments/nope", params=T)
     assert r.status_code == 404 and r.json()["error"]["code"] == "experiment_not_found"
     assert client.get("/experiments", params={"tenant": "nobody"}).status_code == 404

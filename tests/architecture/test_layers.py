@@ -1,7 +1,8 @@
 """The house's shape, checked from the source: imports point one way and no module grows past 400 lines.
 
-Layers, lowest first (STYLE.md "The shape of the house"): ``core`` <- ``catalog`` <- ``vectors`` <-
-``search`` and ``recs`` (siblings that never import each other) <- ``services`` <- ``demo`` <- ``cli``.
+Layers, lowest first (STYLE.md "The shape of the house"): ``core`` <- ``catalog`` <- ``vectors`` and
+``experiments`` (the pure A/B parts, which search, recs and analytics all read) <- ``search``, ``recs``
+and ``analytics`` (siblings that never import each other) <- ``services`` <- ``demo`` <- ``cli``.
 A service imports ``services.common`` and engines, never another service. Every import counts, also
 one inside a function or under ``TYPE_CHECKING``: a lazy import hides a cycle, it does not remove it.
 Run ``python -m pytest tests/architecture -q`` to see the offending imports named.
@@ -19,6 +20,7 @@ RANK = {
     "core": 0,
     "catalog": 1,
     "vectors": 2,
+    "experiments": 2,
     "search": 3,
     "recs": 3,
     "analytics": 3,

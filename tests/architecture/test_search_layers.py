@@ -23,11 +23,11 @@ LAYERS: list[set[str]] = [
     {"index"},  # the tantivy index: schema, writer, reader
     {"query", "indexes"},  # the request value and the query helpers; the open indexes
     {"filter_rows", "rules", "external"},  # filters as rows, merchandising rules, external search
-    {"context"},  # what one search carries through the stages
+    {"context", "experiments"},  # what one search carries through the stages; an A/B variant's arm
     {"ranking", "suggest"},  # learned ranking features and models; autocomplete
     {"stages"},  # the pipeline's stages
     {"pipeline"},  # the stages run in order
-    {"semantic", "browse"},  # vector results shaped as a search; catalog browsing
+    {"semantic", "browse", "experiment_admin"},  # vector results; catalog browsing; managing A/B tests
     {"engine"},  # the front door
     {"evaluation"},  # offline: NDCG on judgments
     {"training"},  # offline: fitting the learned ranker

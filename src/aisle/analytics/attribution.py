@@ -13,7 +13,8 @@ Rules (Google Cloud Retail's attribution, Algolia Insights' events):
 
 :func:`attribute` makes, in a DuckDB connection, the table ``per_answer``: one row per answer of a
 span of time, with what was credited to it. Its columns (:data:`PER_ANSWER_COLUMNS`): the answer's
-``token, kind, ts, visitor_id, query, total, rules, container_id, models, variant``, ``shown``
+``token, kind, ts, visitor_id, query, total, rules, container_id, models, variant, follow_up,
+follow_ups_answered``, ``shown``
 (products shown), and ``clicks, conversions, revenue`` (price x quantity, quantity 1 when absent) and
 ``click_positions`` (a list). The reports read only this table, so a day's rows can be kept as a roll-up
 (:mod:`aisle.analytics.rollups`) and read again instead of attributing the day anew.
@@ -24,7 +25,7 @@ from __future__ import annotations
 import duckdb
 import pyarrow as pa
 
-from aisle.analytics.records import ANSWER_SCHEMA, CONVERSION_TYPES, OUTCOME_SCHEMA
+from aisle.analytics.records import ANSWER_SCHEMA, CONVERSION_TYPES, LATE_ANSWER_COLUMNS, OUTCOME_SCHEMA
 
 DEFAULT_WINDOW_S = 3600.0
 """Seconds after an answer in which a conversion without a token may still be credited to it."""
@@ -32,15 +33,29 @@ CREDIT_S = 86400.0
 """Seconds after an answer in which an event carrying its token is credited to it."""
 PER_ANSWER_COLUMNS = (
     "token", "kind", "ts", "visitor_id", "query", "total", "rules", "container_id", "models", "variant",
-    "shown", "clicks", "conversions", "revenue", "click_positions",
+    "follow_up", "follow_ups_answered", "shown", "clicks", "conversions", "revenue", "click_positions",
 )  # fmt: skip
 
 
-def _source(con: duckdb.DuckDBPyConnection, name: str, files: list[str], schema: pa.Schema) -> None:
-    """A view ``name`` over ``files`` (or an empty table of ``schema`` when there are none)."""
+def _source(
+    con: duckdb.DuckDBPyConnection,
+    name: str,
+    files: list[str],
+    schema: pa.Schema,
+    late: dict[str, str] | None = None,
+) -> None:
+    """A view ``name`` over ``files`` (or an empty table of ``schema`` when there are none). ``late``:
+    columns older files lack, with the value their rows take (files of both ages may be mixed)."""
     if files:
         listed = ", ".join("'" + f.replace("'", "''") + "'" for f in files)
-        con.execute(f"CREATE OR REPLACE TEMP VIEW {name} AS SELECT * FROM read_parquet([{listed}])")
+        raw = f"read_parquet([{listed}], union_by_name = true)"
+        have = {row[0] for row in con.execute(f"DESCRIBE SELECT * FROM {raw}").fetchall()}
+        late = late or {}
+        present = [c for c in late if c in have]
+        star = f"* EXCLUDE ({', '.join(present)})" if present else "*"
+        filled = [f"coalesce({c}, {v}) AS {c}" if c in have else f"{v} AS {c}" for c, v in late.items()]
+        select = ", ".join([star, *filled])
+        con.execute(f"CREATE OR REPLACE TEMP VIEW {name} AS SELECT {select} FROM {raw}")
     else:
         con.register(f"{name}_empty", schema.empty_table())
         con.execute(f"CREATE OR REPLACE TEMP VIEW {name} AS SELECT * FROM {name}_empty")
@@ -62,14 +77,15 @@ def attribute(
     (events after an answer count for it; a later answer may be "the latest" one for a conversion
     without a token, and then that conversion counts for no answer of the span).
     """
-    _source(con, "answers_log", answer_files, ANSWER_SCHEMA)
+    _source(con, "answers_log", answer_files, ANSWER_SCHEMA, LATE_ANSWER_COLUMNS)
     _source(con, "outcomes_log", outcome_files, OUTCOME_SCHEMA)
     conversions = ", ".join(f"'{t}'" for t in sorted(CONVERSION_TYPES))
     reach = hi + CREDIT_S
     con.execute(
         f"""
         CREATE OR REPLACE TEMP TABLE span_answers AS
-          SELECT token, kind, ts, visitor_id, query, total, rules, container_id, models, variant, product_ids
+          SELECT token, kind, ts, visitor_id, query, total, rules, container_id, models, variant,
+                 follow_up, follow_ups_answered, product_ids
           FROM answers_log WHERE ts >= {lo!r} AND ts < {hi!r};
         CREATE OR REPLACE TEMP TABLE span_outcomes AS
           SELECT event_id, min(ts) AS ts, any_value(event_type) AS event_type,
@@ -96,7 +112,7 @@ def attribute(
           GROUP BY o.event_id;
         CREATE OR REPLACE TEMP TABLE {table} AS
           SELECT a.token, a.kind, a.ts, a.visitor_id, a.query, a.total, a.rules, a.container_id,
-                 a.models, a.variant, len(a.product_ids) AS shown,
+                 a.models, a.variant, a.follow_up, a.follow_ups_answered, len(a.product_ids) AS shown,
                  count(c.token) FILTER (WHERE c.event_type = 'click') AS clicks,
                  count(c.token) FILTER (WHERE c.event_type IN ({conversions})) AS conversions,
                  coalesce(sum(c.revenue), 0)::DOUBLE AS revenue,
@@ -104,7 +120,7 @@ def attribute(
                           []) AS click_positions
           FROM span_answers a LEFT JOIN span_credited c ON c.token = a.token
           GROUP BY a.token, a.kind, a.ts, a.visitor_id, a.query, a.total, a.rules, a.container_id,
-                   a.models, a.variant, shown;
+                   a.models, a.variant, a.follow_up, a.follow_ups_answered, shown;
         DROP TABLE span_answers; DROP TABLE span_outcomes; DROP TABLE span_credited;
         """
     )

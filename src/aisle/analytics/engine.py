@@ -13,7 +13,7 @@ import logging
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
@@ -26,6 +26,7 @@ from aisle.core.storage.blob import BlobNotFound
 
 if TYPE_CHECKING:
     from aisle.analytics.reports import AnalyticsReports
+    from aisle.experiments.model import Experiment
 
 log = logging.getLogger("aisle.analytics")
 
@@ -107,6 +108,12 @@ class AnalyticsEngine:
     def mark_simulated(self, tenant: str, period: SimulatedPeriod) -> None:
         """Say that ``period`` of ``tenant``'s log was simulated (the demo, after writing it)."""
         self.store.put(f"{tenant}/{ROOT}/{SIMULATED}", orjson.dumps(period.to_json()))
+
+    def experiment_results(self, tenant: str, experiment: Experiment) -> dict[str, Any]:
+        """``experiment``'s results from the log (see :mod:`aisle.analytics.experiment_results`)."""
+        from aisle.analytics.experiment_results import experiment_results
+
+        return experiment_results(self.reports, tenant, experiment)
 
     def close(self) -> None:
         """Write what the recorder holds (a service's shutdown: uvicorn runs it on SIGTERM)."""

@@ -50,6 +50,9 @@ class Answer:
         variant: the experiment variant that served it ("" outside experiments).
         latency_ms: the server's time to answer, milliseconds.
         visitor_id, user_id: the shopper, when the request named them.
+        follow_up: the attribute a guided-search question asked about ("" when none was asked).
+        follow_ups_answered: questions the request answered (its filters on askable attributes, the
+            conversation's state in guided search).
     """
 
     tenant: str
@@ -69,6 +72,8 @@ class Answer:
     latency_ms: float = 0.0
     visitor_id: str | None = None
     user_id: str | None = None
+    follow_up: str = ""
+    follow_ups_answered: int = 0
 
     def row(self) -> dict[str, object]:
         return {
@@ -88,6 +93,8 @@ class Answer:
             "models": list(self.models),
             "variant": self.variant,
             "latency_ms": self.latency_ms,
+            "follow_up": self.follow_up,
+            "follow_ups_answered": self.follow_ups_answered,
         }
 
 
@@ -150,8 +157,14 @@ ANSWER_SCHEMA = pa.schema(
         ("models", pa.list_(pa.string())),
         ("variant", pa.string()),
         ("latency_ms", pa.float64()),
+        ("follow_up", pa.string()),
+        ("follow_ups_answered", pa.int64()),
     ]
 )
+
+LATE_ANSWER_COLUMNS = {"follow_up": "''", "follow_ups_answered": "0"}
+"""Answer columns added after the first logs were written, with the SQL value a row of an older file
+takes (guided search's, issue 33)."""
 
 OUTCOME_SCHEMA = pa.schema(
     [

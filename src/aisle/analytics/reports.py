@@ -7,7 +7,10 @@ Definitions (as Algolia Analytics and Google Cloud Retail define them, per answe
 - revenue: the credited conversions' price x quantity;
 - average click position: the mean 1-based position of credited clicks;
 - a no-result search: a search answer whose ``total`` is 0; a no-click query: a query whose searches
-  all had results and none had a click.
+  all had results and none had a click;
+- guided search: a search *asked* when its answer carried a follow-up question, *answered one* when
+  the request's filters answered at least one (a filter on an askable attribute: the filters are the
+  conversation's state, so a facet picked by hand on such an attribute counts too).
 
 Every report takes the tenant and a period ``[start, end)`` in Unix seconds (UTC); rates are ``None``
 when there is nothing to divide by.
@@ -126,6 +129,28 @@ class AnalyticsReports:
                 """,
             )[0]
 
+    def experiment_visitors(
+        self, tenant: str, start: float, end: float, experiment_id: str, kind: str = "search"
+    ) -> list[tuple[str, str, int, int, int, float]]:
+        """One row per visitor of an experiment's answers of ``kind``: ``(variant id, visitor id,
+        answers, answers with a click, conversions, revenue)`` (answers tagged ``experimentId:variant``
+        in the log's ``variant`` column; answers without a visitor are left out)."""
+        prefix = f"{experiment_id}:"
+        with self._views(tenant, start, end) as con:
+            return con.execute(
+                """
+                SELECT substr(tag, ?) AS variant, visitor_id, count(*) AS answers,
+                       count(*) FILTER (WHERE clicks > 0) AS clicked,
+                       sum(conversions)::BIGINT AS conversions, sum(revenue)::DOUBLE AS revenue
+                FROM (SELECT unnest(string_split(variant, ',')) AS tag, visitor_id, clicks, conversions,
+                             revenue
+                      FROM per_answer WHERE kind = ? AND visitor_id IS NOT NULL AND variant <> '')
+                WHERE starts_with(tag, ?)
+                GROUP BY variant, visitor_id ORDER BY variant, visitor_id
+                """,
+                [len(prefix) + 1, kind, prefix],
+            ).fetchall()
+
     def daily(self, tenant: str, start: float, end: float) -> list[dict[str, Any]]:
         """Per UTC day of search answers: ``day``, ``searches``, ``noResultRate``, ``clickThroughRate``,
         ``conversionRate``, ``revenue``; days without searches are left out."""
@@ -204,6 +229,33 @@ class AnalyticsReports:
                 SELECT query, count(*) AS searches FROM per_answer WHERE kind = 'search'
                 GROUP BY query HAVING min(total) > 0 AND sum(clicks) = 0
                 ORDER BY searches DESC, query LIMIT ?
+                """,
+                [limit],
+            )
+
+    def follow_ups(self, tenant: str, start: float, end: float, *, limit: int = 100) -> list[dict[str, Any]]:
+        """Guided search per normalised query (module docstring): ``query``, ``searches``, ``asked``
+        (searches whose answer asked a question), ``askRate``, ``answered`` (searches that answered
+        one), ``answerRate`` (answered / asked), ``attribute`` (the one asked most); the ``limit``
+        queries asked most first, then by query; queries never asked nor answered are left out."""
+        with self._views(tenant, start, end) as con:
+            return self._rows(
+                con,
+                f"""
+                SELECT query, count(*) AS searches,
+                       count(*) FILTER (WHERE follow_up <> '') AS asked,
+                       {_rate("count(*) FILTER (WHERE follow_up <> '')", "count(*)")} AS askRate,
+                       count(*) FILTER (WHERE follow_ups_answered > 0) AS answered,
+                       {
+                    _rate(
+                        "count(*) FILTER (WHERE follow_ups_answered > 0)",
+                        "count(*) FILTER (WHERE follow_up <> '')",
+                    )
+                } AS answerRate,
+                       coalesce(mode(follow_up) FILTER (WHERE follow_up <> ''), '') AS attribute
+                FROM per_answer WHERE kind = 'search' GROUP BY query
+                HAVING count(*) FILTER (WHERE follow_up <> '' OR follow_ups_answered > 0) > 0
+                ORDER BY asked DESC, query LIMIT ?
                 """,
                 [limit],
             )

@@ -28,7 +28,7 @@ from aisle.analytics.attribution import attribute
 from aisle.analytics.log import ROOT, ParquetLog
 
 TABLE = "rollups"
-VERSION = "2"
+VERSION = "3"
 """Bumped when the roll-up's columns or the attribution rules change (old roll-ups are then ignored)."""
 LISTING_TTL_S = 30.0
 

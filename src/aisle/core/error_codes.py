@@ -152,6 +152,25 @@ class ErrorCode(StrEnum):
     VERSION_MISMATCH = "version_mismatch", 400, "The body's version and If-Match disagree."
     IF_MATCH_INVALID = "if_match_invalid", 400, 'If-Match is not a version such as "3".'
 
+    # Experiments (A/B tests).
+    EXPERIMENT_NOT_FOUND = "experiment_not_found", 404, "No experiment of that id."
+    EXPERIMENT_VERSION_CONFLICT = (
+        "experiment_version_conflict",
+        409,
+        "The experiment is no longer at the version given.",
+    )
+    EXPERIMENT_STATE_CONFLICT = (
+        "experiment_state_conflict",
+        409,
+        "The action does not fit the experiment's status (e.g. changing a running experiment).",
+    )
+    EXPERIMENT_INVALID = (
+        "experiment_invalid",
+        400,
+        "A variant changes something the tenant does not have (an unknown rule, ranker or setting).",
+    )
+    BASELINE_INVALID = "baseline_invalid", 400, "A sample-size baseline or effect outside (0, 1)."
+
     # Vectors and image search.
     VECTOR_INDEX_MISSING = "vector_index_missing", 503, "The tenant has no vectors of that kind built."
     VECTORS_BUILDING = (

@@ -13,6 +13,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from aisle.core.crs_config import CrsConfig as CrsConfig  # its own module; re-exported here
+from aisle.core.follow_up_config import FollowUpConfig as FollowUpConfig  # likewise
 
 
 class _Strict(BaseModel):
@@ -71,6 +72,18 @@ class Attribute(_Strict):
         description="Recognise this field's values in queries (query understanding). Default: on for "
         "filterable keyword fields with role brand, color, gender, category or size.",
     )
+    ask: bool | None = Field(
+        default=None,
+        description="Guided search may ask the shopper about this field (global follow_up settings). "
+        "Default: on for filterable, facetable keyword and category_path fields.",
+    )
+    question: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=120,
+        description="The follow-up question in the tenant's words, e.g. 'Which colour?'. Default: "
+        "'Which <name>?' from the field's name.",
+    )
 
     @model_validator(mode="after")
     def _check(self) -> Attribute:
@@ -92,6 +105,15 @@ class Attribute(_Strict):
             )
         if isinstance(self.source, list) and self.type is not AttributeType.category_path:
             raise ValueError(f"attribute '{self.name}': a list of source columns needs type category_path")
+        if self.ask and not (
+            self.filterable
+            and self.facetable
+            and self.type in (AttributeType.keyword, AttributeType.category_path)
+        ):
+            raise ValueError(
+                f"attribute '{self.name}': only filterable, facetable keyword or category_path fields "
+                "can be asked about"
+            )
         return self
 
     @property
@@ -113,6 +135,16 @@ class Attribute(_Strict):
                 )
             )
         )
+
+    @property
+    def askable(self) -> bool:
+        """Whether guided search may ask about this attribute (its values become filters)."""
+        eligible = (
+            self.filterable
+            and self.facetable
+            and self.type in (AttributeType.keyword, AttributeType.category_path)
+        )
+        return eligible and (self.ask is None or self.ask)
 
     @property
     def sources(self) -> list[str]:
@@ -309,6 +341,7 @@ class GlobalConfiguration(_Strict):
     event_types: list[str] = Field(default_factory=lambda: ["view", "add_to_cart", "purchase"])
     hybrid: HybridConfig = Field(default_factory=HybridConfig)
     ranking: RankingConfig = Field(default_factory=RankingConfig)
+    follow_up: FollowUpConfig = Field(default_factory=FollowUpConfig)
 
 
 class UserGroup(_Strict):

@@ -15,6 +15,7 @@ fashion     similar_items    the ``similar-items`` container (SIMILAR_ITEMS reus
 fashion     image_vectors    ``/images/search``
 homedepot   text_vectors     hybrid search, ``/vector-search``
 homedepot   ranker           the learned ranker (its features include the hybrid cosine)
+homedepot   experiment       the Experiments page: the ranker against none, simulated visitors
 ==========  ===============  ==============================================================
 
 Each build reports to the build board (:mod:`aisle.core.builds`), which ``aisle status``,
@@ -52,6 +53,7 @@ HEAVY: list[tuple[str, str]] = [
     ("fashion", "image_vectors"),
     ("homedepot", "text_vectors"),
     ("homedepot", "ranker"),
+    ("homedepot", "experiment"),  # after the ranker: the experiment compares it with none
 ]
 _COUNT = re.compile(r"(\d+)/(\d+)")
 
@@ -164,12 +166,23 @@ def _traffic(settings: Settings, tenants: Tenants, tenant: str, data: Path | Non
     return build_demo_traffic(settings, tenants, tenant, data, r.progress)
 
 
+def _experiment(
+    settings: Settings, tenants: Tenants, tenant: str, data: Path | None, r: BuildReporter
+) -> str:
+    from aisle.demo.experiment import build_demo_experiment
+
+    if data is None:
+        raise AisleError("no shared data: the simulated visitors need the queries and judgments")
+    return build_demo_experiment(settings, tenants, data, r.progress)
+
+
 _STEPS = {
     "traffic": _traffic,
     "text_vectors": _text,
     "image_vectors": _images,
     "similar_items": _similar,
     "ranker": _ranker,
+    "experiment": _experiment,
 }
 
 

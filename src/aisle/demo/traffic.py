@@ -156,12 +156,12 @@ def simulate_searches(
                 sort="relevance",
                 visitor_id=visitor,
             )
-            yield from _shopper(
+            yield from shopper_events(
                 tenant, token, visitor, float(at), shown, judgments.get(text, {}), price, model, rng
             )
 
 
-def _shopper(
+def shopper_events(
     tenant: str,
     token: str,
     visitor: str,

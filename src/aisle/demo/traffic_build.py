@@ -88,7 +88,7 @@ def _write(engine: AnalyticsEngine, records: Iterable[Record], progress: Progres
     return written
 
 
-def _judgments(path: Path) -> dict[str, dict[str, float]]:
+def read_judgments(path: Path) -> dict[str, dict[str, float]]:
     out: dict[str, dict[str, float]] = {}
     with path.open(newline="") as f:
         for row in csv.DictReader(f):
@@ -112,7 +112,7 @@ def _search_traffic(settings: Settings, tenants: Tenants, data: Path, traffic: T
             tuple(str(r["id"]) for r in graph.rules),
         )
 
-    judged = _judgments(folder / "judgments_dev.csv")
+    judged = read_judgments(folder / "judgments_dev.csv")
     return simulate_searches(SEARCH_TENANT, queries, judged, search, stand_in_price, traffic)
 
 

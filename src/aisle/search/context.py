@@ -27,7 +27,7 @@ from aisle.search.attributes import PriceConstraint
 from aisle.search.external.hydrate import ExternalPage
 from aisle.search.hits import Candidates, Hit
 from aisle.search.index.reader import TenantIndex
-from aisle.search.model import FilterSpec, QueryGraph
+from aisle.search.model import FilterSpec, FollowUp, QueryGraph
 from aisle.search.paging import PinPlan
 from aisle.search.query import SearchQuery
 from aisle.search.rules.book import RuleDraft
@@ -103,11 +103,17 @@ class Retrieval:
 class Output:
     """What the response is made of: the page's ``hits``, the ``total`` of matches, ``facet_counts``
     (name -> (value, count)), ``external`` the page the fallback stage got from the tenant's external
-    search service, ``stage_error`` the exception of an Aisle stage the fallback answers for."""
+    search service, ``stage_error`` the exception of an Aisle stage the fallback answers for.
+
+    ``value_counts`` holds the counts of every attribute the facets stage counted, the requested facets
+    and those a later stage asked it for (the follow-up question's candidates), in the same shape;
+    ``follow_up`` the question the answer asks, if any."""
 
     hits: list[Hit] = field(default_factory=list)
     total: int = 0
     facet_counts: dict[str, list[tuple[str, int]]] = field(default_factory=dict)
+    value_counts: dict[str, list[tuple[str, int]]] = field(default_factory=dict)
+    follow_up: FollowUp | None = None
     external: ExternalPage | None = None
     stage_error: Exception | None = None
 
@@ -120,7 +126,8 @@ class SearchContext:
     ``size`` of ``query`` always stay the shopper's page; stages cut results by :meth:`window`.
     ``deadline`` is a ``time.perf_counter()`` instant after which optional work is skipped.
     ``draft_rules`` is a rule set replacing the tenant's live rules for this search only (a
-    merchandiser's preview).
+    merchandiser's preview, or an experiment's variant). ``ranker_version`` is a learned ranker version
+    replacing the tenant's live one (an experiment's variant; None: the live one).
     """
 
     index: TenantIndex
@@ -129,6 +136,7 @@ class SearchContext:
     deadline: float = field(default_factory=lambda: time.perf_counter() + 0.5)
     started: float = field(default_factory=time.perf_counter)
     draft_rules: RuleDraft | None = None
+    ranker_version: int | None = None
     graph: QueryGraph | None = None
     understanding: Understanding = field(default_factory=lambda: Understanding(""))
     merchandising: Merchandising = field(default_factory=Merchandising)
@@ -144,6 +152,7 @@ class SearchContext:
         *,
         budget_s: float = 0.5,
         draft_rules: RuleDraft | None = None,
+        ranker_version: int | None = None,
     ) -> SearchContext:
         """A fresh context for one search of ``query``, due ``budget_s`` seconds from now."""
         now = time.perf_counter()
@@ -154,6 +163,7 @@ class SearchContext:
             deadline=now + budget_s,
             started=now,
             draft_rules=draft_rules,
+            ranker_version=ranker_version,
             understanding=Understanding(query.text),
             retrieval=Retrieval(filters=list(query.filters)),
         )

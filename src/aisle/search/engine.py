@@ -22,11 +22,13 @@ from aisle.core.config import Settings
 from aisle.core.errors import AisleError, BadRequest, ErrorCode
 from aisle.core.storage import BlobStore
 from aisle.core.tenancy import TenantConfig, Tenants
+from aisle.experiments.store import LiveExperiments
 from aisle.search import browse
+from aisle.search.experiments import SearchArms
 from aisle.search.external.registry import ExternalSearches
 from aisle.search.filter_rows import FilterRows
 from aisle.search.indexes import IndexRegistry
-from aisle.search.model import FilterSpec, SearchResult
+from aisle.search.model import ExperimentVariant, FilterSpec, SearchResult
 from aisle.search.pipeline import SearchPipeline, default_stages
 from aisle.search.query import SearchQuery
 from aisle.search.ranking.doc_terms import DocTerms
@@ -85,6 +87,7 @@ class SearchEngine:
             for ``vectors``, or the vector search service's http(s) URL).
         rules, rankers: merchandising rules and learned rankers (None: stages that do nothing).
         external: each tenant's external retail search service for the fallback stage (None: none).
+        arms: the running A/B experiments and what their variants change (None: no experiments).
         budget_s: the search deadline (seconds) after which optional stages are skipped.
     """
 
@@ -98,6 +101,7 @@ class SearchEngine:
         rules: RuleBooks | None = None,
         rankers: RankerStore | None = None,
         external: ExternalSearches | None = None,
+        arms: SearchArms | None = None,
         budget_s: float = 0.25,
     ) -> None:
         self.tenants = tenants
@@ -115,6 +119,7 @@ class SearchEngine:
         self.pipeline = SearchPipeline(stages, budget_s=budget_s)
         self.suggesters = SuggesterRegistry(tenants, indexes, check_every=SUGGEST_CHECK_EVERY_S)
         self.rules = rules
+        self.arms = arms
         self._image_encoder: ImageEncoder | None = None
         self._image_lock = threading.Lock()
 
@@ -132,6 +137,8 @@ class SearchEngine:
             sizes["rule_books"] = self.rules.entry_count
         if self.rankers is not None:
             sizes["rankers"] = self.rankers.entry_count
+        if self.arms is not None:
+            sizes["experiment_arms"] = self.arms.entry_count
         return sizes
 
     @classmethod
@@ -148,14 +155,16 @@ class SearchEngine:
         """
         tenants = tenants if tenants is not None else Tenants(store)
         indexes = IndexRegistry(tenants, settings.data_dir, check_every=settings.catalog_check_seconds)
+        rules = RuleBooks(store)
         return cls(
             tenants,
             indexes,
             VectorSearch(VectorStore.from_settings(settings, store, serving_version=indexes.serving_version)),
             vector_url=settings.vector_url,
-            rules=RuleBooks(store),
+            rules=rules,
             rankers=RankerStore(store),
             external=ExternalSearches(),
+            arms=SearchArms(LiveExperiments(store), rules),
         )
 
     # -- lexical search and browsing ------------------------------------------------------------
@@ -190,12 +199,24 @@ class SearchEngine:
         """The full pipeline for one tenant. ``config``: the tenant's configuration when the caller
         holds it (from :meth:`readiness`), else looked up here, once.
 
+        A search naming a visitor while the tenant runs A/B experiments gets the visitor's variants
+        (:mod:`aisle.search.experiments`): their settings, rules and ranker, and
+        ``queryGraph.experiments`` naming them, so the logged answer and the events after it join to them.
+
         Raises:
             TenantNotFound (404), CatalogNotFound (404): no such tenant or no catalog yet.
             BadRequest: unknown or disallowed filter/facet fields, bad filter values, unavailable sort.
         """
         config = config if config is not None else self.tenants.config(tenant)
-        return self.pipeline.search(self.indexes.get(tenant, config=config), config, query)
+        index = self.indexes.get(tenant, config=config)
+        arm = self.arms.arm(tenant, config, query.visitor_id) if self.arms is not None else None
+        if arm is None:
+            return self.pipeline.search(index, config, query)
+        result = self.pipeline.search(index, arm.config, query, draft=arm.rules, ranker_version=arm.ranker)
+        result.query_graph.experiments = [
+            ExperimentVariant(experimentId=e, variantId=v) for e, v in arm.served
+        ]
+        return result
 
     def preview(
         self,

@@ -114,6 +114,63 @@ class ExternalSearchGraph(BaseModel):
     )
 
 
+class ExperimentVariant(BaseModel):
+    """One experiment a search is in: its id and the visitor's variant (the log's tag
+    ``experimentId:variantId``)."""
+
+    experimentId: str
+    variantId: str
+
+
+class FollowUpOption(BaseModel):
+    """One answer to a follow-up question: send ``{"field": <attribute>, "value": <value>}`` as a filter."""
+
+    value: str = Field(description="The filter value (a category's full path).", examples=["Blue"])
+    label: str = Field(description="What to show (a category's last level).", examples=["Blue"])
+    count: int = Field(description="Products of this search that have this value.")
+
+
+class FollowUp(BaseModel):
+    """A question for a broad search ("Which colour?"), answered by filtering on ``attribute``.
+
+    The filters carry the conversation: answering is the same search with one more filter
+    (``{"field": attribute, "value": option.value}``); each filter on an askable attribute counts as a
+    question answered, so any replica answers the next request the same way.
+    """
+
+    attribute: str = Field(examples=["color"])
+    question: str = Field(examples=["Which colour?"])
+    options: list[FollowUpOption] = Field(description="2 to 8 answers, most frequent first.")
+    number: int = Field(description="This question's number within the query (1 for the first).")
+
+
+class FollowUpCandidate(BaseModel):
+    """An attribute guided search weighed: its expected information gain (bits) and distinct values."""
+
+    attribute: str
+    gain_bits: float
+    values: int
+
+
+class FollowUpGraph(BaseModel):
+    """Why the answer does or does not carry a follow-up question.
+
+    Absent when the tenant has guided search off. ``reason``: ``asked``; or why not: ``few_results`` (under
+    ``min_results``), ``max_questions`` (as many filters on askable attributes as questions allowed),
+    ``no_attribute`` (no askable attribute left unfiltered with enough values), ``low_gain`` (the best
+    question is worth under ``min_gain_bits``), ``deadline``, ``external`` (the external service answered).
+    """
+
+    asked: bool
+    reason: str
+    chooser: str | None = None
+    attribute: str | None = None
+    answered: int = Field(
+        default=0, description="Questions already answered (filters on askable attributes)."
+    )
+    candidates: list[FollowUpCandidate] = Field(default_factory=list)
+
+
 class QueryGraph(BaseModel):
     """What the engine understood of the query and how it answered it.
 
@@ -151,6 +208,14 @@ class QueryGraph(BaseModel):
         "vectors are being built in the background: lexical results only until they land, no restart "
         "needed), 'unavailable' (no text vectors and no build running: lexical results only).",
     )
+    experiments: list[ExperimentVariant] = Field(
+        default_factory=list,
+        description="The A/B experiments this search is in and the visitor's variant in each (only for "
+        "searches naming a visitorId while an experiment of the tenant runs).",
+    )
+    follow_up: FollowUpGraph | None = Field(
+        default=None, description="Whether a follow-up question was asked and why (guided search)."
+    )
     took_ms: float = 0.0
 
 
@@ -184,9 +249,17 @@ PRODUCTS_SCHEMA = WithJsonSchema(
 """``SearchResult.products`` as documented: typed products (the values stay dicts at run time)."""
 
 
-EXTERNAL_ONLY = ("correctedQuery", "attributionToken", "corrected_query", "attribution_token")
-"""Keys left out of a response when None: ``correctedQuery`` (only an external service corrects) and
-``attributionToken`` (only an answer shown to a shopper has one; a rule preview has none)."""
+EXTERNAL_ONLY = (
+    "correctedQuery",
+    "attributionToken",
+    "followUp",
+    "corrected_query",
+    "attribution_token",
+    "follow_up",
+)
+"""Keys left out of a response when None: ``correctedQuery`` (only an external service corrects),
+``attributionToken`` (only an answer shown to a shopper has one; a rule preview has none) and
+``followUp`` (only a broad search of a tenant with guided search asks)."""
 
 
 class SearchResult(BaseModel):
@@ -206,6 +279,12 @@ class SearchResult(BaseModel):
     )
     corrected_query: str | None = Field(
         default=None, alias="correctedQuery", description="The query the external service searched instead."
+    )
+    follow_up: FollowUp | None = Field(
+        default=None,
+        alias="followUp",
+        description="A question for a broad search (guided search, when the tenant enables it): show "
+        "its options; the shopper's answer is the same search with the option as one more filter.",
     )
     attribution_token: str | None = Field(
         default=None,
@@ -231,6 +310,8 @@ class SearchResult(BaseModel):
         }
         if self.corrected_query is not None:
             data["correctedQuery"] = self.corrected_query
+        if self.follow_up is not None:
+            data["followUp"] = self.follow_up.model_dump()
         if self.attribution_token is not None:
             data["attributionToken"] = self.attribution_token
         return orjson.dumps(data)

@@ -21,6 +21,7 @@ from aisle.search.stages.attributes import ExtractAttributes
 from aisle.search.stages.facets import Facets
 from aisle.search.stages.fallback import Fallback
 from aisle.search.stages.filters import ApplyFilters
+from aisle.search.stages.follow_up import AskFollowUp
 from aisle.search.stages.hybrid import Hybrid
 from aisle.search.stages.rerank import Rerank
 from aisle.search.stages.retrieve import Retrieve
@@ -60,8 +61,10 @@ def default_stages(
     preview passes its draft rule set to :meth:`SearchPipeline.run` instead), ``vectors`` the hybrid
     stage (``filter_rows`` its filter cache), ``rankers`` the learned reranking, ``external`` the
     fallback to each tenant's external search service (``crs_config.json``). ``default_stages()`` is
-    plain lexical search with query understanding and facets.
+    plain lexical search with query understanding and facets. A broad search's follow-up question
+    (guided search, a tenant setting) comes last, from the counts the facets stage made for it.
     """
+    follow_up = AskFollowUp()
     return (
         MerchandisingRules(rules, clock),
         Understand(),
@@ -72,8 +75,9 @@ def default_stages(
         Hybrid(vectors, filter_rows),
         Rerank(rankers),
         PinProducts(),
-        Facets(),
+        Facets((follow_up,)),
         Fallback(external),
+        follow_up,
     )
 
 
@@ -90,6 +94,7 @@ STAGE_NAMES = {
     PinProducts: "pin",
     Facets: "facets",
     Fallback: "fallback",
+    AskFollowUp: "follow-up",
 }
 
 
@@ -107,22 +112,35 @@ class SearchPipeline:
         self._readers = [s for s in self.stages if isinstance(s, ReadsCandidates)]
 
     def search(
-        self, index: TenantIndex, config: TenantConfig, query: SearchQuery, *, draft: RuleDraft | None = None
+        self,
+        index: TenantIndex,
+        config: TenantConfig,
+        query: SearchQuery,
+        *,
+        draft: RuleDraft | None = None,
+        ranker_version: int | None = None,
     ) -> SearchResult:
         """Search one tenant: ``query.size`` (0..100) products from ``query.offset``; facets over all
-        matches. ``draft`` replaces the tenant's live merchandising rules for this search (a preview).
+        matches. ``draft`` replaces the tenant's live merchandising rules for this search (a preview, or
+        an experiment's variant), ``ranker_version`` its live learned ranker.
 
         Raises:
             BadRequest: unknown or disallowed filter/facet fields, bad filter values, unavailable sort.
         """
-        ctx = self.run(index, config, query, draft=draft)
+        ctx = self.run(index, config, query, draft=draft, ranker_version=ranker_version)
         start = time.perf_counter()
         result = shape_result(ctx)
         add_timing("shape", time.perf_counter() - start)
         return result
 
     def run(
-        self, index: TenantIndex, config: TenantConfig, query: SearchQuery, *, draft: RuleDraft | None = None
+        self,
+        index: TenantIndex,
+        config: TenantConfig,
+        query: SearchQuery,
+        *,
+        draft: RuleDraft | None = None,
+        ranker_version: int | None = None,
     ) -> SearchContext:
         """Run every stage and return the final context (its ``retrieval.match_query`` selects all
         matches); ``draft`` as in :meth:`search`.
@@ -131,7 +149,9 @@ class SearchPipeline:
         ``error`` and that service answers (:meth:`Fallback.rescue`); a client's error (a 4xx) always
         fails it.
         """
-        ctx = SearchContext.start(index, config, query, budget_s=self.budget_s, draft_rules=draft)
+        ctx = SearchContext.start(
+            index, config, query, budget_s=self.budget_s, draft_rules=draft, ranker_version=ranker_version
+        )
         if query.sort == "relevance" and query.size > 0:
             depths = [(s, s.candidate_depth(ctx)) for s in self._readers]
             ctx.retrieval.candidate_depth = max((d for _, d in depths), default=0)
@@ -188,4 +208,5 @@ def shape_result(ctx: SearchContext) -> SearchResult:
         query_graph=ctx.graph,
         redirect=redirect,
         corrected_query=external.corrected_query if external is not None else None,
+        follow_up=ctx.output.follow_up,
     )

@@ -10,7 +10,13 @@ from pydantic import BaseModel
 
 from aisle.catalog.datasets import DemoDataset
 from aisle.catalog.datasets.common import tenant_files
-from aisle.core.tenant_config import Attribute, AttributeConfiguration, GlobalConfiguration, Synonym
+from aisle.core.tenant_config import (
+    Attribute,
+    AttributeConfiguration,
+    FollowUpConfig,
+    GlobalConfiguration,
+    Synonym,
+)
 
 
 def configs() -> dict[str, BaseModel]:
@@ -45,9 +51,16 @@ def configs() -> dict[str, BaseModel]:
                 weight=1.5,
                 filterable=True,
                 facetable=True,
+                question="Which colour?",
             ),
             Attribute(
-                name="gender", role="gender", searchable=True, weight=1.0, filterable=True, facetable=True
+                name="gender",
+                role="gender",
+                searchable=True,
+                weight=1.0,
+                filterable=True,
+                facetable=True,
+                question="Who is it for?",
             ),
             Attribute(
                 name="category",
@@ -66,9 +79,17 @@ def configs() -> dict[str, BaseModel]:
                 filterable=True,
                 facetable=True,
                 extract=True,
+                question="Which kind?",
             ),
-            Attribute(name="season", filterable=True, facetable=True),
-            Attribute(name="usage", searchable=True, weight=0.5, filterable=True, facetable=True),
+            Attribute(name="season", filterable=True, facetable=True, question="For which season?"),
+            Attribute(
+                name="usage",
+                searchable=True,
+                weight=0.5,
+                filterable=True,
+                facetable=True,
+                question="What is it for?",
+            ),
             Attribute(name="year", type="integer", filterable=True, facetable=True, sortable=True),
             # Descriptions are not searched: they mention what goes with the product ("team it with
             # running shoes"), which made jerseys match shoe queries.
@@ -80,6 +101,8 @@ def configs() -> dict[str, BaseModel]:
     global_ = GlobalConfiguration(
         display_name="Fashion (Myntra)",
         currency="INR",
+        # guided search: a query matching 40+ products over several colours, brands... asks one question
+        follow_up=FollowUpConfig(enabled=True),
         synonyms=[
             Synonym(terms=["tshirt", "t-shirt", "tee"]),
             Synonym(terms=["sneakers", "sports shoes"]),

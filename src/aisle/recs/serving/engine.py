@@ -25,6 +25,7 @@ from aisle.recs.containers import Container, SlotConfig
 from aisle.recs.serving.bundles import Bundles
 from aisle.recs.serving.containers import ContainerCache
 from aisle.recs.serving.evaluation import ModelEvaluation
+from aisle.recs.serving.experiments import RunningExperiments, container_arm
 from aisle.recs.serving.items import ItemOut, Prediction, item_out
 from aisle.recs.serving.models import ModelSource, ServedModel
 from aisle.recs.serving.personal import Personaliser
@@ -44,6 +45,8 @@ class PredictEngine:
         models: where loaded models come from.
         containers: the containers read recently (default: a :class:`ContainerCache` of 2 s); a
             container edit is seen by this engine at most its ``ttl_s`` seconds after it is written.
+        experiments: the running A/B experiments (None: none; see
+            :mod:`aisle.recs.serving.experiments`).
     """
 
     def __init__(
@@ -53,11 +56,13 @@ class PredictEngine:
         models: ModelSource,
         *,
         containers: ContainerCache | None = None,
+        experiments: RunningExperiments | None = None,
     ) -> None:
         self.tenants = tenants
         self.events = events
         self.models = models
         self.containers = containers if containers is not None else ContainerCache()
+        self.experiments = experiments
         self.tenant_cache = TenantCache(tenants)
         self.personaliser = Personaliser(events)
         self.bundles = Bundles(self.tenant_cache, self.containers, models, self.personaliser)
@@ -98,6 +103,8 @@ class PredictEngine:
         With ``warm_only`` the call does only CPU work and local file reads (about 1 ms) or raises
         :class:`NotWarm`, so an async route can answer inline and send cold requests to a thread.
         The container comes from :attr:`containers`, so an edit is served at most ``ttl_s`` seconds late.
+        A visitor in a running recommendations experiment gets their variant's container
+        (:mod:`aisle.recs.serving.experiments`), named in ``Prediction.experiments``.
 
         Raises:
             TenantNotFound, ContainerNotFound (404); BadRequest ``model_ids_unknown``,
@@ -108,6 +115,9 @@ class PredictEngine:
             raise NotWarm("personalisation")
         config, state = self.tenant_cache.get(tenant, warm_only=warm_only)
         container = self._container(tenant, state, q.container_id, warm_only=warm_only)
+        served: list[tuple[str, str]] = []
+        if self.experiments is not None and q.visitor_id:  # never warm_only: a visitor raised NotWarm
+            container, served = container_arm(self.experiments, tenant, container, q.visitor_id)
         slots = _select_slots(container, q.model_ids)
         table = self.tenant_cache.table(config, state, warm_only=warm_only)
         rules = with_saved_rules(container, q.actions) if q.params.container_rules else q.actions
@@ -127,7 +137,7 @@ class PredictEngine:
             ranked += rank_slot(slot, model, q.seeds, table, actions, personal, taken, options)
         items = [item_out(r, table, q.params, personal) for r in ranked]
         models = [s.modelId for s in sorted(slots, key=lambda s: s.placement)]
-        return Prediction(items, [personal.degraded] if personal.degraded else [], models)
+        return Prediction(items, [personal.degraded] if personal.degraded else [], models, served)
 
     def evaluate(
         self, tenant: str, q: PredictQuery, model_type: str, model_name: str, k: int = 20

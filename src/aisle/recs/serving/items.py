@@ -35,6 +35,8 @@ class Prediction:
     degraded: list[str] = field(default_factory=list)
     models: list[str] = field(default_factory=list)
     """The models of the slots that ran, in placement order."""
+    experiments: list[tuple[str, str]] = field(default_factory=list)
+    """The ``(experimentId, variantId)`` of each running experiment the visitor was served."""
 
 
 def item_out(r: Ranked, table: ProductTable, params: PredictParams, personal: Personal) -> ItemOut:

@@ -34,13 +34,19 @@ Progress = Callable[[str, int, int], None]
 INDEX_FORMAT = 2
 
 
+NOT_INDEXED = {"ask", "question"}
+"""Attribute fields that play no part in the index (guided search's)."""
+
+
 def index_dir(data_dir: Path, tenant: str, version: str, config: AttributeConfiguration) -> Path:
     """Where the index of ``tenant``'s catalog ``version`` under ``config`` lives in the data dir.
 
     The index format and the attribute configuration's hash are part of the name: a change of
-    either means a new index.
+    either means a new index. Guided search's wording and choice (``ask``, ``question``) are left out
+    of the hash: they change no index, and an index built before they existed keeps its name.
     """
-    digest = hashlib.sha1(f"{INDEX_FORMAT}:{config.model_dump_json()}".encode()).hexdigest()[:10]
+    indexed = config.model_dump_json(exclude={"attributes": {"__all__": NOT_INDEXED}})
+    digest = hashlib.sha1(f"{INDEX_FORMAT}:{indexed}".encode()).hexdigest()[:10]
     return Path(data_dir) / "indexes" / tenant / f"{version}-{digest}"
 
 

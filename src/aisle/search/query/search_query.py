@@ -26,7 +26,8 @@ class SearchQuery:
         facets: attribute names to count over all matches, in order, each once.
         sort: ``relevance``, ``price_asc`` or ``price_desc``.
         user_group: the shopper's user group (``user_group_configuration.json``); rules may target it.
-        visitor_id: the shopper as the tenant's external search service knows them (``crs_config.json``).
+        visitor_id: the shopper as the tenant's external search service knows them (``crs_config.json``),
+            and the unit A/B experiments assign a variant to (:mod:`aisle.search.experiments`).
 
     ``filters`` and ``facets`` are kept as tuples (any sequence is taken); a repeated facet counts once.
     """

@@ -57,12 +57,14 @@ class RuleBook:
     """The enabled rules of one tenant, highest priority first (ties by id), ready to match.
 
     Args:
-        rules: the tenant's rules (disabled ones are dropped).
+        rules: the tenant's rules (disabled ones never fire; they are kept in ``disabled``, which an
+            experiment's variant may switch on).
         stamp: the index file's bytes these rules were loaded under.
     """
 
     def __init__(self, rules: Sequence[Rule], stamp: bytes | None = None) -> None:
         self.rules = sorted((r for r in rules if r.enabled), key=lambda r: (-r.priority, r.id))
+        self.disabled = [r for r in rules if not r.enabled]
         self.stamp = stamp
         self._matchers = [_QueryMatcher(r) for r in self.rules]
         self._cache: dict[str, tuple[int, ...]] = {}

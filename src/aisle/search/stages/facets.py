@@ -11,15 +11,25 @@ Errors: unknown name → 400 ``facet_unknown``; attribute not facetable → 400 
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, Protocol, runtime_checkable
 
 from aisle.core.errors import BadRequest, ErrorCode
-from aisle.core.tenant_config import AttributeRole, AttributeType
+from aisle.core.tenant_config import Attribute, AttributeRole, AttributeType
 from aisle.search.context import SearchContext
 from aisle.search.index.schema import MAX_CATEGORY_LEVELS, level_field, numeric_field
 from aisle.search.query.labels import number_label, range_label
 
 FACET_SIZE = 30
+
+
+@runtime_checkable
+class ReadsValueCounts(Protocol):
+    """A later stage that reads value counts of attributes beyond the requested facets (the follow-up
+    question's candidates): the facets stage counts them in its one aggregation over the matches, and
+    keeps them in ``ctx.output.value_counts``, out of the response's facets."""
+
+    def counted_attributes(self, ctx: SearchContext) -> list[str]: ...
 
 
 def facet_aggregations(ctx: SearchContext) -> dict[str, dict[str, Any]]:
@@ -40,41 +50,54 @@ def facet_aggregations(ctx: SearchContext) -> dict[str, dict[str, Any]]:
                 code=ErrorCode.FACET_NOT_ALLOWED,
                 details={"facet": name},
             )
-        if attr.type is AttributeType.category_path:
-            level = min(ctx.retrieval.category_level.get(name, 0), MAX_CATEGORY_LEVELS - 1)
-            aggs[name] = {"terms": {"field": level_field(attr, level), "size": FACET_SIZE}}
-        elif attr.type is AttributeType.keyword:
-            aggs[name] = {"terms": {"field": f"k_{name}", "size": FACET_SIZE}}
-        elif attr.type is AttributeType.number or (attr.role is AttributeRole.price):
-            configured = ctx.config.global_.price_ranges
-            ranges = [(r.start, r.end) for r in configured] if configured else index.price_ranges
-            spec = []
-            for lo, hi in ranges:
-                bucket: dict[str, float] = {}
-                if lo is not None:
-                    bucket["from"] = lo
-                if hi is not None:
-                    bucket["to"] = hi
-                spec.append(bucket)
-            aggs[name] = {"range": {"field": numeric_field(attr), "ranges": spec or [{}]}}
-        elif attr.type is AttributeType.integer:
-            aggs[name] = {"terms": {"field": numeric_field(attr), "size": FACET_SIZE}}
-        elif attr.type is AttributeType.boolean:
-            aggs[name] = {"terms": {"field": f"b_{name}", "size": 2}}
-        else:
-            raise BadRequest(f"attribute '{name}' is not facetable", code=ErrorCode.FACET_NOT_ALLOWED)
+        aggs[name] = _aggregation(ctx, attr)
     return aggs
 
 
+def _aggregation(ctx: SearchContext, attr: Attribute) -> dict[str, Any]:
+    name, index = attr.name, ctx.index
+    if attr.type is AttributeType.category_path:
+        level = min(ctx.retrieval.category_level.get(name, 0), MAX_CATEGORY_LEVELS - 1)
+        return {"terms": {"field": level_field(attr, level), "size": FACET_SIZE}}
+    if attr.type is AttributeType.keyword:
+        return {"terms": {"field": f"k_{name}", "size": FACET_SIZE}}
+    if attr.type is AttributeType.number or (attr.role is AttributeRole.price):
+        configured = ctx.config.global_.price_ranges
+        ranges = [(r.start, r.end) for r in configured] if configured else index.price_ranges
+        spec = []
+        for lo, hi in ranges:
+            bucket: dict[str, float] = {}
+            if lo is not None:
+                bucket["from"] = lo
+            if hi is not None:
+                bucket["to"] = hi
+            spec.append(bucket)
+        return {"range": {"field": numeric_field(attr), "ranges": spec or [{}]}}
+    if attr.type is AttributeType.integer:
+        return {"terms": {"field": numeric_field(attr), "size": FACET_SIZE}}
+    if attr.type is AttributeType.boolean:
+        return {"terms": {"field": f"b_{name}", "size": 2}}
+    raise BadRequest(f"attribute '{name}' is not facetable", code=ErrorCode.FACET_NOT_ALLOWED)
+
+
 class Facets:
-    """Fills ``ctx.output.facet_counts`` for the requested facets over ``ctx.retrieval.match_query``."""
+    """Fills ``ctx.output.facet_counts`` for the requested facets over ``ctx.retrieval.match_query``,
+    and ``ctx.output.value_counts`` with those and the attributes ``readers`` ask for (one aggregation)."""
+
+    def __init__(self, readers: Sequence[ReadsValueCounts] = ()) -> None:
+        self.readers = tuple(readers)
 
     def run(self, ctx: SearchContext) -> SearchContext:
-        if not ctx.query.facets:
-            return ctx
         aggs = facet_aggregations(ctx)
+        for reader in self.readers:
+            for name in reader.counted_attributes(ctx):
+                attr = ctx.index.attribute(name)
+                if name not in aggs and attr is not None and attr.facetable:
+                    aggs[name] = _aggregation(ctx, attr)
+        if not aggs:
+            return ctx
         if ctx.retrieval.match_query is None or ctx.output.total == 0:
-            ctx.output.facet_counts = {name: [] for name in aggs}
+            ctx.output.facet_counts = {name: [] for name in ctx.query.facets}
             return ctx
         result = ctx.index.searcher.aggregate(ctx.retrieval.match_query, aggs)
         for name, spec in aggs.items():
@@ -87,7 +110,8 @@ class Facets:
                 ]
             else:
                 values = [(_key(b["key"]), int(b["doc_count"])) for b in buckets if b["doc_count"]]
-            ctx.output.facet_counts[name] = values
+            ctx.output.value_counts[name] = values
+        ctx.output.facet_counts = {name: ctx.output.value_counts[name] for name in ctx.query.facets}
         return ctx
 
 

@@ -17,7 +17,7 @@ import numpy as np
 
 from aisle.search.context import Hit, SearchContext
 from aisle.search.ranking.features import candidate_features
-from aisle.search.ranking.store import RankerStore
+from aisle.search.ranking.store import Ranker, RankerNotFound, RankerStore
 from aisle.search.stages.retrieve import lexical_candidates
 
 
@@ -33,7 +33,19 @@ class Rerank:
         cfg = ctx.config.global_.ranking
         if self.rankers is None or not cfg.enabled or ctx.query.sort != "relevance":
             return 0
+        if ctx.ranker_version is not None:
+            return cfg.candidates
         return cfg.candidates if self.rankers.may_be_in_use(ctx.index.tenant) else 0
+
+    def _ranker(self, ctx: SearchContext) -> Ranker | None:
+        """The search's ranker: an experiment variant's version, else the tenant's live one."""
+        assert self.rankers is not None
+        if ctx.ranker_version is None:
+            return self.rankers.current(ctx.index.tenant)
+        try:
+            return self.rankers.load(ctx.index.tenant, ctx.ranker_version)
+        except RankerNotFound:  # deleted under a running experiment: no reranking, as without one
+            return None
 
     def run(self, ctx: SearchContext) -> SearchContext:
         if self.rankers is None:
@@ -41,7 +53,7 @@ class Rerank:
         cfg = ctx.config.global_.ranking
         if not cfg.enabled or ctx.output.total == 0 or not ctx.reorders_within(cfg.candidates):
             return ctx
-        ranker = self.rankers.current(ctx.index.tenant)
+        ranker = self._ranker(ctx)
         if ranker is None:
             return ctx
         candidates = ctx.retrieval.candidates

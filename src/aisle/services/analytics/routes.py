@@ -24,6 +24,7 @@ from aisle.core.errors import BadRequest, ErrorCode, TenantNotFound
 from aisle.services.analytics.schemas import (
     Containers,
     Daily,
+    FollowUps,
     Models,
     Positions,
     Queries,
@@ -202,6 +203,17 @@ def no_clicks(
     _checked(state, tenant)
     rows = state.engine.reports.no_click_queries(tenant, when.start, when.end, limit=limit)
     return _answer(QueryCounts, _frame(state, tenant, when), rows, format)
+
+
+@_route("/searches/follow-ups", FollowUps, "Guided search: questions asked and answered per query")
+def follow_ups(
+    state: State, tenant: TenantQuery, when: PeriodQuery, limit: Limit = 100, format: Format = "json"
+) -> Any:
+    """Per normalised query: searches, follow-up questions asked, searches that answered one, and the
+    attribute asked about most; the queries asked most first (never asked nor answered: left out)."""
+    _checked(state, tenant)
+    rows = state.engine.reports.follow_ups(tenant, when.start, when.end, limit=limit)
+    return _answer(FollowUps, _frame(state, tenant, when), rows, format)
 
 
 @_route("/positions", Positions, "Clicks and click-through rate by position")

@@ -69,6 +69,20 @@ class QueryCount(BaseModel):
     searches: int
 
 
+class FollowUpRow(BaseModel):
+    """Guided search on one query: questions asked, and searches whose filters answered one."""
+
+    query: str = Field(description="The normalised query.")
+    searches: int
+    asked: int = Field(description="Searches whose answer carried a follow-up question.")
+    askRate: float | None = Field(description="asked / searches.")
+    answered: int = Field(
+        description="Searches whose filters answered a question (a filter on an askable attribute)."
+    )
+    answerRate: float | None = Field(description="answered / asked (null when none was asked).")
+    attribute: str = Field(description="The attribute asked about most ('' when none was asked).")
+
+
 class PositionRow(BaseModel):
     position: int = Field(description="1-based position in the results.")
     clicks: int
@@ -112,6 +126,10 @@ class Queries(Report):
 
 class QueryCounts(Report):
     items: list[QueryCount]
+
+
+class FollowUps(Report):
+    items: list[FollowUpRow]
 
 
 class Positions(Report):

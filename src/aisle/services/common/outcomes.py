@@ -19,6 +19,7 @@ from aisle.analytics.engine import AnalyticsEngine
 from aisle.analytics.records import Answer, AnswerKind, Record, new_attribution_token
 from aisle.core.config import Settings
 from aisle.core.storage import BlobStore
+from aisle.experiments.assignment import join_tags, tag
 from aisle.search.model import SearchResult
 from aisle.search.query import SearchQuery
 
@@ -45,7 +46,9 @@ class Outcomes:
         """Give ``result`` its attribution token and record the answer; returns the token.
 
         Recorded: the normalised query, the filters (canonical JSON), the sort, the products shown in
-        order, ``total``, the stage that answered, the rules that fired, the visitor and the latency.
+        order, ``total``, the stage that answered, the rules that fired, the experiment variants
+        (``queryGraph.experiments`` as ``experimentId:variantId`` tags), the visitor, the latency, and
+        the guided-search question asked (its attribute) and the questions the request answered.
         """
         token = new_attribution_token()
         result.attribution_token = token
@@ -68,8 +71,11 @@ class Outcomes:
                 sort=query.sort,
                 stage=graph.stage,
                 rules=tuple(str(r.get("id", "")) for r in graph.rules),
+                variant=join_tags([tag(e.experimentId, e.variantId) for e in graph.experiments]),
                 latency_ms=graph.took_ms,
                 visitor_id=query.visitor_id,
+                follow_up=result.follow_up.attribute if result.follow_up is not None else "",
+                follow_ups_answered=graph.follow_up.answered if graph.follow_up is not None else 0,
             )
         )
         return token

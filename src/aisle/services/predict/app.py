@@ -19,6 +19,7 @@ from aisle.core.errors import Unavailable
 from aisle.core.events import EventStore, open_event_store
 from aisle.core.storage.resolver import open_blob_store_from_settings
 from aisle.core.tenancy import Tenants
+from aisle.experiments.store import LiveExperiments
 from aisle.recs.serving import ContainerCache, ModelSource, PredictEngine, RegistryModelSource
 from aisle.services.common.app import service_app
 from aisle.services.common.outcomes import open_outcomes
@@ -55,7 +56,11 @@ def create_app(
         tenants=tenants,
         events=events,
         engine=PredictEngine(
-            tenants, events, models, containers=ContainerCache(settings.container_cache_seconds)
+            tenants,
+            events,
+            models,
+            containers=ContainerCache(settings.container_cache_seconds),
+            experiments=LiveExperiments(store),
         ),
         authorizer=Authorizer(settings, store),
     )

@@ -16,6 +16,7 @@ from fastapi.responses import Response
 from aisle.analytics.records import Answer, new_attribution_token
 from aisle.core.auth.scopes import RECS_READ
 from aisle.core.validation import EXTERNAL_ID_PATTERN, ID_PATTERN
+from aisle.experiments.assignment import join_tags, tag
 from aisle.recs.serving import ItemOut, NotWarm, PredictParams, PredictQuery
 from aisle.services.common.auth import require_scope
 from aisle.services.common.errors import RETRY_AFTER_DOC
@@ -78,13 +79,20 @@ def item_json(item: ItemOut) -> dict[str, Any]:
     return {k: v for k, v in item.__dict__.items() if v is not None}
 
 
-def ok(data: Any, degraded: list[str] | None = None, token: str | None = None) -> Response:
+def ok(
+    data: Any,
+    degraded: list[str] | None = None,
+    token: str | None = None,
+    experiments: list[tuple[str, str]] | None = None,
+) -> Response:
     """The success envelope, serialised with orjson (the route's response_model documents it); with
     ``degraded`` codes, the ``Aisle-Degraded`` header saying personalisation was skipped and why;
-    with ``token``, the answer's ``attributionToken``."""
+    with ``token``, the answer's ``attributionToken``; with ``experiments``, the variants served."""
     body: dict[str, Any] = {"success": True, "response_data": data, "error": None}
     if token is not None:
         body["attributionToken"] = token
+    if experiments:
+        body["experiments"] = [{"experimentId": e, "variantId": v} for e, v in experiments]
     headers = None
     if degraded:
         reasons = ", ".join(f"personalization;reason={code}" for code in degraded)
@@ -158,12 +166,13 @@ async def predict(body: PredictRequest, tenant: TenantQuery, engine: Engine, req
         len(out.items),
         container_id=body.containerId,
         models=tuple(out.models),
+        variant=join_tags([tag(e, v) for e, v in out.experiments]),
         latency_ms=round((time.perf_counter() - started) * 1000, 3),
         visitor_id=body.visitorId,
         user_id=body.userId,
     )
     record(request, answer)
-    return ok([item_json(i) for i in out.items], out.degraded, token)
+    return ok([item_json(i) for i in out.items], out.degraded, token, out.experiments)
 
 
 @router.post(

@@ -45,6 +45,11 @@ class RecommendationItem(BaseModel):
     )
 
 
+class ExperimentServed(BaseModel):
+    experimentId: str
+    variantId: str
+
+
 class PredictResponse(BaseModel):
     success: bool = True
     response_data: list[RecommendationItem]
@@ -54,6 +59,11 @@ class PredictResponse(BaseModel):
         max_length=128,
         description="Opaque token of this answer: send it as `attributionToken` (with the product's "
         "`position`) on the shopper's click and purchase events, so analytics credits them to it.",
+    )
+    experiments: list[ExperimentServed] | None = Field(
+        default=None,
+        description="The A/B experiments on recommendations the visitor is in and their variant "
+        "(present only for a request naming a visitorId while such an experiment runs).",
     )
 
 

@@ -12,13 +12,17 @@ from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
 
+from aisle.analytics.engine import AnalyticsEngine
 from aisle.core.auth.dependencies import Authorizer
 from aisle.core.config import Settings, load_settings
 from aisle.core.storage.resolver import open_blob_store_from_settings
 from aisle.core.tenancy import Tenants
+from aisle.recs.serving.experiments import ContainerPromotion
 from aisle.search.engine import SearchEngine
+from aisle.search.experiment_admin import ExperimentAdmin
 from aisle.services.common.app import service_app
 from aisle.services.rules.console.pages import mount_console
+from aisle.services.rules.experiment_routes import router as experiment_router
 from aisle.services.rules.routes import router
 from aisle.services.rules.state import RulesState
 
@@ -42,15 +46,25 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         "external: to the tenant's external search service). "
         "Every rule has a version; a replace or delete naming a stale version gets 409 "
         "`rule_version_conflict` and changes nothing. `POST /rules/preview` runs a search with and "
-        "without a rule. Every endpoint but /health takes the `tenant` query parameter. Errors: "
+        "without a rule. A/B experiments (`/experiments`): 2 to 5 variants of rules, hybrid, ranker and "
+        "pipeline settings, a stable split by visitorId, start, stop, promote, and results per variant "
+        "with 95% intervals, Benjamini-Hochberg adjusted p-values and a sample-ratio-mismatch check. "
+        "Every endpoint but /health takes the `tenant` query parameter. Errors: "
         '`{"error": {"code", "message", "details"}}`. The merchandising console (HTML, sign-in with an '
         "access token) is served at `/`.",
-        routers=[router],
+        routers=[router, experiment_router],
         settings=settings,
         lifespan=lifespan,
         tenants=engine.tenants,
     )
-    app.state.rules = RulesState(settings=settings, store=store, engine=engine)
+    assert engine.rankers is not None
+    app.state.rules = RulesState(
+        settings=settings,
+        store=store,
+        engine=engine,
+        experiments=ExperimentAdmin(engine.tenants, engine.rankers, ContainerPromotion(engine.tenants.scope)),
+        analytics=AnalyticsEngine.from_settings(settings, store, record=False),
+    )
     app.state.metrics.add_caches(engine.cache_sizes())
     app.state.authorizer = Authorizer(settings, store)
     mount_console(app)

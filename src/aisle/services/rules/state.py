@@ -7,10 +7,12 @@ from typing import Annotated
 
 from fastapi import Depends, Request
 
+from aisle.analytics.engine import AnalyticsEngine
 from aisle.core.config import Settings
 from aisle.core.storage import BlobStore
 from aisle.core.tenancy import Tenants
 from aisle.search.engine import SearchEngine
+from aisle.search.experiment_admin import ExperimentAdmin
 from aisle.search.indexes import IndexRegistry
 
 
@@ -20,12 +22,15 @@ class RulesState:
 
     ``engine`` is a search engine like the search service's (same stages, vectors, rankers, fallback
     and deadline): previews run its live pipeline with a draft rule set. Its ``indexes`` also serve
-    validation (filter values, product ids).
+    validation (filter values, product ids). ``experiments`` manages the A/B experiments;
+    ``analytics`` reads their results from the analytics log (it records nothing).
     """
 
     settings: Settings
     store: BlobStore
     engine: SearchEngine
+    experiments: ExperimentAdmin
+    analytics: AnalyticsEngine
 
     @property
     def tenants(self) -> Tenants:

@@ -2,7 +2,8 @@
 
 One page per tenant and period (``from``/``to`` dates, default the last 28 days): summary cards, the
 daily series and clicks by position as charts (Chart.js, served from ``static/``), top queries,
-no-result queries (each with a link that opens a new rule for it), no-click queries, containers and
+no-result queries (each with a link that opens a new rule for it), no-click queries, guided search's
+questions asked and answered per query, containers and
 rules by effect, and CSV exports. Every figure comes from ``GET /analytics/...`` with the session's
 token (scope ``analytics:read``); when the log holds the demo's simulated traffic, the page says so.
 """
@@ -22,14 +23,15 @@ from aisle.services.rules.console.session import Session
 
 router = APIRouter(include_in_schema=False)
 DEFAULT_DAYS = 28
-EXPORTS = ("summary", "daily", "searches", "searches/no-results", "searches/no-clicks", "positions",
-           "recommendations", "rules")  # fmt: skip
+EXPORTS = ("summary", "daily", "searches", "searches/no-results", "searches/no-clicks",
+           "searches/follow-ups", "positions", "recommendations", "rules")  # fmt: skip
 SECTIONS = {
     "summary": {},
     "daily": {},
     "searches": {"limit": 20},
     "searches/no-results": {"limit": 20},
     "searches/no-clicks": {"limit": 20},
+    "searches/follow-ups": {"limit": 20},
     "positions": {"depth": 10},
     "recommendations": {},
     "rules": {},

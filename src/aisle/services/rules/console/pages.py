@@ -114,13 +114,20 @@ def _tenant(request: Request, exc: Exception) -> Response:
 
 def mount_console(app: FastAPI) -> None:
     """Add the console's routes, static files and error pages to the rules service's ``app``."""
-    from aisle.services.rules.console import analytics_pages, preview_pages, recs_pages, rules_pages
+    from aisle.services.rules.console import (
+        analytics_pages,
+        experiment_pages,
+        preview_pages,
+        recs_pages,
+        rules_pages,
+    )
 
     app.include_router(router)
     app.include_router(rules_pages.router)
     app.include_router(preview_pages.router)
     app.include_router(recs_pages.router)
     app.include_router(analytics_pages.router)
+    app.include_router(experiment_pages.router)
     app.mount("/console/static", StaticFiles(directory=HERE / "static"), name="console-static")
     app.add_exception_handler(SignInRequired, _sign_in)
     app.add_exception_handler(CsrfRejected, _csrf)

@@ -14,6 +14,7 @@ service of this process (auth on) over the demo catalogs imported to a temporary
 from __future__ import annotations
 
 import gzip
+import json
 import os
 import tempfile
 from collections.abc import Iterator
@@ -21,7 +22,6 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
-import orjson
 
 CHROMIUM = Path("/usr/bin/chromium")
 KEY_DELAY_MS = 60
@@ -52,7 +52,7 @@ def queries(data_dir: Path) -> dict[str, list[str]]:
     with gzip.open(data_dir / "fashion" / "products.jsonl.gz") as fh:
         for i, line in enumerate(fh):
             if i % 150 == 0:
-                row = orjson.loads(line)
+                row = json.loads(line)  # the catalog has NaN prices, which orjson refuses
                 q = f"{row.get('brand') or ''} {row.get('article_type') or ''}".strip().lower()
                 if q and q not in fashion:
                     fashion.append(q)

@@ -165,10 +165,11 @@ class SearchEngine:
         tenant's configuration when it was looked up on the way (see :class:`Readiness`).
 
         A search waits for nothing when the tenants' store is local (refreshing a cached configuration,
-        rule book or catalog version is a file read, not a network call), the tenant's index is open
-        and current (no build) and its external search service is off (no HTTP call to a fallback).
-        The search service runs such a search on its event loop instead of handing it to the thread
-        pool: the hop costs about a sixth of a search's CPU (issue 18's profile). Either way it passes
+        rule book or catalog version is a file read, not a network call) and the tenant's index is open
+        and current (no build). The search service runs such a search on its event loop with
+        :meth:`search_async` instead of handing it to the thread pool (the hop costs about a sixth of
+        a search's CPU, issue 18's profile); a tenant's external fallback does not change that, since
+        :meth:`search_async` awaits its HTTP call (issue 32). Either way it passes
         ``config`` on to :meth:`search`, so one search looks its configuration up once. Any doubt (an
         unknown tenant, a bad configuration) answers "waits", and the search runs on the thread pool
         and raises there.
@@ -179,11 +180,11 @@ class SearchEngine:
             config = self.tenants.config(tenant)
         except Exception:  # the thread-pool path raises it, with its status
             return Readiness(None, waits=True)
-        waits = config.crs.active or not self.indexes.is_current(tenant, config.attributes)
-        return Readiness(config, waits=waits)
+        return Readiness(config, waits=not self.indexes.is_current(tenant, config.attributes))
 
     def answers_without_waiting(self, tenant: str) -> bool:
-        """Whether a search of ``tenant`` now is CPU work only (see :meth:`readiness`)."""
+        """Whether a search of ``tenant`` now may run on an event loop with :meth:`search_async`
+        (see :meth:`readiness`)."""
         return not self.readiness(tenant).waits
 
     def search(self, tenant: str, query: SearchQuery, *, config: TenantConfig | None = None) -> SearchResult:
@@ -196,6 +197,15 @@ class SearchEngine:
         """
         config = config if config is not None else self.tenants.config(tenant)
         return self.pipeline.search(self.indexes.get(tenant, config=config), config, query)
+
+    async def search_async(self, tenant: str, query: SearchQuery, *, config: TenantConfig) -> SearchResult:
+        """:meth:`search` on an event loop, for a tenant :meth:`readiness` found ready (``config`` its
+        configuration from there): the stages run inline, the external fallback's call, when this
+        search makes one, is awaited (same deadline, breaker, slots and cache as :meth:`search`).
+
+        Raises: as :meth:`search`.
+        """
+        return await self.pipeline.search_async(self.indexes.get(tenant, config=config), config, query)
 
     def preview(
         self,

@@ -32,7 +32,13 @@ class SearchState:
 
     def search(self, tenant: str, query: SearchQuery, *, config: TenantConfig | None = None) -> SearchResult:
         """:meth:`SearchEngine.search`, the answer given its attribution token and recorded."""
-        result = self.engine.search(tenant, query, config=config)
+        return self._recorded(tenant, query, self.engine.search(tenant, query, config=config))
+
+    async def search_async(self, tenant: str, query: SearchQuery, *, config: TenantConfig) -> SearchResult:
+        """:meth:`SearchEngine.search_async` (on the event loop, for a ready tenant), recorded alike."""
+        return self._recorded(tenant, query, await self.engine.search_async(tenant, query, config=config))
+
+    def _recorded(self, tenant: str, query: SearchQuery, result: SearchResult) -> SearchResult:
         if self.outcomes is not None:
             self.outcomes.search_answer(tenant, "search", query, result)
         return result

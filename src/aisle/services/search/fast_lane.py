@@ -205,7 +205,9 @@ class SearchFastLane:
             if route is self.route:
                 scope[self.parsed_key] = body  # the route, if it answers, takes this instead of parsing again
             # the token first: a refused request must not touch storage (tests/services/auth/test_isolation)
-            await self.authorizer.authorize(Request(scope, receive), SEARCH_READ)
+            principal = await self.authorizer.authorize(Request(scope, receive), SEARCH_READ)
+            if principal is not None and body.tenant not in principal.tenants:
+                return False  # the tenant searched, checked as parsed (whatever the headers say of a body)
             ready = engine.readiness(body.tenant)
             if ready.waits or ready.config is None:
                 return False

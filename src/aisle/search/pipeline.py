@@ -119,7 +119,9 @@ class SearchPipeline:
         ctx = self.run(index, config, query, draft=draft)
         return _shaped(ctx)
 
-    async def search_async(self, index: TenantIndex, config: TenantConfig, query: SearchQuery) -> SearchResult:
+    async def search_async(
+        self, index: TenantIndex, config: TenantConfig, query: SearchQuery
+    ) -> SearchResult:
         """:meth:`search` for a caller on an event loop: every stage runs inline (CPU work), the
         fallback's external call, when the search makes one, is awaited (:meth:`Fallback.run_async`).
 

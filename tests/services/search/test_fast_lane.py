@@ -210,7 +210,13 @@ BODY_VALUES = {
 }
 
 CONTENT_TYPES = st.sampled_from(
-    ["application/json", "application/json; charset=utf-8", "", "text/plain", "application/x-www-form-urlencoded"]
+    [
+        "application/json",
+        "application/json; charset=utf-8",
+        "",
+        "text/plain",
+        "application/x-www-form-urlencoded",
+    ]
 )
 
 

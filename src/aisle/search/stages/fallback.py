@@ -20,8 +20,8 @@ without an external service, and for a search asking no products (size 0).
 from __future__ import annotations
 
 import time
-from typing import Literal
 from dataclasses import dataclass, replace
+from typing import Literal
 
 from aisle.core.crs_config import FallbackConfig, FallbackTrigger
 from aisle.search.context import SearchContext

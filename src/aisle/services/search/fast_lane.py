@@ -33,7 +33,6 @@ from collections.abc import Callable
 from typing import Any
 
 import orjson
-
 from fastapi.exceptions import RequestValidationError
 from fastapi.routing import APIRoute
 from pydantic import ValidationError

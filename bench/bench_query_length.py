@@ -4,10 +4,11 @@ Queries: fashion product names cut to their first 1..12 words (``PER_LENGTH`` na
 same names at every length that has them), size 20, facets brand / color / article_type, searched
 through :class:`~aisle.search.engine.SearchEngine` on the tenant as ``make run`` builds it (the bench's
 demo, :mod:`bench.vs_typesense_served`; ``AISLE_BENCH_DEMO`` moves it). Each query is searched
-``ROUNDS`` times; printed per length: p50 / p99 of the process's CPU time per search (``time.process_time``,
-tantivy's own threads included: robust to the other processes of a shared machine, unlike wall time) and the median retrieve and
-facets stage times (wall, from the request timings). Then Home Depot dev NDCG@10 in process on the same
-engine (:mod:`aisle.search.evaluation`), to check an answer-changing optimisation against the same build.
+``ROUNDS`` times; printed per length: p50 / p99 of the process's CPU time per search
+(``time.process_time``, tantivy's own threads included: robust to the other processes of a shared
+machine, unlike wall time) and the median retrieve and facets stage times (wall, from the request
+timings). Then Home Depot dev NDCG@10 in process on the same engine (:mod:`aisle.search.evaluation`),
+to check an answer-changing optimisation against the same build.
 """
 
 from __future__ import annotations
@@ -57,9 +58,7 @@ def measure(engine: object, queries: dict[int, list[str]]) -> None:
                     stages[name].append(s * 1000)
         retrieve = statistics.median(stages["retrieve"]) if stages["retrieve"] else 0.0
         facets = statistics.median(stages["facets"]) if stages["facets"] else 0.0
-        print(
-            f"{k:>5}  {statistics.median(cpu):8.2f}  {pct(cpu, 99):8.2f}  {retrieve:12.2f}  {facets:10.2f}"
-        )
+        print(f"{k:>5}  {statistics.median(cpu):8.2f}  {pct(cpu, 99):8.2f}  {retrieve:12.2f}  {facets:10.2f}")
 
 
 def main(data_dir: Path) -> None:

@@ -20,6 +20,7 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -148,6 +149,33 @@ def table(
             _row(label, got[label], base)
 
 
+def wait_idle(service: ServiceProcess, headers: dict[str, str], timeout_s: float = 600.0) -> float:
+    """Finish the service's start-up work before measuring: each worker builds its tenants' autocomplete
+    indexes in a background thread (half of a worker's samples in a profile of the first minute), so
+    ask every worker's first ``GET /suggestions`` (it waits for the build), then wait until the
+    processes stay under a fifth of a core for three seconds. Returns the seconds waited."""
+    import httpx
+
+    start = time.monotonic()
+
+    async def ask() -> None:
+        async with httpx.AsyncClient(base_url=service.url, timeout=timeout_s) as client:
+            asks = [
+                client.get("/suggestions", params={"tenant": t, "qStr": "a"}, headers=headers.get(t, {}))
+                for t in ("fashion", "homedepot")
+                for _ in range(8)  # connections land on both workers (SO_REUSEPORT)
+            ]
+            await asyncio.gather(*asks)
+
+    asyncio.run(ask())
+    quiet = 0
+    while quiet < 3 and time.monotonic() - start < timeout_s:
+        before = cpu_seconds(service.proc.pid)
+        time.sleep(1.0)
+        quiet = quiet + 1 if cpu_seconds(service.proc.pid) - before < 0.2 else 0
+    return time.monotonic() - start
+
+
 def worker_rss(service: ServiceProcess) -> str:
     """Each process's resident memory (MiB): the ``aisle serve`` parent's children are the workers."""
     from bench.http_load import process_tree
@@ -198,14 +226,18 @@ def main(
     )
     for tenant in ("fashion", "homedepot"):
         print(f"aisle: {tenant}: {configuration(env, tenant)}")
-    off = ServiceProcess.as_served("search", {**env, "AISLE_AUTH": "off"}, workers=workers)
+    metrics = Path(tempfile.mkdtemp(prefix="aisle-bench-served-"))  # each service its own metrics files
+    off_env = {**env, "AISLE_AUTH": "off", "PROMETHEUS_MULTIPROC_DIR": str(metrics / "off")}
+    on_env = {**env, "AISLE_AUTH": "on", "AISLE_AUTH_URL": kit.auth_url}
+    off = ServiceProcess.as_served("search", off_env, workers=workers)
     on = ServiceProcess.as_served(
-        "search", {**env, "AISLE_AUTH": "on", "AISLE_AUTH_URL": kit.auth_url}, workers=workers
+        "search", {**on_env, "PROMETHEUS_MULTIPROC_DIR": str(metrics / "on")}, workers=workers
     )
     try:
         off.wait_ready()
         on.wait_ready()
-        time.sleep(2)
+        waited = wait_idle(off, {}) + wait_idle(on, token)
+        print(f"aisle: both services idle (start-up builds done) after {waited:.0f} s more")
         for tenant, queries, fs in (("fashion", fashion, facets), ("homedepot", hd, ())):
             services = {
                 "Aisle auth off": (off, {}),

@@ -11,6 +11,27 @@ the bucket's key as the auth service would sign it); each row says what it ran w
 Typesense: the bench's own 0.24.1 server, one collection per tenant holding the same catalog rows,
 searched over the tenant's searchable fields with the same facets (:class:`bench.bench_vs_typesense.Engines`).
 Alternating per client count: Typesense, Aisle auth off, Aisle auth on, then again.
+
+Measured (issue 32; one run each, a shared 2-core machine at load average 13-15, hybrid off since the
+text vectors were not built; server CPU per request, the steady figure there, ms, Aisle auth off / on):
+
+=========================  =========================  =========================  ==========
+                           before (main)              after                      Typesense
+=========================  =========================  =========================  ==========
+fashion mix, 1 client      2.00 / 2.07                1.95 / 2.23                2.3-2.7
+fashion mix, 32 clients    3.03 / 3.23                1.87 / 2.33                2.2-2.5
+Home Depot dev, 1 client   3.90 / 4.24                2.75 / 2.61                2.0-2.1
+Home Depot dev, 32 clients 4.04 / 4.04                3.01 / 3.20                1.9-2.3
+=========================  =========================  =========================  ==========
+
+Before, a ``POST /search`` went through FastAPI's route, and the fashion tenant (fallback configured)
+through the thread pool as well; after, both take the fast lane on the event loop. What the profile
+(py-spy, one worker, 32 clients) showed: in the first minute after start, each worker's background build
+of the autocomplete indexes took half its samples (the bench now waits for it); after that, the lane's
+search is about half a worker's samples (retrieve and facets most of it) and writing the response to the
+socket a quarter; the token check costs about 15 us a request (in process), so auth on and off differ
+by noise. Latency and throughput ratios moved by more than the change between runs (Typesense's own
+1-client p50 was 2.2 ms in one run and 3.1 ms in the next), so they are printed, not claimed.
 """
 
 from __future__ import annotations

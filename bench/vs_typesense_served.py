@@ -27,9 +27,9 @@ Home Depot dev, 32 clients 4.04 / 4.04                3.01 / 3.20               
 Before, a ``POST /search`` went through FastAPI's route, and the fashion tenant (fallback configured)
 through the thread pool as well; after, both take the fast lane on the event loop. What the profile
 (py-spy, one worker, 32 clients) showed: in the first minute after start, each worker's background build
-of the autocomplete indexes took half its samples (the bench now waits for it); after that, the lane's
-search is about half a worker's samples (retrieve and facets most of it) and writing the response to the
-socket a quarter; the token check costs about 15 us a request (in process), so auth on and off differ
+of the autocomplete indexes took 20-50% of its samples (the bench now waits for it); of the rest, the
+lane's search took 27% of the samples (retrieve and facets most of it) and writing the response to the
+socket (uvicorn's send) 24%, FastAPI's route 3% (the requests that re-check the catalog); the token check costs about 15 us a request (in process), so auth on and off differ
 by noise. Latency and throughput ratios moved by more than the change between runs (Typesense's own
 1-client p50 was 2.2 ms in one run and 3.1 ms in the next), so they are printed, not claimed.
 """

@@ -30,8 +30,9 @@ through the thread pool as well; after, both take the fast lane on the event loo
 of the autocomplete indexes took 20-50% of its samples (the bench now waits for it); of the rest, the
 lane's search took 27% of the samples (retrieve and facets most of it) and writing the response to the
 socket (uvicorn's send) 24%, FastAPI's route 3% (the requests that re-check the catalog); the token
-check costs about 15 us a request (in process), so auth on and off differ by noise. Latency and throughput ratios moved by more than the change between runs (Typesense's own
-1-client p50 was 2.2 ms in one run and 3.1 ms in the next), so they are printed, not claimed.
+check costs about 15 us a request (in process), so auth on and off differ by noise. Latency and
+throughput ratios moved by more than the change between runs (Typesense's own 1-client p50 was 2.2 ms
+in one run and 3.1 ms in the next), so they are printed, not claimed.
 """
 
 from __future__ import annotations

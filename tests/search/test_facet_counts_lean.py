@@ -63,4 +63,4 @@ def test_a_stage_that_replaces_the_match_query_is_counted_on_its_own(fashion: tu
 
     ctx.retrieval.match_query = tantivy.Query.all_query()  # as pinning or semantic search do
     everything = Facets().run(ctx).output.facet_counts["brand"]
-    assert sum(c for _, c in everything) > ctx.output.total  # the whole catalog's brands, not the lean query's
+    assert sum(c for _, c in everything) > ctx.output.total  # the catalog's brands, not the lean query's

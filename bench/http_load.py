@@ -64,8 +64,10 @@ async def get_many(
     *,
     headers: dict[str, str] | None = None,
     keep_bodies: bool = False,
+    posts: Sequence[bytes] | None = None,
 ) -> LoadResult:
-    """GET every path once from ``clients`` keep-alive connections to 127.0.0.1:``port``."""
+    """GET every path once from ``clients`` keep-alive connections to 127.0.0.1:``port``; with
+    ``posts``, POST ``posts[i]`` (a JSON body) to ``paths[i]`` instead."""
     extra = "".join(f"{k}: {v}\r\n" for k, v in (headers or {}).items())
     queue = list(reversed(range(len(paths))))
     latencies: list[float] = []
@@ -79,7 +81,14 @@ async def get_many(
             while queue:
                 i = queue.pop()
                 t = time.perf_counter()
-                writer.write(f"GET {paths[i]} HTTP/1.1\r\nhost: 127.0.0.1\r\n{extra}\r\n".encode())
+                if posts is None:
+                    writer.write(f"GET {paths[i]} HTTP/1.1\r\nhost: 127.0.0.1\r\n{extra}\r\n".encode())
+                else:
+                    writer.write(
+                        f"POST {paths[i]} HTTP/1.1\r\nhost: 127.0.0.1\r\n{extra}"
+                        f"content-type: application/json\r\ncontent-length: {len(posts[i])}\r\n\r\n".encode()
+                        + posts[i]
+                    )
                 status, body = await _read_response(reader)
                 latencies.append((time.perf_counter() - t) * 1000)
                 failed += status != 200

@@ -29,7 +29,7 @@ class CountingTenants(Tenants):
 
 def test_a_search_reads_the_configuration_once(demo_env: Any, tmp_path: Path) -> None:
     store = open_blob_store(demo_env.storage_url)
-    tenants = CountingTenants(store)
+    tenants = CountingTenants(store, ttl=3600)  # no expiry between two lookups on a loaded machine
     engine = SearchEngine(
         tenants,
         IndexRegistry(tenants, demo_env.data_dir, check_every=3600),

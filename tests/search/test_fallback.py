@@ -1,7 +1,12 @@
-"""The search pipeline's fallback stage against a real Typesense server (crs_config.json)."""
+"""The search pipeline's fallback stage against a real Typesense server (crs_config.json).
+
+Every test using ``shop`` runs twice: the search in a worker thread (``SearchPipeline.search``, the
+blocking call) and on an event loop (``SearchPipeline.search_async``, the call awaited, issue 32); the
+deadline, breaker, slots and cache behave the same on both."""
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -34,15 +39,17 @@ class Shop:
     indexes: IndexRegistry
     external: ExternalSearches
     url: str
+    on_loop: bool = False
 
     def configure(self, crs: CrsConfig) -> None:
         set_crs(self.tenants.store, TENANT, crs)
 
     def search(self, query: str, pipeline: SearchPipeline | None = None, **options) -> SearchResult:  # type: ignore[no-untyped-def]
         pipeline = pipeline or SearchPipeline(default_stages(external=self.external), budget_s=2.0)
-        return pipeline.search(
-            self.indexes.get(TENANT), self.tenants.config(TENANT), SearchQuery(query, **options)
-        )
+        index, config = self.indexes.get(TENANT), self.tenants.config(TENANT)
+        if self.on_loop:
+            return asyncio.run(pipeline.search_async(index, config, SearchQuery(query, **options)))
+        return pipeline.search(index, config, SearchQuery(query, **options))
 
 
 @pytest.fixture(scope="module")
@@ -51,14 +58,17 @@ def loaded(typesense: TypesenseServer) -> TypesenseServer:
     return typesense
 
 
-@pytest.fixture
-def shop(tmp_path: Path, loaded: TypesenseServer, monkeypatch: pytest.MonkeyPatch) -> Iterator[Shop]:
+@pytest.fixture(params=["thread", "loop"])
+def shop(
+    request: pytest.FixtureRequest, tmp_path: Path, loaded: TypesenseServer, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[Shop]:
     monkeypatch.setenv(KEY_ENV, loaded.api_key)
     store = open_blob_store(f"file://{tmp_path / 'bucket'}")
     write_outdoor_tenant(store, TENANT, crs_config(loaded.url))
     tenants = Tenants(store, ttl=0)
     external = ExternalSearches()
-    yield Shop(tenants, IndexRegistry(tenants, tmp_path / "data"), external, loaded.url)
+    on_loop = request.param == "loop"
+    yield Shop(tenants, IndexRegistry(tenants, tmp_path / "data"), external, loaded.url, on_loop)
     external.close()
 
 
@@ -173,13 +183,21 @@ class Budgets:
 
     def open(self, crs: CrsConfig) -> ExternalSearch:
         backend = open_external_search(crs)
-        search = backend.search
+        search, search_async = backend.search, getattr(backend, "search_async", None)
 
         def noted(request: ExternalSearchRequest) -> ExternalResult:
             self.seen.append(request.timeout_s)
             return search(request)
 
+        async def noted_async(request: ExternalSearchRequest) -> ExternalResult:
+            self.seen.append(request.timeout_s)
+            assert search_async is not None
+            result: ExternalResult = await search_async(request)
+            return result
+
         backend.search = noted  # type: ignore[method-assign]
+        if search_async is not None:
+            backend.search_async = noted_async  # type: ignore[attr-defined]
         return backend
 
 

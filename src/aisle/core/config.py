@@ -146,9 +146,9 @@ class Settings(BaseSettings):
     )
     search_fast_lane: bool = Field(
         default=True,
-        description="Search service: answer plain GET /search requests without FastAPI's per-request work "
-        "(aisle.services.search.fast_lane; the same answers, less CPU); false sends every one through the "
-        "route.",
+        description="Search service: answer plain GET and POST /search requests without FastAPI's "
+        "per-request work (aisle.services.search.fast_lane; the same answers, less CPU); false sends every "
+        "one through the route.",
     )
     container_cache_seconds: float = Field(
         default=2.0,

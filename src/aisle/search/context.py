@@ -86,12 +86,15 @@ class Retrieval:
     says a learned ranker will reorder ``candidates`` (what the hybrid stage fused), so the hybrid stage
     hands it every candidate, even those that could not reach the page by fusion. ``vector_only``
     counts the products in the total that hybrid retrieval added without any query term matching.
+    ``lean_match`` is ``(match_query as retrieval set it, a query matching the same products without
+    the scoring parts)``: facet counting uses the second while ``match_query`` is still the first.
     """
 
     filters: list[FilterSpec] = field(default_factory=list)
     filter_query: tantivy.Query | None = None
     category_level: dict[str, int] = field(default_factory=dict)
     match_query: tantivy.Query | None = None
+    lean_match: tuple[tantivy.Query, tantivy.Query] | None = None
     candidate_depth: int = 0
     candidates_reranked: bool = False
     lexical: Candidates | None = None

@@ -28,7 +28,7 @@ from aisle.search.experiments import SearchArms
 from aisle.search.external.registry import ExternalSearches
 from aisle.search.filter_rows import FilterRows
 from aisle.search.indexes import IndexRegistry
-from aisle.search.model import ExperimentVariant, FilterSpec, SearchResult
+from aisle.search.model import FilterSpec, SearchResult
 from aisle.search.pipeline import SearchPipeline, default_stages
 from aisle.search.query import SearchQuery
 from aisle.search.ranking.doc_terms import DocTerms
@@ -174,10 +174,11 @@ class SearchEngine:
         tenant's configuration when it was looked up on the way (see :class:`Readiness`).
 
         A search waits for nothing when the tenants' store is local (refreshing a cached configuration,
-        rule book or catalog version is a file read, not a network call), the tenant's index is open
-        and current (no build) and its external search service is off (no HTTP call to a fallback).
-        The search service runs such a search on its event loop instead of handing it to the thread
-        pool: the hop costs about a sixth of a search's CPU (issue 18's profile). Either way it passes
+        rule book or catalog version is a file read, not a network call) and the tenant's index is open
+        and current (no build). The search service runs such a search on its event loop with
+        :meth:`search_async` instead of handing it to the thread pool (the hop costs about a sixth of
+        a search's CPU, issue 18's profile); a tenant's external fallback does not change that, since
+        :meth:`search_async` awaits its HTTP call (issue 32). Either way it passes
         ``config`` on to :meth:`search`, so one search looks its configuration up once. Any doubt (an
         unknown tenant, a bad configuration) answers "waits", and the search runs on the thread pool
         and raises there.
@@ -188,11 +189,11 @@ class SearchEngine:
             config = self.tenants.config(tenant)
         except Exception:  # the thread-pool path raises it, with its status
             return Readiness(None, waits=True)
-        waits = config.crs.active or not self.indexes.is_current(tenant, config.attributes)
-        return Readiness(config, waits=waits)
+        return Readiness(config, waits=not self.indexes.is_current(tenant, config.attributes))
 
     def answers_without_waiting(self, tenant: str) -> bool:
-        """Whether a search of ``tenant`` now is CPU work only (see :meth:`readiness`)."""
+        """Whether a search of ``tenant`` now may run on an event loop with :meth:`search_async`
+        (see :meth:`readiness`)."""
         return not self.readiness(tenant).waits
 
     def search(self, tenant: str, query: SearchQuery, *, config: TenantConfig | None = None) -> SearchResult:
@@ -213,10 +214,23 @@ class SearchEngine:
         if arm is None:
             return self.pipeline.search(index, config, query)
         result = self.pipeline.search(index, arm.config, query, draft=arm.rules, ranker_version=arm.ranker)
-        result.query_graph.experiments = [
-            ExperimentVariant(experimentId=e, variantId=v) for e, v in arm.served
-        ]
-        return result
+        return arm.tagged(result)
+
+    async def search_async(self, tenant: str, query: SearchQuery, *, config: TenantConfig) -> SearchResult:
+        """:meth:`search` on an event loop, for a tenant :meth:`readiness` found ready (``config`` its
+        configuration from there): the stages run inline, the external fallback's call, when this
+        search makes one, is awaited (same deadline, breaker, slots and cache as :meth:`search`).
+
+        Raises: as :meth:`search`.
+        """
+        index = self.indexes.get(tenant, config=config)
+        arm = self.arms.arm(tenant, config, query.visitor_id) if self.arms is not None else None
+        if arm is None:
+            return await self.pipeline.search_async(index, config, query)
+        result = await self.pipeline.search_async(
+            index, arm.config, query, draft=arm.rules, ranker_version=arm.ranker
+        )
+        return arm.tagged(result)
 
     def preview(
         self,
@@ -391,3 +405,4 @@ class SearchEngine:
             self.external.close()
         if isinstance(self.neighbours, RemoteNeighbours):
             self.neighbours.close()
+

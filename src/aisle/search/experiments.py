@@ -21,6 +21,7 @@ from aisle.core.tenancy import TenantConfig
 from aisle.core.tenant_config import GlobalConfiguration
 from aisle.experiments.assignment import assign
 from aisle.experiments.model import Changes, Experiment, Variant
+from aisle.search.model import ExperimentVariant, SearchResult
 from aisle.search.rules.book import RuleBook, RuleDraft
 from aisle.search.rules.model import Rule
 
@@ -44,6 +45,12 @@ class Arm:
     config: TenantConfig
     rules: RuleDraft | None = None
     ranker: int | None = None
+
+    def tagged(self, result: SearchResult) -> SearchResult:
+        """``result`` with ``queryGraph.experiments`` naming the variants served, so the logged answer
+        and the events after it join to them."""
+        result.query_graph.experiments = [ExperimentVariant(experimentId=e, variantId=v) for e, v in self.served]
+        return result
 
 
 def merge_settings(base: dict[str, Any], patch: dict[str, Any]) -> dict[str, Any]:

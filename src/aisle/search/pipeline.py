@@ -5,6 +5,7 @@ full-text search, facet calculation, fallback), as small stages over one :class:
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from pydantic import TypeAdapter
@@ -127,11 +128,23 @@ class SearchPipeline:
         Raises:
             BadRequest: unknown or disallowed filter/facet fields, bad filter values, unavailable sort.
         """
-        ctx = self.run(index, config, query, draft=draft, ranker_version=ranker_version)
-        start = time.perf_counter()
-        result = shape_result(ctx)
-        add_timing("shape", time.perf_counter() - start)
-        return result
+        return _shaped(self.run(index, config, query, draft=draft, ranker_version=ranker_version))
+
+    async def search_async(
+        self,
+        index: TenantIndex,
+        config: TenantConfig,
+        query: SearchQuery,
+        *,
+        draft: RuleDraft | None = None,
+        ranker_version: int | None = None,
+    ) -> SearchResult:
+        """:meth:`search` for a caller on an event loop: every stage runs inline (CPU work), the
+        fallback's external call, when the search makes one, is awaited (:meth:`Fallback.run_async`).
+
+        Raises: as :meth:`search`.
+        """
+        return _shaped(await self.run_async(index, config, query, draft=draft, ranker_version=ranker_version))
 
     def run(
         self,
@@ -149,6 +162,54 @@ class SearchPipeline:
         ``error`` and that service answers (:meth:`Fallback.rescue`); a client's error (a 4xx) always
         fails it.
         """
+        ctx = self._start(index, config, query, draft, ranker_version)
+        timed = timing_enabled()
+        for name, stage in self._named:
+            try:
+                ctx = _timed(name, stage.run, ctx) if timed else stage.run(ctx)
+            except Exception as exc:
+                fallback = self._rescuer(exc)
+                if fallback is None or not fallback.rescue(ctx, exc):
+                    raise
+                return ctx
+        return ctx
+
+    async def run_async(
+        self,
+        index: TenantIndex,
+        config: TenantConfig,
+        query: SearchQuery,
+        *,
+        draft: RuleDraft | None = None,
+        ranker_version: int | None = None,
+    ) -> SearchContext:
+        """:meth:`run` with the fallback's external call awaited (see :meth:`search_async`)."""
+        ctx = self._start(index, config, query, draft, ranker_version)
+        timed = timing_enabled()
+        for name, stage in self._named:
+            try:
+                if isinstance(stage, Fallback):
+                    start = time.perf_counter()
+                    ctx = await stage.run_async(ctx)
+                    if timed:
+                        add_timing(name, time.perf_counter() - start)
+                else:
+                    ctx = _timed(name, stage.run, ctx) if timed else stage.run(ctx)
+            except Exception as exc:
+                fallback = self._rescuer(exc)
+                if fallback is None or not await fallback.rescue_async(ctx, exc):
+                    raise
+                return ctx
+        return ctx
+
+    def _start(
+        self,
+        index: TenantIndex,
+        config: TenantConfig,
+        query: SearchQuery,
+        draft: RuleDraft | None,
+        ranker_version: int | None,
+    ) -> SearchContext:
         ctx = SearchContext.start(
             index, config, query, budget_s=self.budget_s, draft_rules=draft, ranker_version=ranker_version
         )
@@ -156,23 +217,27 @@ class SearchPipeline:
             depths = [(s, s.candidate_depth(ctx)) for s in self._readers]
             ctx.retrieval.candidate_depth = max((d for _, d in depths), default=0)
             ctx.retrieval.candidates_reranked = any(isinstance(s, Rerank) and d > 0 for s, d in depths)
-        timed = timing_enabled()
-        for name, stage in self._named:
-            try:
-                if timed:
-                    start = time.perf_counter()
-                    ctx = stage.run(ctx)
-                    add_timing(name, time.perf_counter() - start)
-                else:
-                    ctx = stage.run(ctx)
-            except Exception as exc:
-                if isinstance(exc, AisleError) and exc.status < 500:
-                    raise
-                fallback = next((s for s in self.stages if isinstance(s, Fallback)), None)
-                if fallback is None or not fallback.rescue(ctx, exc):
-                    raise
-                return ctx
         return ctx
+
+    def _rescuer(self, error: Exception) -> Fallback | None:
+        """The fallback stage that may answer after ``error``: none for a client's error (a 4xx)."""
+        if isinstance(error, AisleError) and error.status < 500:
+            return None
+        return next((s for s in self.stages if isinstance(s, Fallback)), None)
+
+
+def _timed(name: str, run: Callable[[SearchContext], SearchContext], ctx: SearchContext) -> SearchContext:
+    start = time.perf_counter()
+    ctx = run(ctx)
+    add_timing(name, time.perf_counter() - start)
+    return ctx
+
+
+def _shaped(ctx: SearchContext) -> SearchResult:
+    start = time.perf_counter()
+    result = shape_result(ctx)
+    add_timing("shape", time.perf_counter() - start)
+    return result
 
 
 _FACETS = TypeAdapter(dict[str, list[FacetValue]])  # one pydantic-core call for every facet value

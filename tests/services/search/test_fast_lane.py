@@ -183,3 +183,178 @@ def test_the_lane_answers_plain_requests_and_hands_over_the_rest(
     assert "tenant=fashion&q=shirt&tennant=x" not in router.parsed
     lane.enabled = False
     assert _call(lane, plain, token) == 299
+
+
+# -- POST /search (issue 32): the spec's entry point takes the lane too ----------------------------
+
+BODY_VALUES = {
+    "tenant": st.sampled_from(["fashion", "homedepot", "nobody", "Fashion", "", 3, None]),
+    "query": st.one_of(st.sampled_from(["shirt", "red nike shoes", "", "x" * 513, 7]), st.text(max_size=20)),
+    "size": st.sampled_from([0, 5, 20, 100, 101, -1, "5", 2.0, 2.5, True, None]),
+    "from": st.sampled_from([0, 10, 10_000, 10_001, "x"]),
+    "sort": st.sampled_from(["relevance", "price_asc", "price_desc", "cheap"]),
+    "facets": st.sampled_from([["brand"], ["brand", "color"], ["nope"], [], "brand", ["b"] * 17]),
+    "filters": st.sampled_from(
+        [
+            [{"field": "brand", "value": "Nike"}],
+            [{"field": "gender", "value": ["Women", "Men"]}],
+            [{"field": "price", "value": {"gte": 10, "lte": 50}}],
+            [{"field": "price", "value": {"gte": "a"}}],
+            [{"field": "brand"}],
+            "brand:Nike",
+        ]
+    ),
+    "userGroup": st.sampled_from(["vip", None, "x" * 65]),
+    "visitorId": st.sampled_from(["v-1", None]),
+    "tennant": st.just("fashion"),
+}
+
+CONTENT_TYPES = st.sampled_from(
+    [
+        "application/json",
+        "application/json; charset=utf-8",
+        "",
+        "text/plain",
+        "application/x-www-form-urlencoded",
+    ]
+)
+
+
+def _post_same(
+    clients: tuple[TestClient, TestClient], body: bytes, headers: dict[str, str], query: str = ""
+) -> None:
+    url = f"/search?{query}" if query else "/search"
+    lane, route = (list(_comparable(c.post(url, content=body, headers=headers))) for c in clients)
+    assert lane == route, (body[:200], _differences(lane, route)[:5])
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    st.one_of(
+        st.dictionaries(st.sampled_from(sorted(BODY_VALUES)), st.nothing(), max_size=0).flatmap(
+            lambda _: st.fixed_dictionaries({}, optional=BODY_VALUES)
+        ),
+        st.sampled_from([b"", b"{", b"[]", b"null", b'{"tenant": "fashion", "query": NaN}']),
+    ),
+    CONTENT_TYPES,
+    st.sampled_from(["fashion", "both", "none", "bad"]),
+    st.sampled_from(["", "tenant=fashion", "q=x"]),
+)
+def test_post_lane_and_route_give_the_same_answer(
+    clients: tuple[TestClient, TestClient],
+    kit: AuthKit,
+    body: dict[str, Any] | bytes,
+    content_type: str,
+    token: str,
+    query: str,
+) -> None:
+    import orjson
+
+    headers = {
+        "fashion": {"Authorization": f"Bearer {kit.token(['fashion'])}"},
+        "both": {"Authorization": f"Bearer {kit.token(['fashion', 'homedepot'])}"},
+        "none": {},
+        "bad": {"Authorization": "Bearer nonsense"},
+    }[token]
+    if content_type:
+        headers = {**headers, "Content-Type": content_type}
+    raw = body if isinstance(body, bytes) else orjson.dumps(body)
+    _post_same(clients, raw, headers, query)
+
+
+def test_common_posts_are_answered_the_same(clients: tuple[TestClient, TestClient], kit: AuthKit) -> None:
+    import orjson
+
+    headers = {
+        "Authorization": f"Bearer {kit.token(['fashion', 'homedepot'])}",
+        "Content-Type": "application/json",
+    }
+    for body in (
+        {"tenant": "fashion", "query": "red nike running shoes", "size": 20, "facets": ["brand", "color"]},
+        {"tenant": "homedepot", "query": "angle bracket", "size": 10},
+        {"tenant": "fashion", "query": "watch", "filters": [{"field": "gender", "value": "Women"}]},
+        {"tenant": "fashion", "query": "shirt", "sort": "price_asc", "from": 5, "userGroup": "vip"},
+    ):
+        _post_same(clients, orjson.dumps(body), headers)
+
+
+class _BodyRouter(_Router):
+    """A :class:`_Router` that also reads the body each request reaches it with."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.bodies: list[bytes] = []
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        body, more = b"", True
+        while more:
+            message = await receive()
+            body, more = body + message.get("body", b""), message.get("more_body", False)
+        self.bodies.append(body)
+        await super().__call__(scope, receive, send)
+
+
+def _post(lane: SearchFastLane, body: bytes, headers: dict[str, str], query: str = "") -> int:
+    sent: list[dict[str, Any]] = []
+    chunks = [body[: len(body) // 2], body[len(body) // 2 :]]  # the body in two messages
+
+    async def receive() -> dict[str, Any]:
+        if chunks:
+            chunk = chunks.pop(0)
+            return {"type": "http.request", "body": chunk, "more_body": bool(chunks)}
+        return {"type": "http.disconnect"}
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    scope = {
+        "type": "http",
+        "method": "POST",
+        "path": "/search",
+        "query_string": query.encode(),
+        "headers": [(k.lower().encode(), v.encode()) for k, v in headers.items()],
+    }
+    asyncio.run(lane(scope, receive, send))
+    return int(sent[0]["status"])
+
+
+def test_the_lane_answers_plain_posts_and_hands_over_the_rest_with_their_body(
+    clients: tuple[TestClient, TestClient], kit: AuthKit, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    app = clients[0].app
+    # the open index and configuration stay current for the test (their 1 s and 2 s reuse could lapse
+    # between two requests on a loaded machine)
+    engine = app.state.search.engine  # type: ignore[attr-defined]
+    monkeypatch.setattr(engine.indexes, "check_every", 3600.0)
+    monkeypatch.setattr(engine.tenants, "ttl", 3600.0)
+    router = _BodyRouter()
+    lane = SearchFastLane(
+        router,
+        state=app.state.search,  # type: ignore[attr-defined]
+        authorizer=app.state.authorizer,  # type: ignore[attr-defined]
+        route=routes.search_get_route(),
+        post_route=routes.search_post_route(),
+        parse=routes.search_request_of,
+        parsed_key=routes.PARSED_KEY,
+    )
+    token = {"Authorization": f"Bearer {kit.token(['fashion'], scopes=[SEARCH_READ])}"}
+    plain = b'{"tenant": "fashion", "query": "shirt", "size": 5, "facets": ["brand"]}'
+    clients[0].post("/search", content=plain, headers=token)  # the index current: the lane may answer
+    assert _post(lane, plain, token) == 200 and router.reached == []
+    assert _post(lane, plain, {**token, "Content-Type": "application/json"}) == 200
+    handed = [
+        b'{"tenant": "fashion", "query": "shirt", "size": 500}',  # invalid
+        b'{"tenant": "fashion", "query": "shirt", "tennant": "x"}',  # unknown field
+        b'{"tenant": "homedepot", "query": "shirt"}',  # the token does not cover the tenant
+        b'{"tenant": "fashion", "query": "shirt", "facets": ["nope"]}',  # the engine refuses the facet
+        b'{"tenant": "nobody", "query": "shirt"}',
+        b'{"tenant": "fashion", "query": "shi',  # not JSON
+    ]
+    for body in handed:
+        assert _post(lane, body, token) == 299
+    assert _post(lane, plain, {}) == 299  # no token
+    assert _post(lane, plain, {**token, "Content-Type": "text/plain"}) == 299  # not JSON by its type
+    assert _post(lane, plain, token, query="tenant=fashion") == 299  # a query string: the route refuses it
+    assert router.bodies == [*handed, plain, plain, plain]  # each handed over with its body as it came
+    lane.post_route = None
+    assert _post(lane, plain, token) == 299

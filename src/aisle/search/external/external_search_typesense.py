@@ -10,6 +10,7 @@ and retries.
 
 from __future__ import annotations
 
+import asyncio
 import math
 from typing import Any
 
@@ -100,10 +101,36 @@ class TypesenseExternalSearch:
             verify=config.url.startswith("https://"),
         )
         self._path = f"/collections/{config.collection}/documents/search"
+        self._max_connections = max_connections
+        self._async: tuple[asyncio.AbstractEventLoop, httpx.AsyncClient] | None = None
 
     # -- the protocol ---------------------------------------------------------------------------
 
     def search(self, request: ExternalSearchRequest) -> ExternalResult:
+        params = self._search_params(request)
+        if request.size == 0:
+            return self._result(self._get({**params, "per_page": 0}, request.timeout_s), [])
+        hits: list[dict[str, Any]] = []
+        body: dict[str, Any] = {}
+        for page, per_page in pages(request.offset, request.size):
+            body = self._get({**params, "page": page, "per_page": per_page}, request.timeout_s)
+            hits += _page_hits(body, request.offset, page, per_page, first=not hits)
+        return self._result(body, hits[: request.size])
+
+    async def search_async(self, request: ExternalSearchRequest) -> ExternalResult:
+        """:meth:`search` over an ``httpx.AsyncClient`` (one per event loop), for a caller on the loop:
+        the same requests, answer and errors."""
+        params = self._search_params(request)
+        if request.size == 0:
+            return self._result(await self._get_async({**params, "per_page": 0}, request.timeout_s), [])
+        hits: list[dict[str, Any]] = []
+        body: dict[str, Any] = {}
+        for page, per_page in pages(request.offset, request.size):
+            body = await self._get_async({**params, "page": page, "per_page": per_page}, request.timeout_s)
+            hits += _page_hits(body, request.offset, page, per_page, first=not hits)
+        return self._result(body, hits[: request.size])
+
+    def _search_params(self, request: ExternalSearchRequest) -> dict[str, Any]:
         params: dict[str, Any] = {
             "q": request.query.strip() or "*",
             "query_by": ",".join(self.config.query_by),
@@ -118,16 +145,7 @@ class TypesenseExternalSearch:
         if request.sort != "relevance":
             direction = "asc" if request.sort == "price_asc" else "desc"
             params["sort_by"] = f"{self.config.price_field}:{direction}"
-        if request.size == 0:
-            body = self._get({**params, "per_page": 0}, request.timeout_s)
-            return self._result(body, [])
-        hits: list[dict[str, Any]] = []
-        body = {}
-        for page, per_page in pages(request.offset, request.size):
-            body = self._get({**params, "page": page, "per_page": per_page}, request.timeout_s)
-            skip = request.offset - (page - 1) * per_page if not hits else 0
-            hits += list(body.get("hits") or [])[max(skip, 0) :]
-        return self._result(body, hits[: request.size])
+        return params
 
     def complete(self, request: ExternalCompleteRequest) -> list[ExternalSuggestion]:
         """Titles of products whose first ``query_by`` field starts with the prefix (Typesense has no
@@ -155,6 +173,15 @@ class TypesenseExternalSearch:
 
     def close(self) -> None:
         self._client.close()
+        if self._async is not None:  # its loop closes it, if still running (else its sockets went with it)
+            loop, client = self._async
+            self._async = None
+            if loop.is_running():
+
+                def aclose() -> None:
+                    loop.create_task(client.aclose())
+
+                loop.call_soon_threadsafe(aclose)
 
     # -- HTTP -------------------------------------------------------------------------------------
 
@@ -164,12 +191,42 @@ class TypesenseExternalSearch:
             raise ExternalSearchUnavailable("the typesense backend is closed")
         try:
             response = self._client.get(self._path, params=params, timeout=max(timeout_s, 0.001))
-        except httpx.TimeoutException as exc:
-            raise ExternalSearchTimeout(f"typesense did not answer within {timeout_s:.3f} s") from exc
         except httpx.HTTPError as exc:
-            raise ExternalSearchUnavailable(
-                f"typesense at {self.config.url}: {exc.__class__.__name__}"
-            ) from exc
+            raise self._transport_error(exc, timeout_s) from exc
+        return self._body(response)
+
+    async def _get_async(self, params: dict[str, Any], timeout_s: float) -> dict[str, Any]:
+        """:meth:`_get` on the running event loop's client."""
+        if self._client.is_closed:
+            raise ExternalSearchUnavailable("the typesense backend is closed")
+        try:
+            client = self._async_client()
+            response = await client.get(self._path, params=params, timeout=max(timeout_s, 0.001))
+        except httpx.HTTPError as exc:
+            raise self._transport_error(exc, timeout_s) from exc
+        return self._body(response)
+
+    def _async_client(self) -> httpx.AsyncClient:
+        """This event loop's client (a connection pool belongs to one loop: a new loop, a new client)."""
+        loop = asyncio.get_running_loop()
+        if self._async is None or self._async[0] is not loop:
+            client = httpx.AsyncClient(
+                base_url=self._client.base_url,
+                headers={"X-TYPESENSE-API-KEY": self._client.headers["X-TYPESENSE-API-KEY"]},
+                limits=httpx.Limits(
+                    max_connections=self._max_connections, max_keepalive_connections=self._max_connections
+                ),
+                verify=self.config.url.startswith("https://"),
+            )
+            self._async = (loop, client)
+        return self._async[1]
+
+    def _transport_error(self, exc: httpx.HTTPError, timeout_s: float) -> ExternalSearchError:
+        if isinstance(exc, httpx.TimeoutException):
+            return ExternalSearchTimeout(f"typesense did not answer within {timeout_s:.3f} s")
+        return ExternalSearchUnavailable(f"typesense at {self.config.url}: {exc.__class__.__name__}")
+
+    def _body(self, response: httpx.Response) -> dict[str, Any]:
         if response.status_code >= 300:
             raise self._error(response)
         try:
@@ -211,3 +268,11 @@ class TypesenseExternalSearch:
         found = body.get("found", 0)
         total = int(found) if isinstance(found, int | float) and math.isfinite(found) else 0
         return ExternalResult(backend=self.name, products=products, total=total, facets=facets)
+
+
+def _page_hits(
+    body: dict[str, Any], offset: int, page: int, per_page: int, *, first: bool
+) -> list[dict[str, Any]]:
+    """The hits of one page from ``offset`` on (the first page may start before it)."""
+    skip = offset - (page - 1) * per_page if first else 0
+    return list(body.get("hits") or [])[max(skip, 0) :]

@@ -12,10 +12,14 @@
   waits for a slot at most ``wait_s`` (the fallback stage waits not at all).
 - Cache: ``cachetools.TTLCache`` of ``fallback.cache_size`` answers for ``fallback.cache_ttl_s`` seconds,
   keyed by the request (without its timeout); image searches are not cached.
+- On an event loop (:meth:`GuardedExternalSearch.search_async`): the same cache, breaker and slots, the
+  backend's ``search_async`` awaited (or, for a backend without one, its blocking ``search`` in a worker
+  thread), so only a search that does call the service waits, and the loop serves others meanwhile.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import threading
 import time
@@ -141,6 +145,39 @@ class GuardedExternalSearch:
         free slot (default: the request's whole ``timeout_s``, the wait taken from it)."""
         return self._cached(request.cache_key(), lambda r: self.backend.search(r), request, wait_s)
 
+    async def search_async(self, request: ExternalSearchRequest) -> tuple[ExternalResult, bool]:
+        """:meth:`search` for a caller on an event loop, never waiting for a slot (``wait_s`` 0): the
+        cached answer at once, else the backend's ``search_async`` awaited (a backend without one: its
+        ``search`` in a worker thread), through the same breaker, slots and cache.
+
+        Raises: as :meth:`search` (:class:`BreakerOpen`, :class:`Busy`, the backend's errors).
+        """
+        key = request.cache_key()
+        hit = self._cache_get(key)
+        if hit is not None:
+            return hit, True
+        trial = self._admit()
+        try:
+            if not self._slots.acquire(blocking=False):
+                raise Busy(f"external search of tenant {self.tenant}: all slots busy")
+            try:
+                native = getattr(self.backend, "search_async", None)
+                try:
+                    if native is not None:
+                        value = await native(request)
+                    else:
+                        value = await asyncio.to_thread(self.backend.search, request)
+                except Exception as exc:
+                    return self._settle(None, self._failure(exc)), False
+                result: ExternalResult = self._settle(value, None)
+            finally:
+                self._slots.release()
+        finally:
+            if trial:
+                self._trial.release()
+        self._cache_put(key, result)
+        return result, False
+
     def complete(
         self, request: ExternalCompleteRequest, *, wait_s: float | None = None
     ) -> list[ExternalSuggestion]:
@@ -158,16 +195,23 @@ class GuardedExternalSearch:
     def _cached(
         self, key: tuple[Any, ...], call: Callable[[Any], T], request: Any, wait_s: float | None
     ) -> tuple[T, bool]:
-        if self._cache is not None:
-            with self._cache_lock:
-                hit = self._cache.get(key)
-            if hit is not None:
-                return hit, True
+        hit = self._cache_get(key)
+        if hit is not None:
+            return hit, True
         value = self._guarded(call, request, wait_s)
+        self._cache_put(key, value)
+        return value, False
+
+    def _cache_get(self, key: tuple[Any, ...]) -> Any:
+        if self._cache is None:
+            return None
+        with self._cache_lock:
+            return self._cache.get(key)
+
+    def _cache_put(self, key: tuple[Any, ...], value: Any) -> None:
         if self._cache is not None:
             with self._cache_lock:
                 self._cache[key] = value
-        return value, False
 
     def _guarded(self, call: Callable[[Any], T], request: Any, wait_s: float | None) -> T:
         trial = self._admit()
@@ -205,15 +249,22 @@ class GuardedExternalSearch:
 
     def _record(self, call: Callable[[Any], T], request: Any) -> T:
         """Run ``call`` outside the breaker's lock, then feed its outcome to the breaker."""
-        error: BaseException | None = None
-        value: Any = None
         try:
             value = call(request)
-        except ExternalSearchError as exc:
-            error = exc
-        except Exception as exc:  # a backend bug must not fail a search: it counts as the service failing
-            log.exception("external search backend %s of tenant %s failed", self.backend.name, self.tenant)
-            error = ExternalSearchUnavailable(f"external search backend failed: {exc.__class__.__name__}")
+        except Exception as exc:
+            return self._settle(None, self._failure(exc))  # type: ignore[no-any-return]
+        return self._settle(value, None)  # type: ignore[no-any-return]
+
+    def _failure(self, exc: Exception) -> ExternalSearchError:
+        """The error a backend's exception counts as: its own, or (a backend bug must not fail a
+        search) the service failing."""
+        if isinstance(exc, ExternalSearchError):
+            return exc
+        log.exception("external search backend %s of tenant %s failed", self.backend.name, self.tenant)
+        return ExternalSearchUnavailable(f"external search backend failed: {exc.__class__.__name__}")
+
+    def _settle(self, value: Any, error: ExternalSearchError | None) -> Any:
+        """Feed a call's outcome to the breaker: ``value`` returned, or ``error`` raised."""
 
         def outcome() -> Any:
             if error is not None:
@@ -221,9 +272,9 @@ class GuardedExternalSearch:
             return value
 
         try:
-            return self.breaker.call(outcome)  # type: ignore[no-any-return]
+            return self.breaker.call(outcome)
         except pybreaker.CircuitBreakerError:
             # another call opened the breaker meanwhile: this call's own outcome still stands
             if error is not None:
                 raise error from None
-            return value  # type: ignore[no-any-return]
+            return value

@@ -7,6 +7,10 @@ stage (``aisle.search.stages.fallback``) and the catalog-search proxy service (p
 The protocol is synchronous, on purpose: the search pipeline runs its stages in a worker thread (tantivy
 blocks), the proxy service's routes are plain ``def`` routes like the search service's, and the backends'
 own clients are blocking (``typesense`` over ``requests``, ``google-cloud-retail``'s REST transport).
+A backend may also offer ``async def search_async(request)`` (the Typesense one does, over
+``httpx.AsyncClient``): the search service's event-loop path awaits it
+(:meth:`~aisle.search.external.guarded.GuardedExternalSearch.search_async`); a backend without it has its
+``search`` run in a worker thread there, so only a search that calls the service leaves the loop.
 Every call carries ``timeout_s``, the whole budget of that call: a backend returns or raises
 :class:`~aisle.search.external.errors.ExternalSearchTimeout` within about that time (its HTTP timeout).
 

@@ -99,7 +99,10 @@ class Facets:
         if ctx.retrieval.match_query is None or ctx.output.total == 0:
             ctx.output.facet_counts = {name: [] for name in ctx.query.facets}
             return ctx
-        result = ctx.index.searcher.aggregate(ctx.retrieval.match_query, aggs)
+        match, lean = ctx.retrieval.match_query, ctx.retrieval.lean_match
+        # retrieval's lean query while no later stage replaced the match query (same products, cheaper)
+        counted = lean[1] if lean is not None and lean[0] is match else match
+        result = ctx.index.searcher.aggregate(counted, aggs)
         for name, spec in aggs.items():
             buckets = result.get(name, {}).get("buckets", [])
             if "range" in spec:

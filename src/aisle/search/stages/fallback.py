@@ -20,14 +20,15 @@ without an external service, and for a search asking no products (size 0).
 from __future__ import annotations
 
 import time
-from dataclasses import replace
+from dataclasses import dataclass, replace
+from typing import Literal
 
 from aisle.core.crs_config import FallbackConfig, FallbackTrigger
 from aisle.search.context import SearchContext
 from aisle.search.external.errors import ExternalSearchError
-from aisle.search.external.guarded import BreakerOpen, Busy
+from aisle.search.external.guarded import BreakerOpen, Busy, GuardedExternalSearch
 from aisle.search.external.hydrate import ExternalPage, hydrate
-from aisle.search.external.protocol import ExternalSearchRequest
+from aisle.search.external.protocol import ExternalResult, ExternalSearchRequest
 from aisle.search.external.registry import ExternalSearches
 from aisle.search.model import ExternalSearchGraph, QueryGraph
 from aisle.search.normalize import normalize
@@ -47,20 +48,49 @@ class Fallback:
         self.external = external
 
     def run(self, ctx: SearchContext) -> SearchContext:
+        ask = self._ask(ctx)
+        if ask is None:
+            return ctx
+        started = time.perf_counter()
+        try:
+            result, cached = self._guarded(ctx).search(ask.request, wait_s=0)
+        except ExternalSearchError as exc:
+            return _refused(ctx, ask, exc)
+        return _answered(ctx, ask, result, cached, started)
+
+    async def run_async(self, ctx: SearchContext) -> SearchContext:
+        """:meth:`run` for a search on an event loop: the same decision, deadline, breaker, slots and
+        cache, the external call awaited (:meth:`GuardedExternalSearch.search_async`)."""
+        ask = self._ask(ctx)
+        if ask is None:
+            return ctx
+        started = time.perf_counter()
+        try:
+            result, cached = await self._guarded(ctx).search_async(ask.request)
+        except ExternalSearchError as exc:
+            return _refused(ctx, ask, exc)
+        return _answered(ctx, ask, result, cached, started)
+
+    def _guarded(self, ctx: SearchContext) -> GuardedExternalSearch:
+        assert self.external is not None  # _ask asks nothing without one
+        return self.external.get(ctx.config.tenant, ctx.config.crs)
+
+    def _ask(self, ctx: SearchContext) -> _Ask | None:
+        """The external request this search makes, or None (``queryGraph.external`` then says why)."""
         crs = ctx.config.crs
         if self.external is None or not crs.active or ctx.query.size == 0:
-            return ctx  # size 0: counting only (e.g. category counts), no page to fill
+            return None  # size 0: counting only (e.g. category counts), no page to fill
         graph = ctx.graph if ctx.graph is not None else _bare_graph(ctx)
         ctx.graph = graph
         trigger = trigger_for(ctx, crs.fallback)
         if trigger is None:
             graph.external = ExternalSearchGraph(status="skipped", reason="not_triggered")
-            return ctx
+            return None
         left = ctx.deadline - time.perf_counter()
         budget = min(crs.fallback.timeout_ms / 1000, left)
         if budget < MIN_BUDGET_S:
             graph.external = ExternalSearchGraph(status="skipped", reason="deadline")
-            return ctx
+            return None
         merge = crs.fallback.merge
         offset, size = ctx.query.offset, ctx.query.size
         if merge == "append":
@@ -76,54 +106,82 @@ class Fallback:
             offset=offset,
             size=size,
         )
-        request = ExternalSearchRequest.of(asked, timeout_s=budget)
-        started = time.perf_counter()
-        try:
-            guarded = self.external.get(ctx.config.tenant, crs)
-            result, cached = guarded.search(request, wait_s=0)
-        except (BreakerOpen, Busy) as exc:
-            graph.external = ExternalSearchGraph(status="skipped", reason=exc.reason, code=str(exc.code))
-            return ctx
-        except ExternalSearchError as exc:
-            graph.external = ExternalSearchGraph(status="failed", reason=trigger, code=str(exc.code))
-            return ctx
-        products = hydrate(result.products, ctx.index)
-        if products or merge == "append":
-            ctx.output.external = ExternalPage(
-                merge=merge,
-                products=products,
-                total=result.total,
-                facets=result.facets,
-                corrected_query=result.corrected_query,
-                redirect_uri=result.redirect_uri,
-            )
-        graph.external = ExternalSearchGraph(
-            status="answered",
-            reason=trigger,
-            backend=result.backend,
-            merge=merge,
-            products=len(products),
-            total=result.total,
-            cached=cached,
-            took_ms=round((time.perf_counter() - started) * 1000, 3),
-            attribution_token=result.attribution_token,
-        )
-        return ctx
+        return _Ask(ExternalSearchRequest.of(asked, timeout_s=budget), trigger, merge, graph)
 
     def rescue(self, ctx: SearchContext, error: Exception) -> bool:
         """After an Aisle stage raised ``error``: whether the external service answered instead
         (the tenant falls back on ``error`` and the answer came). The context then holds it, in
         ``replace`` mode whatever the configured merge, since Aisle has no results of its own."""
+        if not self._rescuing(ctx, error):
+            return False
+        return _rescued(self.run(ctx))
+
+    async def rescue_async(self, ctx: SearchContext, error: Exception) -> bool:
+        """:meth:`rescue` with the external call awaited (as :meth:`run_async`)."""
+        if not self._rescuing(ctx, error):
+            return False
+        return _rescued(await self.run_async(ctx))
+
+    def _rescuing(self, ctx: SearchContext, error: Exception) -> bool:
+        """Whether the tenant falls back on ``error``; if so, the context is emptied for the call."""
         crs = ctx.config.crs
         if self.external is None or not crs.active or "error" not in crs.fallback.when:
             return False
         ctx.output.stage_error = error
         ctx.output.hits, ctx.output.total, ctx.retrieval.vector_only, ctx.output.facet_counts = [], 0, 0, {}
-        ctx = self.run(ctx)
-        if ctx.output.external is None:
-            return False
-        ctx.output.external = replace(ctx.output.external, merge="replace")
         return True
+
+
+def _rescued(ctx: SearchContext) -> bool:
+    if ctx.output.external is None:
+        return False
+    ctx.output.external = replace(ctx.output.external, merge="replace")
+    return True
+
+
+@dataclass(frozen=True)
+class _Ask:
+    """A call the fallback makes: the request, what triggered it, how its answer merges."""
+
+    request: ExternalSearchRequest
+    trigger: FallbackTrigger
+    merge: Literal["replace", "append"]
+    graph: QueryGraph
+
+
+def _refused(ctx: SearchContext, ask: _Ask, exc: ExternalSearchError) -> SearchContext:
+    if isinstance(exc, BreakerOpen | Busy):
+        ask.graph.external = ExternalSearchGraph(status="skipped", reason=exc.reason, code=str(exc.code))
+    else:
+        ask.graph.external = ExternalSearchGraph(status="failed", reason=ask.trigger, code=str(exc.code))
+    return ctx
+
+
+def _answered(
+    ctx: SearchContext, ask: _Ask, result: ExternalResult, cached: bool, started: float
+) -> SearchContext:
+    products = hydrate(result.products, ctx.index)
+    if products or ask.merge == "append":
+        ctx.output.external = ExternalPage(
+            merge=ask.merge,
+            products=products,
+            total=result.total,
+            facets=result.facets,
+            corrected_query=result.corrected_query,
+            redirect_uri=result.redirect_uri,
+        )
+    ask.graph.external = ExternalSearchGraph(
+        status="answered",
+        reason=ask.trigger,
+        backend=result.backend,
+        merge=ask.merge,
+        products=len(products),
+        total=result.total,
+        cached=cached,
+        took_ms=round((time.perf_counter() - started) * 1000, 3),
+        attribution_token=result.attribution_token,
+    )
+    return ctx
 
 
 def trigger_for(ctx: SearchContext, settings: FallbackConfig) -> FallbackTrigger | None:

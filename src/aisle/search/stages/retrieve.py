@@ -77,28 +77,39 @@ def _with_boosts(
 
 def stage_queries(ctx: SearchContext) -> list[tuple[str, tantivy.Query]]:
     """The (stage name, match query) pairs to try, in order."""
+    return [(name, query) for name, query, _ in staged_queries(ctx)]
+
+
+def staged_queries(ctx: SearchContext) -> list[tuple[str, tantivy.Query, tantivy.Query]]:
+    """The (stage name, match query, lean query) triples to try, in order. The lean query matches the
+    same products as the match query without its scoring parts: each term once instead of twice
+    (BM25 and :data:`COVERAGE_SCORE`), no extracted-attribute boosts (optional clauses beside a required
+    one never change what matches). Facet counting over it is exact and cheaper (issue 32: 5.4 against
+    3.9 ms of CPU for a 12-word product name matching 28,000 fashion products in the typo stage)."""
     groups, extracted = ctx.understanding.term_groups, ctx.understanding.extracted
     if not groups:
-        browse = [("browse", tantivy.Query.all_query())]
+        browse = [("browse", tantivy.Query.all_query(), tantivy.Query.all_query())]
         if extracted:  # a query of a price phrase only ("under 500"): filter, then plain browse
-            browse.insert(0, ("browse", _as_filters(tantivy.Query.all_query(), extracted)))
+            filtered = _as_filters(tantivy.Query.all_query(), extracted)
+            browse.insert(0, ("browse", filtered, filtered))
         return browse
     index, stages = ctx.index, ctx.config.global_.stages
     exact = [term_query(index, group) for group in groups]
-    strict = tantivy.Query.boolean_query([(tantivy.Occur.Must, q) for q in exact])
-    plan: list[tuple[str, tantivy.Query]] = [("strict", _as_filters(strict, extracted))]
+    strict = _as_filters(tantivy.Query.boolean_query([(tantivy.Occur.Must, q) for q in exact]), extracted)
+    plan: list[tuple[str, tantivy.Query, tantivy.Query]] = [("strict", strict, strict)]
     n = len(exact)
     msm = max(1, min(n - 1, math.ceil(n * stages.relaxed_min_should_match))) if n >= 2 else 1
     if n >= 2 or extracted:
         covered = [_covered(q) for q in exact]
-        plan.append(("relaxed", _with_boosts(covered, msm, extracted)))
+        lean = tantivy.Query.boolean_query([(tantivy.Occur.Should, q) for q in exact], msm)
+        plan.append(("relaxed", _with_boosts(covered, msm, extracted), lean))
     distances = [typo_distance(group[0], stages.typo) if " " not in group[0] else 0 for group in groups]
     if any(distances) or n >= 3:
-        covered = [
-            _covered(q, fuzzy_query(index, g[0], d) if d else None)
-            for q, g, d in zip(exact, groups, distances, strict=True)
-        ]
-        plan.append(("typo", _with_boosts(covered, 1, extracted)))
+        fuzzy = [fuzzy_query(index, g[0], d) if d else None for g, d in zip(groups, distances, strict=True)]
+        covered = [_covered(q, f) for q, f in zip(exact, fuzzy, strict=True)]
+        either = [*exact, *(f for f in fuzzy if f is not None)]
+        lean = tantivy.Query.boolean_query([(tantivy.Occur.Should, q) for q in either])
+        plan.append(("typo", _with_boosts(covered, 1, extracted), lean))
     return plan
 
 
@@ -143,8 +154,8 @@ class Retrieve:
         deep = ctx.retrieval.candidate_depth
         if order_field is not None or size == 0 or offset + size >= deep:
             deep = 0
-        best: tuple[str, tantivy.Query, tantivy.SearchResult] | None = None
-        for name, query in stage_queries(ctx):
+        best: tuple[str, tantivy.Query, tantivy.SearchResult, tantivy.Query] | None = None
+        for name, query, lean in staged_queries(ctx):
             full = with_filter(
                 query,
                 ctx.retrieval.filter_query,
@@ -166,11 +177,14 @@ class Retrieve:
                 )
             ctx.graph.stages_tried.append({"stage": name, "hits": hit_count(result)})
             if best is None or hit_count(result) > hit_count(best[2]):
-                best = (name, full, result)
+                best = (name, full, result, lean)
             if hit_count(result) >= min_hits or ctx.past_deadline():
                 break
         assert best is not None
-        name, ctx.retrieval.match_query, result = best
+        name, ctx.retrieval.match_query, result, lean = best
+        # the same products without the scoring parts (a merchandising boost is an optional clause)
+        lean = with_filter(lean, ctx.retrieval.filter_query, exclude=ctx.merchandising.exclude_query)
+        ctx.retrieval.lean_match = (ctx.retrieval.match_query, lean)
         ctx.output.total = hit_count(result)
         ctx.graph.stage = name if ctx.output.total > 0 else "none"  # type: ignore[assignment]
         if size == 0 or not result.hits:

@@ -55,6 +55,7 @@ def create_app(settings: Settings | None = None, *, preload: bool = True) -> Fas
         state=state,
         authorizer=authorizer,
         route=routes.search_get_route(),
+        post_route=routes.search_post_route(),
         parse=routes.search_request_of,
         parsed_key=routes.PARSED_KEY,
         enabled=settings.search_fast_lane,

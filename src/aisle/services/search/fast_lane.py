@@ -1,4 +1,5 @@
-"""The search service's fast lane: a plain ``GET /search`` answered without FastAPI's per-request work.
+"""The search service's fast lane: a plain ``GET`` or ``POST /search`` answered without FastAPI's
+per-request work.
 
 Issue 18's profile of the search service under 32 clients put FastAPI's per-request machinery (routing,
 solving the route's dependencies, validating its nine query parameters one by one) at about a fifth of
@@ -7,16 +8,19 @@ CPU per request than the FastAPI route. The fast lane is that handler, kept hone
 
 - It sits inside the service's own middlewares (request id, metrics, ``Server-Timing``, body limit:
   unchanged) and in front of FastAPI's router.
-- It answers only a request that is plain: ``GET /search`` without a body, every query parameter one
+- It answers only a request that is plain. ``GET /search`` without a body, every query parameter one
   the route declares (the set comes from the FastAPI route itself), each given once and non-empty,
-  parsed by the route's own parser into the same :class:`SearchRequest`, authorized by the
-  same :class:`Authorizer` for the same scope (before anything is read from storage), for a tenant
-  whose search has nothing to wait for (:meth:`SearchEngine.readiness`: it runs on the
-  event loop).
-- Anything else goes to the FastAPI route, which answers it: an invalid or unknown parameter, a refused
-  token, a tenant on a remote store, an engine error. A request the lane parsed is handed over with
-  its :class:`SearchRequest` in the ASGI scope, so the route does not parse it again. Errors have one
-  renderer; a request handed over after an engine error is searched twice, which has no side effect.
+  parsed by the route's own parser into the same :class:`SearchRequest`. ``POST /search`` (the spec's
+  entry point, issue 32) without query parameters, with a JSON body (no content type, or
+  ``application/json``) that :class:`SearchRequest` accepts, as FastAPI would validate it. Either is
+  authorized by the same :class:`Authorizer` for the same scope (before anything is read from storage),
+  for a tenant whose search has nothing to wait for (:meth:`SearchEngine.readiness`: it runs on the
+  event loop, an external fallback's call awaited).
+- Anything else goes to the FastAPI route, which answers it: an invalid or unknown parameter or body, a
+  refused token, a tenant on a remote store, an engine error. A ``GET`` the lane parsed is handed over
+  with its :class:`SearchRequest` in the ASGI scope, so the route does not parse it again; a ``POST``
+  the lane read is handed over with its body replayed. Errors have one renderer; a request handed over
+  after an engine error is searched twice, which has no side effect.
 
 ``AISLE_SEARCH_FAST_LANE=false`` turns it off (every request through the route);
 ``tests/services/search/test_fast_lane.py`` checks that both give the same answers.
@@ -25,8 +29,10 @@ CPU per request than the FastAPI route. The fast lane is that handler, kept hone
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Any
 
+import orjson
 from fastapi.exceptions import RequestValidationError
 from fastapi.routing import APIRoute
 from pydantic import ValidationError
@@ -57,14 +63,59 @@ def _has_body(scope: Scope) -> bool:
     return False
 
 
+def _json_without_query(scope: Scope) -> bool:
+    """A ``POST`` the lane may read: no query string, and a JSON body by its content type (none, or
+    ``application/json`` with parameters at most; FastAPI parses both as JSON)."""
+    if scope["query_string"]:
+        return False
+    for name, value in scope["headers"]:
+        if name == b"content-type":
+            return value.split(b";", 1)[0].strip().lower() == b"application/json"
+    return True
+
+
+async def _read_body(receive: Any) -> bytes | None:
+    """The whole request body, or None when the client went away first."""
+    chunks = []
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            return None
+        chunks.append(message.get("body", b""))
+        if not message.get("more_body", False):
+            return b"".join(chunks)
+
+
+def _replay(body: bytes, receive: Any) -> Any:
+    """A ``receive`` giving ``body`` once more, then what the client sends next (a disconnect)."""
+    given = False
+
+    async def replay() -> dict[str, Any]:
+        nonlocal given
+        if given:
+            result: dict[str, Any] = await receive()
+            return result
+        given = True
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    return replay
+
+
+def _from_body(body: bytes) -> SearchRequest:
+    """``POST /search``'s body as the route validates it (raises when it would refuse it)."""
+    return SearchRequest.model_validate(orjson.loads(body))
+
+
 class SearchFastLane:
-    """ASGI middleware answering plain ``GET /search`` requests itself (see the module docstring).
+    """ASGI middleware answering plain ``GET`` and ``POST /search`` requests itself (see the module).
 
     Args:
         app: the inner ASGI app (FastAPI's exception middleware and router).
         state: the search service's resources (the engine).
         authorizer: the service's token check.
         route: the ``GET /search`` route: its declared query parameters, its name in the metrics.
+        post_route: the ``POST /search`` route (its name in the metrics); None hands every ``POST`` to
+            the router.
         parse: the route's parser of the query parameters into a :class:`SearchRequest`
             (:func:`~aisle.services.search.routes.search_request_of`; raises on a bad one).
         parsed_key: the scope key under which a request handed to the route carries its parsed body.
@@ -81,6 +132,7 @@ class SearchFastLane:
         parse: Any,
         parsed_key: str,
         enabled: bool = True,
+        post_route: APIRoute | None = None,
     ) -> None:
         self.app = app
         self.state = state
@@ -89,17 +141,22 @@ class SearchFastLane:
         self.parse = parse
         self.parsed_key = parsed_key
         self.enabled = enabled
+        self.post_route = post_route
         self.declared = declared_query_params(route)
 
     async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
-        if (
-            self.enabled
-            and scope["type"] == "http"
-            and scope["method"] == "GET"
-            and scope["path"] == "/search"
-            and await self._answer(scope, send)
-        ):
-            return
+        if self.enabled and scope["type"] == "http" and scope["path"] == "/search":
+            method = scope["method"]
+            if method == "GET" and await self._answer(scope, send, _no_body, self.route, self._request):
+                return
+            if method == "POST" and self.post_route is not None and _json_without_query(scope):
+                body = await _read_body(receive)
+                if body is None:
+                    return  # the client went away: nothing to answer
+                read = _replay(body, receive)
+                if await self._answer(scope, send, read, self.post_route, lambda _: _from_body(body)):
+                    return
+                receive = _replay(body, receive)  # the route reads the body as it came
         await self.app(scope, receive, send)
 
     def _request(self, scope: Scope) -> SearchRequest | None:
@@ -128,25 +185,37 @@ class SearchFastLane:
         )
         return parsed
 
-    async def _answer(self, scope: Scope, send: Any) -> bool:
-        """Answer the request and return True, or return False having sent nothing."""
+    async def _answer(
+        self,
+        scope: Scope,
+        send: Any,
+        receive: Any,
+        route: APIRoute,
+        parse: Callable[[Scope], SearchRequest | None],
+    ) -> bool:
+        """Answer the request and return True, or return False having sent nothing. ``receive``: the
+        request's body (the token check may read its tenant); ``parse`` makes the search of it (None
+        or an exception: the route looks at it)."""
         engine = self.state.engine
         try:
-            body = self._request(scope)
+            body = parse(scope)
             if body is None:
                 return False
-            scope[self.parsed_key] = body  # the route, if it answers, takes this instead of parsing again
+            if route is self.route:
+                scope[self.parsed_key] = body  # the route, if it answers, takes this instead of parsing again
             # the token first: a refused request must not touch storage (tests/services/auth/test_isolation)
-            await self.authorizer.authorize(Request(scope, _no_body), SEARCH_READ)
+            principal = await self.authorizer.authorize(Request(scope, receive), SEARCH_READ)
+            if principal is not None and body.tenant not in principal.tenants:
+                return False  # the tenant searched, checked as parsed (whatever the headers say of a body)
             ready = engine.readiness(body.tenant)
-            if ready.waits:
+            if ready.waits or ready.config is None:
                 return False
-            result = self.state.search(body.tenant, body.search_query(), config=ready.config)
-        except (AisleError, ValidationError, RequestValidationError):
+            result = await self.state.search_async(body.tenant, body.search_query(), config=ready.config, record=body.analytics)
+        except (AisleError, ValidationError, RequestValidationError, orjson.JSONDecodeError):
             return False  # the route answers it, with its status and error code
         except Exception:  # whatever the route makes of it (its 500 envelope)
             return False
-        scope["route"] = self.route
+        scope["route"] = route
         scope[TENANT_KEY] = ("search", body.tenant)
         start = time.perf_counter()
         response = Response(result.json_bytes(), media_type="application/json")

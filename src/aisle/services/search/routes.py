@@ -143,13 +143,17 @@ def _search_response(
 
 
 async def _run_search(state: SearchState, body: SearchRequest) -> Response:
-    """The search on the event loop when it has nothing to wait for (a warm index on a local store,
-    no external fallback: :meth:`SearchEngine.readiness`), else on the thread pool; the tenant's
-    configuration, once looked up, goes along."""
+    """The search on the event loop when it has nothing to wait for (a warm index on a local store:
+    :meth:`SearchEngine.readiness`; an external fallback's call is awaited), else on the thread pool;
+    the tenant's configuration, once looked up, goes along."""
     query = body.search_query()
     ready = state.engine.readiness(body.tenant)
-    if not ready.waits:
-        return _search_response(state, body.tenant, query, ready.config, body.analytics)
+    if not ready.waits and ready.config is not None:
+        result = await state.search_async(body.tenant, query, config=ready.config, record=body.analytics)
+        start = time.perf_counter()
+        response = Response(result.json_bytes(), media_type="application/json")
+        add_timing("serialize", time.perf_counter() - start)
+        return response
     return await run_in_threadpool(_search_response, state, body.tenant, query, ready.config, body.analytics)
 
 
@@ -200,10 +204,19 @@ async def search_get(
 
 def search_get_route() -> APIRoute:
     """The ``GET /search`` route of this router (the fast lane's declared parameters and metrics name)."""
+    return _search_route("GET")
+
+
+def search_post_route() -> APIRoute:
+    """The ``POST /search`` route of this router (the fast lane's metrics name for it)."""
+    return _search_route("POST")
+
+
+def _search_route(method: str) -> APIRoute:
     for route in router.routes:
-        if isinstance(route, APIRoute) and route.path == "/search" and "GET" in (route.methods or ()):
+        if isinstance(route, APIRoute) and route.path == "/search" and method in (route.methods or ()):
             return route
-    raise LookupError("GET /search is not declared")  # pragma: no cover - the route is declared above
+    raise LookupError(f"{method} /search is not declared")  # pragma: no cover - declared above
 
 
 @router.get("/items", response_model=ItemsPage, dependencies=[read], responses=error_responses(400, 404, 422))

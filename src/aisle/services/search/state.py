@@ -35,7 +35,16 @@ class SearchState:
     ) -> SearchResult:
         """:meth:`SearchEngine.search`, the answer given its attribution token and recorded (neither when
         ``record`` is false: a page's helper query, not a shopper's search)."""
-        result = self.engine.search(tenant, query, config=config)
+        return self._recorded(tenant, query, self.engine.search(tenant, query, config=config), record)
+
+    async def search_async(
+        self, tenant: str, query: SearchQuery, *, config: TenantConfig, record: bool = True
+    ) -> SearchResult:
+        """:meth:`SearchEngine.search_async` (on the event loop, for a ready tenant), recorded alike."""
+        result = await self.engine.search_async(tenant, query, config=config)
+        return self._recorded(tenant, query, result, record)
+
+    def _recorded(self, tenant: str, query: SearchQuery, result: SearchResult, record: bool) -> SearchResult:
         if self.outcomes is not None and record:
             self.outcomes.search_answer(tenant, "search", query, result)
         return result

@@ -1,0 +1,91 @@
+"""The search's cost by query length, in process (issue 32: the long-query tail).
+
+Queries: fashion product names cut to their first 1..12 words (``PER_LENGTH`` names per length, the
+same names at every length that has them), size 20, facets brand / color / article_type, searched
+through :class:`~aisle.search.engine.SearchEngine` on the tenant as ``make run`` builds it (the bench's
+demo, :mod:`bench.vs_typesense_served`; ``AISLE_BENCH_DEMO`` moves it). Each query is searched
+``ROUNDS`` times; printed per length: p50 / p99 of the process's CPU time per search
+(``time.process_time``, tantivy's own threads included: robust to the other processes of a shared
+machine, unlike wall time) and the median retrieve and facets stage times (wall, from the request
+timings). Then Home Depot dev NDCG@10 in process on the same engine (:mod:`aisle.search.evaluation`),
+to check an answer-changing optimisation against the same build.
+
+Measured (issue 32, the bench demo, hybrid off, a loaded 2-core machine), before / after facets were
+counted over retrieval's lean query: CPU p50 at 8 words 6.28 / 6.61 ms, at 12 words 11.99 / 10.84 ms
+(p99 22.7 / 21.4 ms); facets stage p50 (wall) at 8 words 4.99 / 2.14 ms, at 12 words 11.28 / 3.52 ms;
+Home Depot dev NDCG@10 0.4472 / 0.4472 (same build, same answers). Retrieval itself (strict, then
+relaxed and typo over most of the catalog for a long product name) is what still grows with length.
+"""
+
+from __future__ import annotations
+
+import gzip
+import random
+import statistics
+import time
+from collections import defaultdict
+from pathlib import Path
+
+import orjson
+
+from bench.bench_search import pct
+
+PER_LENGTH = 40
+ROUNDS = 3
+LENGTHS = range(1, 13)
+FACETS = ("brand", "color", "article_type")
+
+
+def names_by_length(data_dir: Path, seed: int = 11) -> dict[int, list[str]]:
+    """``PER_LENGTH`` product names of at least 12 words' worth, cut to each length (lowercase)."""
+    rng = random.Random(seed)
+    with gzip.open(data_dir / "fashion" / "products.jsonl.gz") as fh:
+        names = [str(orjson.loads(line)["name"]) for line in fh if b"NaN" not in line]
+    long_names = [n for n in names if len(n.split()) >= max(LENGTHS)]
+    picked = rng.sample(long_names, min(PER_LENGTH, len(long_names)))
+    return {k: [" ".join(n.lower().split()[:k]) for n in picked] for k in LENGTHS}
+
+
+def measure(engine: object, queries: dict[int, list[str]]) -> None:
+    from aisle.core.timing import open_timings
+    from aisle.search.query import SearchQuery
+
+    print(f"{'words':>5}  {'CPU p50':>8}  {'CPU p99':>8}  {'retrieve p50':>12}  {'facets p50':>10}  (ms)")
+    for k, qs in queries.items():
+        cpu: list[float] = []
+        stages: dict[str, list[float]] = defaultdict(list)
+        for _ in range(ROUNDS):
+            for q in qs:
+                timings = open_timings()
+                t = time.process_time()
+                engine.search("fashion", SearchQuery(q, size=20, facets=FACETS))  # type: ignore[attr-defined]
+                cpu.append((time.process_time() - t) * 1000)
+                for name, s in timings:
+                    stages[name].append(s * 1000)
+        retrieve = statistics.median(stages["retrieve"]) if stages["retrieve"] else 0.0
+        facets = statistics.median(stages["facets"]) if stages["facets"] else 0.0
+        print(f"{k:>5}  {statistics.median(cpu):8.2f}  {pct(cpu, 99):8.2f}  {retrieve:12.2f}  {facets:10.2f}")
+
+
+def main(data_dir: Path) -> None:
+    from aisle.core.config import Settings
+    from aisle.core.storage import open_blob_store
+    from aisle.search.engine import SearchEngine
+    from aisle.search.evaluation import evaluate, load_judgments
+    from aisle.search.query import SearchQuery
+    from bench.vs_typesense_served import demo_env
+
+    env = demo_env(data_dir)
+    settings = Settings(storage_url=env["AISLE_STORAGE_URL"], data_dir=env["AISLE_DATA_DIR"], auth="off")
+    engine = SearchEngine.from_settings(settings, open_blob_store(settings.storage_url))
+    engine.warm_up()
+    engine.pipeline.budget_s = 60.0  # no stage skipped for time: the figures are the stages' own cost
+    queries = names_by_length(data_dir)
+    for qs in queries.values():  # warm-up
+        for q in qs[:5]:
+            engine.search("fashion", SearchQuery(q, size=20, facets=FACETS))
+    measure(engine, queries)
+    qrels = load_judgments(data_dir / "homedepot" / "judgments_dev.csv")
+    report = evaluate(lambda q: [p["id"] for p in engine.search("homedepot", q).products], qrels)
+    print(f"Home Depot dev NDCG@10 in process ({report.queries} queries): {report.ndcg10:.4f}")
+    engine.close()

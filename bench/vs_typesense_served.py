@@ -1,0 +1,289 @@
+"""``bench_vs_typesense``'s first table: Aisle as ``make run`` serves it, against Typesense (issue 32).
+
+The tenants are the demo's, built as ``make run`` builds them (``aisle demo``: catalogs, indexes, rules,
+text vectors for hybrid retrieval, the Home Depot ranker, the fashion tenant's fallback to a local
+Typesense holding hardware products), kept in ``var/bench-demo`` and reused (``AISLE_BENCH_DEMO`` moves
+it; built on first use, minutes). ``aisle serve`` serves them with ``AISLE_WORKERS`` workers and the demo's
+Typesense is started for the fallback, as ``make run`` does. Requests are the spec's ``POST /search``
+(JSON body), once with auth off and once with auth on (a bearer token scoped to the tenant, signed by
+the bucket's key as the auth service would sign it); each row says what it ran with.
+
+Typesense: the bench's own 0.24.1 server, one collection per tenant holding the same catalog rows,
+searched over the tenant's searchable fields with the same facets (:class:`bench.bench_vs_typesense.Engines`).
+Alternating per client count: Typesense, Aisle auth off, Aisle auth on, then again.
+
+Measured (issue 32; one run each, a shared 2-core machine at load average 13-15, hybrid off since the
+text vectors were not built; server CPU per request, the steady figure there, ms, Aisle auth off / on):
+
+=========================  =========================  =========================  ==========
+                           before (main)              after                      Typesense
+=========================  =========================  =========================  ==========
+fashion mix, 1 client      2.00 / 2.07                1.95 / 2.23                2.3-2.7
+fashion mix, 32 clients    3.03 / 3.23                1.87 / 2.33                2.2-2.5
+Home Depot dev, 1 client   3.90 / 4.24                2.75 / 2.61                2.0-2.1
+Home Depot dev, 32 clients 4.04 / 4.04                3.01 / 3.20                1.9-2.3
+=========================  =========================  =========================  ==========
+
+Before, a ``POST /search`` went through FastAPI's route, and the fashion tenant (fallback configured)
+through the thread pool as well; after, both take the fast lane on the event loop. What the profile
+(py-spy, one worker, 32 clients) showed: in the first minute after start, each worker's background build
+of the autocomplete indexes took 20-50% of its samples (the bench now waits for it); of the rest, the
+lane's search took 27% of the samples (retrieve and facets most of it) and writing the response to the
+socket (uvicorn's send) 24%, FastAPI's route 3% (the requests that re-check the catalog); the token
+check costs about 15 us a request (in process), so auth on and off differ by noise. Latency and
+throughput ratios moved by more than the change between runs (Typesense's own 1-client p50 was 2.2 ms
+in one run and 3.1 ms in the next), so they are printed, not claimed.
+
+Tried and not kept: granian 2.8.9 (``--interface asgi``, one worker) in place of uvicorn, same app, same
+POST fashion mix, alternating three times: 2.07 ms (1 client) and 2.13 ms (16 clients) of server CPU per
+request against uvicorn's 1.77 and 1.87 ms, so uvicorn stays.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from bench.http_load import LoadResult, cpu_seconds, get_many
+from bench.search_server import ServiceProcess, free_port
+
+ROUNDS = 2
+CLIENTS = (1, 32)
+
+
+def demo_dir() -> Path:
+    return Path(os.environ.get("AISLE_BENCH_DEMO", "var/bench-demo")).resolve()
+
+
+def demo_env(data_dir: Path) -> dict[str, str]:
+    """The storage and data settings of the bench's ``make run`` demo, built (fashion and homedepot,
+    no recommendation models nor photo embeddings: search does not read them) when missing."""
+    root = demo_dir()
+    env = {"AISLE_STORAGE_URL": f"file://{root / 'bucket'}", "AISLE_DATA_DIR": str(root / "data")}
+    port_file = root / "typesense_port"
+    if not port_file.exists():
+        root.mkdir(parents=True, exist_ok=True)
+        port_file.write_text(str(free_port()))
+    env["AISLE_TYPESENSE_PORT"] = port_file.read_text().strip()
+    if not (root / "built").exists():
+        print(f"aisle: building the make run demo in {root} (minutes, once)")
+        cmd = [sys.executable, "-m", "aisle.cli", "demo", "--data-dir", str(data_dir), "--if-missing"]
+        cmd += ["--only", "fashion,homedepot", "--no-recs", "--no-images"]
+        subprocess.run(cmd, env={**os.environ, **env}, check=True, stdout=subprocess.DEVNULL)
+        (root / "built").write_text("ok")
+    return env
+
+
+def configuration(env: dict[str, str], tenant: str) -> str:
+    """What the tenant runs with, as served: fallback, rules, ranker, hybrid."""
+    from aisle.core.storage import open_blob_store
+    from aisle.core.tenancy import Tenants
+    from aisle.search.ranking.store import RankerStore
+    from aisle.search.rules.book import RuleBooks
+    from aisle.vectors.store import VectorStore
+
+    store = open_blob_store(env["AISLE_STORAGE_URL"])
+    config = Tenants(store).config(tenant)
+    crs = config.crs
+    fallback = (
+        f"fallback {crs.backend.type if crs.backend else '?'} on {','.join(crs.fallback.when)}"
+        if crs.active
+        else "no fallback"
+    )
+    rules = len(RuleBooks(store).book(tenant).rules)
+    ranker = "ranker" if RankerStore(store).current(tenant) is not None else "no ranker"
+    vectors = VectorStore(Path(env["AISLE_DATA_DIR"]), bucket=store).has(tenant)
+    hybrid = "hybrid on" if vectors and config.global_.hybrid.enabled else "hybrid off"
+    return f"{fallback}, {rules} rules, {ranker}, {hybrid}"
+
+
+def _run(
+    port: int, paths: list[str], posts: list[bytes] | None, clients: int, pid: int, headers: dict[str, str]
+) -> tuple[LoadResult, float]:
+    cpu0 = cpu_seconds(pid)
+    result = asyncio.run(get_many(port, paths, clients, headers=headers, posts=posts))
+    return result, (cpu_seconds(pid) - cpu0) / max(1, len(paths)) * 1000
+
+
+def _row(
+    label: str, results: list[tuple[LoadResult, float]], base: dict[str, float] | None
+) -> dict[str, float]:
+    from bench.bench_search import pct
+
+    ms = [m for r, _ in results for m in r.latencies_ms]
+    row = {
+        "p50": statistics.median(ms),
+        "p99": pct(ms, 99),
+        "qps": statistics.median(r.rate for r, _ in results),
+        "cpu": statistics.median(c for _, c in results),
+    }
+    failed = sum(r.failed for r, _ in results)
+    ratio = ""
+    if base is not None:
+        ratio = (
+            f"  | vs Typesense: p50 {row['p50'] / base['p50']:.2f}x p99 {row['p99'] / base['p99']:.2f}x "
+            f"q/s {row['qps'] / base['qps']:.2f}x"
+        )
+    print(
+        f"    {label:<22} p50 {row['p50']:6.2f} ms  p99 {row['p99']:6.2f} ms  {row['qps']:6.0f} q/s  "
+        f"CPU {row['cpu']:5.2f} ms/req  (n={len(ms)}, failed {failed}){ratio}"
+    )
+    return row
+
+
+def table(
+    name: str,
+    tenant: str,
+    queries: list[str],
+    fresh: bool,
+    ts: Any,
+    engines: Any,
+    services: dict[str, tuple[ServiceProcess, dict[str, str]]],
+    facets: tuple[str, ...],
+) -> None:
+    """Typesense and each Aisle service alternating, for 1 and 32 clients; ``fresh``: disjoint slices."""
+    size = 20
+    slices = len(CLIENTS) * ROUNDS
+    print(f"\n{name} (POST /search): {len(queries)} queries, size {size}, facets {list(facets) or 'none'}")
+    for c_i, clients in enumerate(CLIENTS):
+        got: dict[str, list[tuple[LoadResult, float]]] = {"Typesense 0.24.1": []} | {k: [] for k in services}
+        for r in range(ROUNDS):
+            part = queries[(c_i * ROUNDS + r) :: slices] if fresh else queries
+            ts_paths = [engines.typesense(tenant, q, size, facets) for q in part]
+            got["Typesense 0.24.1"].append(
+                _run(ts.port, ts_paths, None, clients, ts.proc.pid, {"X-TYPESENSE-API-KEY": ts.api_key})
+            )
+            bodies = [
+                orjson.dumps({"tenant": tenant, "query": q, "size": size, "facets": list(facets)})
+                for q in part
+            ]
+            for label, (service, headers) in services.items():
+                paths = ["/search"] * len(part)
+                got[label].append(_run(service.port, paths, bodies, clients, service.proc.pid, headers))
+        print(f"  {clients} client{'s' if clients > 1 else ''}:")
+        base = _row("Typesense 0.24.1", got["Typesense 0.24.1"], None)
+        for label in services:
+            _row(label, got[label], base)
+
+
+def wait_idle(service: ServiceProcess, headers: dict[str, str], timeout_s: float = 600.0) -> float:
+    """Finish the service's start-up work before measuring: each worker builds its tenants' autocomplete
+    indexes in a background thread (half of a worker's samples in a profile of the first minute), so
+    ask every worker's first ``GET /suggestions`` (it waits for the build), then wait until the
+    processes stay under a fifth of a core for three seconds. Returns the seconds waited."""
+    import httpx
+
+    start = time.monotonic()
+
+    async def ask() -> None:
+        async with httpx.AsyncClient(base_url=service.url, timeout=timeout_s) as client:
+            asks = [
+                client.get("/suggestions", params={"tenant": t, "qStr": "a"}, headers=headers.get(t, {}))
+                for t in ("fashion", "homedepot")
+                for _ in range(8)  # connections land on both workers (SO_REUSEPORT)
+            ]
+            await asyncio.gather(*asks)
+
+    asyncio.run(ask())
+    quiet = 0
+    while quiet < 3 and time.monotonic() - start < timeout_s:
+        before = cpu_seconds(service.proc.pid)
+        time.sleep(1.0)
+        quiet = quiet + 1 if cpu_seconds(service.proc.pid) - before < 0.2 else 0
+    return time.monotonic() - start
+
+
+def worker_rss(service: ServiceProcess) -> str:
+    """Each process's resident memory (MiB): the ``aisle serve`` parent's children are the workers."""
+    from bench.http_load import process_tree
+
+    sizes = []
+    for pid in process_tree(service.proc.pid):
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                sizes.append(int(line.split()[1]) / 1024)
+    return " ".join(f"{s:.0f}" for s in sizes)
+
+
+def main(
+    data_dir: Path,
+    ts: Any,
+    load_typesense: Any,
+    engines_of: Any,
+    fashion: list[str],
+    hd: list[str],
+    facets: tuple[str, ...],
+) -> Any:
+    """The as-served table (see the module docstring); ``ts`` the bench's Typesense server, which it
+    loads with the demo's catalogs. Returns the ``Engines`` (the second table asks the same)."""
+    from tests.support.auth import AuthKit
+
+    from aisle.core.config import Settings, load_settings
+    from aisle.core.storage import open_blob_store
+    from aisle.demo.external import start_demo_typesense
+
+    env = demo_env(data_dir)
+    workers = load_settings().workers
+    engines = engines_of(load_typesense(ts.url, env))
+    settings = Settings(
+        storage_url=env["AISLE_STORAGE_URL"],
+        data_dir=env["AISLE_DATA_DIR"],
+        typesense_port=int(env["AISLE_TYPESENSE_PORT"]),
+    )
+    external = start_demo_typesense(settings)  # the fashion tenant's fallback, as `aisle serve` starts it
+    kit = AuthKit(open_blob_store(env["AISLE_STORAGE_URL"]), auth_url="http://bench-auth")
+    token = {
+        t: {"Authorization": f"Bearer {kit.token([t], scopes=['search:read'], ttl=3600)}"}
+        for t in ("fashion", "homedepot")
+    }
+    print("\n== Aisle as make run serves it (the demo's tenants and settings) ==")
+    print(
+        f"aisle: `aisle serve --only search`, {workers} workers; demo Typesense for the fallback: "
+        f"{'started' if external is not None else 'NOT started'}"
+    )
+    for tenant in ("fashion", "homedepot"):
+        print(f"aisle: {tenant}: {configuration(env, tenant)}")
+    metrics = Path(tempfile.mkdtemp(prefix="aisle-bench-served-"))  # each service its own metrics files
+    off_env = {**env, "AISLE_AUTH": "off", "PROMETHEUS_MULTIPROC_DIR": str(metrics / "off")}
+    on_env = {**env, "AISLE_AUTH": "on", "AISLE_AUTH_URL": kit.auth_url}
+    off = ServiceProcess.as_served("search", off_env, workers=workers)
+    on = ServiceProcess.as_served(
+        "search", {**on_env, "PROMETHEUS_MULTIPROC_DIR": str(metrics / "on")}, workers=workers
+    )
+    try:
+        off.wait_ready()
+        on.wait_ready()
+        waited = wait_idle(off, {}) + wait_idle(on, token)
+        print(f"aisle: both services idle (start-up builds done) after {waited:.0f} s more")
+        for tenant, queries, fs in (("fashion", fashion, facets), ("homedepot", hd, ())):
+            services = {
+                "Aisle auth off": (off, {}),
+                f"Aisle auth on ({tenant} token)": (on, token[tenant]),
+            }
+            warm = [
+                orjson.dumps({"tenant": tenant, "query": q, "size": 20, "facets": list(fs)})
+                for q in queries[:200]
+            ]
+            for service, headers in services.values():
+                asyncio.run(get_many(service.port, ["/search"] * len(warm), 4, headers=headers, posts=warm))
+            title = "fashion mix" if tenant == "fashion" else "Home Depot dev queries"
+            table(title, tenant, queries, tenant == "homedepot", ts, engines, services, fs)
+        print(
+            f"\naisle: resident memory after the bench, MiB (parent, workers): auth off {worker_rss(off)}; "
+            f"auth on {worker_rss(on)}"
+        )
+    finally:
+        off.stop()
+        on.stop()
+        if external is not None:
+            external.stop()
+    return engines

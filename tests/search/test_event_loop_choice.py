@@ -24,16 +24,16 @@ def _engine(store: BlobStore, data_dir: Path) -> SearchEngine:
 def test_a_warm_tenant_on_a_local_store_runs_inline_a_cold_one_does_not(tmp_path: Path) -> None:
     engine = _engine(open_blob_store(f"file://{tmp_path / 'bucket'}"), tmp_path / "data")
     write_outdoor_tenant(engine.tenants.store, "outdoor")
-    assert not engine.answers_without_waiting("outdoor")  # its index is not open yet: it may build
+    assert engine.readiness("outdoor").waits  # its index is not open yet: it may build
     engine.search("outdoor", SearchQuery("tent"))
-    assert engine.answers_without_waiting("outdoor")
+    assert not engine.readiness("outdoor").waits
     engine.indexes.check_every = 0.0  # the next search re-reads the catalog version from storage
-    assert not engine.answers_without_waiting("outdoor")
+    assert engine.readiness("outdoor").waits
 
 
 def test_an_unknown_tenant_goes_to_the_thread_pool_to_raise_there(tmp_path: Path) -> None:
     engine = _engine(open_blob_store(f"file://{tmp_path / 'bucket'}"), tmp_path / "data")
-    assert not engine.answers_without_waiting("nobody")
+    assert engine.readiness("nobody").waits
 
 
 def test_a_tenant_with_an_external_fallback_runs_inline_its_call_awaited(tmp_path: Path) -> None:
@@ -42,7 +42,7 @@ def test_a_tenant_with_an_external_fallback_runs_inline_its_call_awaited(tmp_pat
     write_outdoor_tenant(engine.tenants.store, "outdoor", crs_config("http://127.0.0.1:9"))
     engine.indexes.get("outdoor")
     assert engine.tenants.config("outdoor").crs.active
-    assert engine.answers_without_waiting("outdoor")
+    assert not engine.readiness("outdoor").waits
 
 
 def test_a_remote_store_never_runs_inline(tmp_path: Path, s3_blob_store: BlobStore) -> None:
@@ -51,7 +51,7 @@ def test_a_remote_store_never_runs_inline(tmp_path: Path, s3_blob_store: BlobSto
     write_outdoor_tenant(store, "outdoor")
     engine.search("outdoor", SearchQuery("tent"))
     assert engine.indexes.is_current("outdoor", engine.tenants.config("outdoor").attributes)
-    assert not engine.answers_without_waiting("outdoor")  # a cache refresh would be a network call
+    assert engine.readiness("outdoor").waits  # a cache refresh would be a network call
 
 
 def test_while_one_request_checks_the_catalog_the_others_answer_from_the_open_index(tmp_path: Path) -> None:
@@ -67,7 +67,7 @@ def test_while_one_request_checks_the_catalog_the_others_answer_from_the_open_in
         answered.set()
 
     with engine.indexes.checking("outdoor"):  # another request is checking storage (or building) right now
-        assert engine.answers_without_waiting("outdoor")
+        assert not engine.readiness("outdoor").waits
         other = threading.Thread(target=search_meanwhile, daemon=True)
         other.start()
         # answered while the check is still held: a request queued behind it could not answer before
@@ -75,7 +75,7 @@ def test_while_one_request_checks_the_catalog_the_others_answer_from_the_open_in
         assert answered.wait(timeout=60), "the request waited behind the check"
     other.join()
     assert served == [opened]
-    assert not engine.answers_without_waiting("outdoor")  # no check in flight: this request checks
+    assert engine.readiness("outdoor").waits  # no check in flight: this request checks
     assert engine.indexes.get("outdoor") is opened  # same catalog version: the same index
 
 

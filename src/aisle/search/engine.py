@@ -176,12 +176,10 @@ class SearchEngine:
         A search waits for nothing when the tenants' store is local (refreshing a cached configuration,
         rule book or catalog version is a file read, not a network call) and the tenant's index is open
         and current (no build). The search service runs such a search on its event loop with
-        :meth:`search_async` instead of handing it to the thread pool (the hop costs about a sixth of
-        a search's CPU, issue 18's profile); a tenant's external fallback does not change that, since
-        :meth:`search_async` awaits its HTTP call (issue 32). Either way it passes
-        ``config`` on to :meth:`search`, so one search looks its configuration up once. Any doubt (an
-        unknown tenant, a bad configuration) answers "waits", and the search runs on the thread pool
-        and raises there.
+        :meth:`search_async` instead of the thread pool (the hop costs a sixth of a search's CPU, issue
+        18); an external fallback does not change that, since :meth:`search_async` awaits its call.
+        Either way ``config`` goes on to the search, looked up once. Any doubt (an unknown tenant, a bad
+        configuration) answers "waits": the search runs on the thread pool and raises there.
         """
         if self.tenants.store.local_path("") is None:
             return Readiness(None, waits=True)  # a remote store: looked up in the thread pool
@@ -190,11 +188,6 @@ class SearchEngine:
         except Exception:  # the thread-pool path raises it, with its status
             return Readiness(None, waits=True)
         return Readiness(config, waits=not self.indexes.is_current(tenant, config.attributes))
-
-    def answers_without_waiting(self, tenant: str) -> bool:
-        """Whether a search of ``tenant`` now may run on an event loop with :meth:`search_async`
-        (see :meth:`readiness`)."""
-        return not self.readiness(tenant).waits
 
     def search(self, tenant: str, query: SearchQuery, *, config: TenantConfig | None = None) -> SearchResult:
         """The full pipeline for one tenant. ``config``: the tenant's configuration when the caller
@@ -405,4 +398,3 @@ class SearchEngine:
             self.external.close()
         if isinstance(self.neighbours, RemoteNeighbours):
             self.neighbours.close()
-

@@ -49,7 +49,8 @@ class Arm:
     def tagged(self, result: SearchResult) -> SearchResult:
         """``result`` with ``queryGraph.experiments`` naming the variants served, so the logged answer
         and the events after it join to them."""
-        result.query_graph.experiments = [ExperimentVariant(experimentId=e, variantId=v) for e, v in self.served]
+        served = self.served
+        result.query_graph.experiments = [ExperimentVariant(experimentId=e, variantId=v) for e, v in served]
         return result
 
 

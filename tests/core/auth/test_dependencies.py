@@ -325,3 +325,37 @@ def test_unknown_scope_is_a_programming_error(kit: AuthKit) -> None:
 def test_attack_tenant_b_in_a_get_body(kit: AuthKit, client: TestClient, calls: list) -> None:
     r = client.request("GET", f"/items?tenant={A}", json={"tenant": B}, headers=bearer(kit.token([A])))
     refused(r, 403, "tenant_forbidden", calls)
+
+
+def test_attack_http2_body_without_length(kit: AuthKit, calls: list) -> None:
+    """HTTP/2 frames a body without Content-Length or Transfer-Encoding: the tenant in it is still read."""
+    import asyncio
+
+    app = build_app(Authorizer(kit.settings(), kit.store), calls)
+    body = b'{"tenant": "%s", "query": "q"}' % B.encode()
+    token = kit.token([A])
+    scope = {
+        "type": "http",
+        "http_version": "2",
+        "method": "POST",
+        "path": "/search",
+        "raw_path": b"/search",
+        "root_path": "",
+        "scheme": "http",
+        "query_string": b"",
+        "headers": [(b"authorization", f"Bearer {token}".encode()), (b"content-type", b"application/json")],
+        "client": ("127.0.0.1", 1),
+        "server": ("127.0.0.1", 80),
+    }
+    sent: list[dict[str, Any]] = []
+    messages = iter([{"type": "http.request", "body": body, "more_body": False}])
+
+    async def receive() -> dict[str, Any]:
+        return next(messages, {"type": "http.disconnect"})
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    asyncio.run(app(scope, receive, send))
+    assert sent and sent[0]["status"] == 403
+    assert calls == [], "the route ran"

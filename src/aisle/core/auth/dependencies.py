@@ -175,8 +175,9 @@ async def request_tenants(request: Request, default: str | None) -> list[str]:
 
 async def _body_tenants(request: Request) -> list[str]:
     headers = request.headers
-    if headers.get("content-length", "0") == "0" and "transfer-encoding" not in headers:
-        return []  # no body (RFC 9112 section 6.3): nothing to read, no await
+    http1 = request.scope.get("http_version", "1.1") in ("1.0", "1.1")
+    if http1 and headers.get("content-length", "0") == "0" and "transfer-encoding" not in headers:
+        return []  # no body (RFC 9112 section 6.3, HTTP/1 only; HTTP/2 frames a body without either)
     content_type = headers.get("content-type")
     if content_type:
         message = email.message.Message()

@@ -210,7 +210,9 @@ class SearchFastLane:
             ready = engine.readiness(body.tenant)
             if ready.waits or ready.config is None:
                 return False
-            result = await self.state.search_async(body.tenant, body.search_query(), config=ready.config, record=body.analytics)
+            result = await self.state.search_async(
+                body.tenant, body.search_query(), config=ready.config, record=body.analytics
+            )
         except (AisleError, ValidationError, RequestValidationError, orjson.JSONDecodeError):
             return False  # the route answers it, with its status and error code
         except Exception:  # whatever the route makes of it (its 500 envelope)

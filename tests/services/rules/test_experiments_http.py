@@ -134,6 +134,9 @@ def test_an_experiment_from_start_to_promotion(
             if n % 40 == 0:  # another search of the visitor keeps their variant
                 again = search.post("/search", json={**body, "query": "red shoes", "size": 5})
                 assert again.json()["queryGraph"]["experiments"][0]["variantId"] == variant
+                link = {"q": "red shoes", "tenant": "fashion", "visitorId": visitor}
+                by_get = search.get("/search", params=link).json()  # GET (the fast lane) alike
+                assert by_get["queryGraph"]["experiments"][0]["variantId"] == variant
         anonymous = search.post("/search", json={"query": "shoes", "tenant": "fashion"}).json()
         assert anonymous["queryGraph"]["experiments"] == []  # no visitor: the control, untagged
         assert [r["id"] for r in anonymous["queryGraph"]["rules"]] == ["hide-shoe"]

@@ -38,7 +38,8 @@ class SearchRequest(BaseModel):
         default=None,
         alias="visitorId",
         max_length=128,
-        description="The shopper's visitor id, for the tenant's external search service (crs_config.json).",
+        description="The shopper's visitor id: assigns A/B experiment variants (stable per visitor), and "
+        "goes to the tenant's external search service (crs_config.json).",
     )
 
     analytics: bool = Field(

@@ -182,6 +182,7 @@ class SearchFastLane:
             sort=params.get("sort", "relevance"),
             facets=facets,
             filter=params.getlist("filter"),
+            visitor_id=params.get("visitorId"),
         )
         return parsed
 

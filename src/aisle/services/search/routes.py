@@ -102,6 +102,7 @@ def search_request_of(
     sort: str = "relevance",
     facets: str = "",
     filter: list[str] | None = None,
+    visitor_id: str | None = None,
 ) -> SearchRequest:
     """``GET /search``'s query parameters as the body of ``POST /search``: the one parser of them (the
     route and its fast lane both call it).
@@ -121,6 +122,7 @@ def search_request_of(
         "sort": sort,
         "facets": [f for f in facets.split(",") if f],
         "filters": parse_filters(filter or []),
+        "visitorId": visitor_id,
     }
     try:
         return SearchRequest.model_validate(fields)
@@ -189,6 +191,15 @@ async def search_get(
     sort: SortOrder = "relevance",
     facets: Annotated[str, Query(max_length=1024, description="Comma-separated facet names.")] = "",
     filter: Annotated[list[str], Query(description="field:value (repeat for OR); price:10..50")] = [],  # noqa: B006
+    visitor_id: Annotated[
+        str | None,
+        Query(
+            alias="visitorId",
+            max_length=128,
+            description="The shopper's visitor id: assigns A/B experiment variants, and goes to the "
+            "tenant's external search service.",
+        ),
+    ] = None,
 ) -> Response:
     """``POST /search`` for links and quick checks: ``q`` (or ``query``), paging, sort, facets, filters.
 
@@ -197,7 +208,15 @@ async def search_get(
     body = request.scope.get(PARSED_KEY)
     if not isinstance(body, SearchRequest):
         body = search_request_of(
-            tenant=tenant, q=q, query=query, size=size, from_=from_, sort=sort, facets=facets, filter=filter
+            tenant=tenant,
+            q=q,
+            query=query,
+            size=size,
+            from_=from_,
+            sort=sort,
+            facets=facets,
+            filter=filter,
+            visitor_id=visitor_id,
         )
     return await _run_search(state, body)
 

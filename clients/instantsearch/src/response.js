@@ -88,6 +88,10 @@ export function toSearchResult(answer, call, request, stats = {}) {
     result.renderingContent = { redirect: { url: answer.redirect } };
     result.userData = [{ redirect: answer.redirect }];
   }
+  if (answer.followUp) {
+    // guided search's question ("Which colour?"), read by a queryRuleCustomData widget like a redirect
+    result.userData = [...(result.userData || []), { followUp: answer.followUp }];
+  }
   if (answer.correctedQuery) result.correctedQuery = answer.correctedQuery;
   return result;
 }

@@ -3,6 +3,7 @@
 // homedepot, default (Complete Journey grocery: frequently bought together).
 
 import instantsearch from 'instantsearch.js';
+import { connectRefinementList } from 'instantsearch.js/es/connectors';
 import { createInsightsMiddleware } from 'instantsearch.js/es/middlewares';
 import {
   clearRefinements, configure, currentRefinements, hierarchicalMenu, hits, index, pagination,
@@ -108,6 +109,16 @@ const widgets = [
   }),
   pagination({ container: '#pagination', padding: 2 }),
   queryRuleCustomData({
+    container: '#followup',
+    templates: {
+      default: ({ items }, { html }) =>
+        html`${items.filter((i) => i.followUp).map(({ followUp: f }) => html`<div class="question" data-testid="follow-up" data-attribute=${f.attribute}>
+          <span>${f.question}</span>
+          ${f.options.map((o) => html`<button type="button" class="chip" data-value=${o.value}>${o.label} <small>${o.count.toLocaleString('en')}</small></button>`)}
+        </div>`)}`,
+    },
+  }),
+  queryRuleCustomData({
     container: '#redirect',
     templates: {
       default: ({ items }, { html }) =>
@@ -153,6 +164,25 @@ suggestions.addEventListener('click', (e) => {
   search.setUiState((state) => ({ ...state, [tenant]: { ...state[tenant], query, page: undefined } }));
   suggestions.hidden = true;
   location.hash = '#/';
+});
+
+// guided search: a chip answers the question with an ordinary refinement of its attribute (a widget
+// without UI holds the refinement when the page shows no list for that attribute)
+const answerable = new Set(['brand', 'color']);
+$('#followup').addEventListener('click', (e) => {
+  const chip = e.target.closest('button.chip');
+  if (!chip) return;
+  const { attribute } = chip.closest('[data-testid=follow-up]').dataset;
+  if (!answerable.has(attribute)) {
+    answerable.add(attribute);
+    search.addWidgets([connectRefinementList(() => {})({ attribute, limit: 30 })]);
+  }
+  search.setUiState((state) => {
+    const own = state[tenant] || {};
+    const lists = own.refinementList || {};
+    const values = [...new Set([...(lists[attribute] || []), chip.dataset.value])];
+    return { ...state, [tenant]: { ...own, refinementList: { ...lists, [attribute]: values }, page: undefined } };
+  });
 });
 
 // a hit opens its product page (the hits widget sends the click with its position itself)

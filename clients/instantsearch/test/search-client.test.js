@@ -183,3 +183,18 @@ test('what Aisle cannot answer is refused with a clear error', async () => {
   ];
   for (const request of cases) await assert.rejects(client.search([request]), UnsupportedError, JSON.stringify(request));
 });
+
+test("guided search's followUp reaches userData, beside a redirect, and is absent otherwise", async () => {
+  const { toSearchResult } = await import('../src/response.js');
+  const call = { body: { query: 'shirts', from: 0, size: 12, facets: [] }, facetAttributes: [] };
+  const request = { indexName: 'fashion', params: { query: 'shirts', hitsPerPage: 12, page: 0 } };
+  const followUp = {
+    attribute: 'gender', question: 'Who is it for?', number: 1,
+    options: [{ value: 'Men', label: 'Men', count: 900 }, { value: 'Women', label: 'Women', count: 400 }],
+  };
+  const base = { products: [], total: 1300, facets: {}, queryGraph: {} };
+  const asked = toSearchResult({ ...base, followUp, redirect: '/sale' }, call, request);
+  assert.deepEqual(asked.userData, [{ redirect: '/sale' }, { followUp }]);
+  const plain = toSearchResult(base, call, request);
+  assert.equal(plain.userData, undefined);
+});

@@ -137,6 +137,25 @@ def test_refining_by_brand_and_price_changes_the_counts(page: Any) -> None:
     shot(page, "02-refined")
 
 
+def test_a_follow_up_question_shows_as_chips_and_a_chip_narrows_the_hits(page: Any) -> None:
+    """Guided search: a broad result asks one question above the hits; a chip answers it as a filter."""
+    total = count(page)
+    question = page.locator("[data-testid=follow-up]")
+    question.wait_for()
+    attribute = question.get_attribute("data-attribute")
+    chip = question.locator("button.chip").first
+    value = chip.get_attribute("data-value")
+    option_count = int(chip.locator("small").inner_text().replace(",", ""))
+    assert page.locator("[data-testid=follow-up] button.chip").count() >= 2
+    shot(page, "02b-follow-up")
+    chip.click()
+    page.wait_for_function(f"!document.querySelector('[data-testid=stats]').innerText.startsWith('{total} ')")
+    assert count(page) == option_count < total
+    assert value in page.inner_text("#current")  # the answer is an ordinary, removable refinement
+    asked = page.locator(f"[data-testid=follow-up][data-attribute='{attribute}']")
+    assert asked.count() == 0  # the same question is not asked again
+
+
 def test_paginating(page: Any) -> None:
     first = page.locator("[data-testid=hit]").first.get_attribute("data-id")
     page.click(".ais-Pagination-item--page >> text='2'")

@@ -71,7 +71,7 @@ class QuerySet:
     """Training data: per judged query, its candidates (catalog rows), features (n, F) and labels (n,).
 
     ``pipeline_top`` is the pipeline's own first page (ids) for each query, the baseline a ranker
-    must beat and the answer for a query without candidates.
+    must beat and the answer for a query without candidates. ``positions`` stays empty for judgments.
     """
 
     queries: list[str] = field(default_factory=list)
@@ -79,6 +79,8 @@ class QuerySet:
     features: list[np.ndarray] = field(default_factory=list)
     labels: list[np.ndarray] = field(default_factory=list)
     pipeline_top: list[list[str]] = field(default_factory=list)
+    positions: list[np.ndarray] = field(default_factory=list)
+    """Per query, the mean position (1-based) each row was shown at: click-trained sets only."""
 
     @property
     def rows(self) -> int:
@@ -210,6 +212,27 @@ def cross_validate(
     return CrossValidation(float(scores.mean()), baseline, folds, per_fold)
 
 
+def tenant_pipeline(tenants: Tenants, tenant: str, data_dir: Path) -> tuple[TenantIndex, TenantConfig, SearchPipeline]:
+    """The tenant's index, configuration and search pipeline as its searches run (rules, hybrid with the
+    text vectors under ``data_dir`` when built), without a ranker: what a trainer collects candidates from.
+
+    Raises:
+        TenantNotFound, CatalogNotFound: from the tenant.
+    """
+    import onnxruntime  # noqa: F401  (before usearch, or the process crashes; see aisle.vectors.ann_usearch)
+
+    from aisle.search.indexes import IndexRegistry
+    from aisle.search.pipeline import SearchPipeline, default_stages
+    from aisle.search.rules.book import RuleBooks
+    from aisle.vectors.search import VectorSearch
+    from aisle.vectors.store import VectorStore
+
+    index = IndexRegistry(tenants, data_dir).get(tenant)
+    config = tenants.config(tenant)
+    vectors = VectorSearch(VectorStore(data_dir, bucket=tenants.store))
+    return index, config, SearchPipeline(default_stages(rules=RuleBooks(tenants.store), vectors=vectors))
+
+
 def train_ranker(
     tenants: Tenants,
     tenant: str,
@@ -229,16 +252,7 @@ def train_ranker(
         TenantNotFound, CatalogNotFound: from the tenant.
         BadRequest: ``judgments_unusable`` when no judged query has a relevant product in the catalog.
     """
-    import onnxruntime  # noqa: F401  (before usearch, or the process crashes; see aisle.vectors.ann_usearch)
-
-    from aisle.search.indexes import IndexRegistry
-    from aisle.search.pipeline import SearchPipeline, default_stages
-    from aisle.search.rules.book import RuleBooks
-    from aisle.vectors.search import VectorSearch
-    from aisle.vectors.store import VectorStore
-
-    index = IndexRegistry(tenants, data_dir).get(tenant)
-    config = tenants.config(tenant)
+    index, config, pipeline = tenant_pipeline(tenants, tenant, data_dir)
     known = {q: {p: r for p, r in judged.items() if p in index.ord_by_id} for q, judged in qrels.items()}
     known = {q: judged for q, judged in known.items() if any(r > 1.0 for r in judged.values())}
     if not known:
@@ -246,8 +260,6 @@ def train_ranker(
             f"no judged query has a relevant (relevance > 1) product of tenant '{tenant}''s catalog",
             code=ErrorCode.JUDGMENTS_UNUSABLE,
         )
-    vectors = VectorSearch(VectorStore(data_dir, bucket=tenants.store))
-    pipeline = SearchPipeline(default_stages(rules=RuleBooks(tenants.store), vectors=vectors))
     candidates = config.global_.ranking.candidates
     qs = collect(pipeline, index, config, known, candidates=candidates, progress=progress)
     ids = [row["id"] for row in index.rows]

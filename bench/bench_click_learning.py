@@ -61,19 +61,25 @@ class World:
 
         self.work = work
         self.tenants = Tenants(open_blob_store(f"file://{work / 'bucket'}"), ttl=3600)
-        import_demo_catalogs(self.tenants, work / "data", data_dir, only=(TENANT,), if_missing=True, echo=print)
+        import_demo_catalogs(
+            self.tenants, work / "data", data_dir, only=(TENANT,), if_missing=True, echo=print
+        )
         self.indexes = IndexRegistry(self.tenants, work / "data")
         self.index = self.indexes.get(TENANT)
         self.config = self.tenants.config(TENANT)
         self.ids = [row["id"] for row in self.index.rows]
         self.dev = load_judgments(data_dir / "homedepot" / "judgments_dev.csv")  # the shoppers' minds
         self.score_qrels = load_judgments(judgments)
-        self.queries = [q.strip() for q in (data_dir / "homedepot" / "queries_dev.txt").read_text().splitlines()]
+        self.queries = [
+            q.strip() for q in (data_dir / "homedepot" / "queries_dev.txt").read_text().splitlines()
+        ]
         self.queries = [q for q in self.queries if q]
         start = time.perf_counter()
         plain = SearchPipeline(default_stages(), budget_s=5.0)
         wanted = {q: j for q, j in self.score_qrels.items() if any(r > 1 for r in j.values())}
-        self.qs = collect(plain, self.index, self.config, wanted, candidates=self.config.global_.ranking.candidates)
+        self.qs = collect(
+            plain, self.index, self.config, wanted, candidates=self.config.global_.ranking.candidates
+        )
         self.row_of = {q: i for i, q in enumerate(self.qs.queries)}
         self.norm: dict[str, str] = {}  # raw query -> the normalised query the log records
         self.holdout = [i for i, q in enumerate(self.qs.queries) if _holdout(q)]
@@ -141,7 +147,10 @@ def simulate(world: World, run: Path, n: int, seed: int = 7) -> dict[str, object
             if page is None:
                 result = engine.search(TENANT, SearchQuery(text, size=10))
                 judged = world.dev.get(text, {})
-                p = [model.click_probability(k, judged.get(str(x["id"]), 1.0)) for k, x in enumerate(result.products, 1)]
+                p = [
+                    model.click_probability(k, judged.get(str(x["id"]), 1.0))
+                    for k, x in enumerate(result.products, 1)
+                ]
                 page = pages[text] = (result, p)
                 norm[text] = result.query_graph.normalized
             result, p = page
@@ -151,9 +160,23 @@ def simulate(world: World, run: Path, n: int, seed: int = 7) -> dict[str, object
             for k in np.flatnonzero(rng.random(len(p)) < np.asarray(p)).tolist():
                 product = str(result.products[k]["id"])  # type: ignore[attr-defined]
                 clicks += 1
-                outcomes.record(Outcome(TENANT, f"{token}-c{k}", "click", at + 5, f"sim-{visitor}", product, token, k + 1))
+                outcomes.record(
+                    Outcome(TENANT, f"{token}-c{k}", "click", at + 5, f"sim-{visitor}", product, token, k + 1)
+                )
                 if rng.random() < model.conversion_probability(world.dev.get(text, {}).get(product, 1.0)):
-                    outcomes.record(Outcome(TENANT, f"{token}-p{k}", "purchase", at + 60, f"sim-{visitor}", product, token, quantity=1.0, price=10.0))
+                    outcomes.record(
+                        Outcome(
+                            TENANT,
+                            f"{token}-p{k}",
+                            "purchase",
+                            at + 60,
+                            f"sim-{visitor}",
+                            product,
+                            token,
+                            quantity=1.0,
+                            price=10.0,
+                        )
+                    )
         recorder.flush()
     figures["clicks"] = clicks
     return figures
@@ -169,11 +192,15 @@ def deploy_v1(world: World, run: Path, parquet: object, rankers: object) -> str:
     booster, rows = train_from_log(world, run, record.version, corrected=True, which=None)
     if booster is None or not may_deploy(record.searches, record.clicks):
         return f"not deployed ({record.searches} searches, {record.clicks} clicks: under the threshold)"
-    rankers.save(TENANT, booster.model_to_string(), RankerRecord(version=0, features=[], queries=rows, candidates=0))  # type: ignore[attr-defined]
+    rankers.save(
+        TENANT, booster.model_to_string(), RankerRecord(version=0, features=[], queries=rows, candidates=0)
+    )  # type: ignore[attr-defined]
     return f"deployed after {record.searches} searches, {record.clicks} clicks"
 
 
-def train_from_log(world: World, run: Path, version: int, *, corrected: bool, which: set[str] | None, judgments: bool = False):  # type: ignore[no-untyped-def]
+def train_from_log(
+    world: World, run: Path, version: int, *, corrected: bool, which: set[str] | None, judgments: bool = False
+):  # type: ignore[no-untyped-def]
     """Train a ranker from the published behaviour ``version`` (click table and propensities) alone,
     on the logged queries of ``which`` (raw dev queries; None: all). Returns (booster, queries)."""
     from aisle.analytics.behaviour_store import BehaviourStore
@@ -195,7 +222,9 @@ def train_from_log(world: World, run: Path, version: int, *, corrected: bool, wh
         raw_of.setdefault(norm, raw)
     keyed = {}
     positions = {}
-    for q, p, g, pos in zip(pairs.queries, pairs.products, grades.tolist(), pairs.position.tolist(), strict=True):
+    for q, p, g, pos in zip(
+        pairs.queries, pairs.products, grades.tolist(), pairs.position.tolist(), strict=True
+    ):
         raw = raw_of.get(q)
         if raw is None or raw not in world.row_of or (which is not None and raw not in which):
             continue
@@ -244,8 +273,12 @@ def main(data_dir: Path, judgments: Path | None = None, sizes: tuple[int, ...] |
     from aisle.search.training.ranker import cross_validate, fit
 
     if sizes is None:
-        sizes = tuple(int(x) for x in os.environ.get("AISLE_BENCH_CLICK_SIZES", ",".join(map(str, SIZES))).split(","))
-    work = Path(os.environ.get("AISLE_BENCH_CLICKS_DIR", Path(__file__).resolve().parents[1] / "var" / "bench-clicks"))
+        sizes = tuple(
+            int(x) for x in os.environ.get("AISLE_BENCH_CLICK_SIZES", ",".join(map(str, SIZES))).split(",")
+        )
+    work = Path(
+        os.environ.get("AISLE_BENCH_CLICKS_DIR", Path(__file__).resolve().parents[1] / "var" / "bench-clicks")
+    )
     work.mkdir(parents=True, exist_ok=True)
     world = World(data_dir, work, judgments or data_dir / "homedepot" / "judgments_dev.csv")
     every = list(range(len(world.qs.queries)))
@@ -254,9 +287,11 @@ def main(data_dir: Path, judgments: Path | None = None, sizes: tuple[int, ...] |
     judged = judged_set(world)
     cv = cross_validate(judged, world.score_qrels, world.ids, folds=5)
     j_hold = world.score(fit(judged, world.train), world.holdout)
-    print("SIMULATED shoppers (clicks from the dev judgments through a position-based model); NDCG@10 on "
-          f"{'the dev judgments' if judgments is None else judgments}; dev: all {len(every)} scorable queries, "
-          f"holdout: {len(world.holdout)} queries no learner trained on")
+    print(
+        "SIMULATED shoppers (clicks from the dev judgments through a position-based model); NDCG@10 on "
+        f"{'the dev judgments' if judgments is None else judgments}; dev: all {len(every)} scorable queries, "
+        f"holdout: {len(world.holdout)} queries no learner trained on"
+    )
     print(f"{'ranker':<34} {'dev (gain)':<19} holdout (gain)")
     print(_row("no ranker", *base, base))
     print(_row("judgment ranker (dev: 5-fold CV)", cv.ndcg10, j_hold, base))
@@ -267,9 +302,15 @@ def main(data_dir: Path, judgments: Path | None = None, sizes: tuple[int, ...] |
         figures = simulate(world, run, n)
         record = refresh(ParquetLog(open_blob_store(f"file://{run / 'bucket'}"), run / "cache"), TENANT)
         theta = record.propensities
-        print(f"\n{n} simulated searches, {figures['clicks']} clicks ({time.perf_counter() - start:.0f} s); "
-              f"mid-run click ranker: {figures['v1']}; propensities from the log: "
-              + (", ".join(f"{t:.2f}" for t in theta) + f" ({record.propensity_pairs} pairs)" if theta else "none (one ranking)"))
+        print(
+            f"\n{n} simulated searches, {figures['clicks']} clicks ({time.perf_counter() - start:.0f} s); "
+            f"mid-run click ranker: {figures['v1']}; propensities from the log: "
+            + (
+                ", ".join(f"{t:.2f}" for t in theta) + f" ({record.propensity_pairs} pairs)"
+                if theta
+                else "none (one ranking)"
+            )
+        )
         for name, corrected in (("naive click ranker", False), ("debiased click ranker", True)):
             dev_b, _ = train_from_log(world, run, record.version, corrected=corrected, which=None)
             hold_b, _ = train_from_log(world, run, record.version, corrected=corrected, which=train_raw)
@@ -278,8 +319,14 @@ def main(data_dir: Path, judgments: Path | None = None, sizes: tuple[int, ...] |
             print(_row(f"{name} @{n}", dev_s, hold_s, base))
         combined, _ = train_from_log(world, run, record.version, corrected=True, which=None, judgments=True)
         both_cv = cross_validate(combined, world.score_qrels, world.ids, folds=5)
-        both_b, _ = train_from_log(world, run, record.version, corrected=True, which=train_raw, judgments=True)
-        print(_row(f"judgments + clicks @{n} (dev: CV)", both_cv.ndcg10, world.score(both_b, world.holdout), base))
+        both_b, _ = train_from_log(
+            world, run, record.version, corrected=True, which=train_raw, judgments=True
+        )
+        print(
+            _row(
+                f"judgments + clicks @{n} (dev: CV)", both_cv.ndcg10, world.score(both_b, world.holdout), base
+            )
+        )
 
 
 if __name__ == "__main__":

@@ -71,10 +71,14 @@ def test_counts_and_smoothed_rates_by_window(log: ParquetLog) -> None:
     assert queries[("drill", 7)]["no_click_rate"] == pytest.approx(0.5)
     assert queries[("drill", 90)]["searches"] == 3
     products = store.table("t", "product")
-    p2 = products.filter(pc.and_(pc.equal(products["product_id"], "p2"), pc.equal(products["window_days"], 30)))
+    p2 = products.filter(
+        pc.and_(pc.equal(products["product_id"], "p2"), pc.equal(products["window_days"], 30))
+    )
     assert p2["clicks"].to_pylist() == [1]
     clicks = store.table("t", "clicks").to_pylist()
-    assert {(r["query"], r["product_id"], r["position"]): (r["impressions"], r["clicks"]) for r in clicks} == {
+    assert {
+        (r["query"], r["product_id"], r["position"]): (r["impressions"], r["clicks"]) for r in clicks
+    } == {
         ("drill", "p1", 1): (2, 0),
         ("drill", "p2", 2): (2, 1),
         ("drill", "p3", 3): (2, 0),

@@ -92,7 +92,8 @@ def _windowed(con: duckdb.DuckDBPyConnection, now: float, windows: Sequence[int]
               FROM shown s JOIN theta t USING (position) WHERE s.ts >= {since!r}
               GROUP BY s.query, s.product_id),
             act AS (
-              SELECT query, product_id, sum(clicks) AS clicks, sum(carts) AS carts, sum(purchases) AS purchases
+              SELECT query, product_id, sum(clicks) AS clicks, sum(carts) AS carts,
+                     sum(purchases) AS purchases
               FROM acted WHERE ts >= {since!r} GROUP BY query, product_id)
             SELECT i.query, i.product_id, {days} AS window_days, i.impressions,
                    coalesce(x.clicks, 0) AS clicks, coalesce(x.carts, 0) AS carts,
@@ -144,11 +145,13 @@ def _products(con: duckdb.DuckDBPyConnection, since: float, first: float, days: 
                        sum(carts) FILTER (WHERE ts >= {since!r}) AS carts,
                        sum(purchases) FILTER (WHERE ts >= {since!r}) AS purchases,
                        sum(clicks) AS clicks_all FROM acted WHERE ts >= {first!r} GROUP BY product_id),
-        j AS (SELECT i.product_id, i.impressions, coalesce(x.clicks, 0) AS clicks, coalesce(x.carts, 0) AS carts,
+        j AS (SELECT i.product_id, i.impressions, coalesce(x.clicks, 0) AS clicks,
+                     coalesce(x.carts, 0) AS carts,
                      coalesce(x.purchases, 0) AS purchases, coalesce(x.clicks_all, 0) AS clicks_all
               FROM imp i LEFT JOIN act x USING (product_id)),
         g AS (SELECT sum(clicks)::DOUBLE / greatest(sum(impressions), 1) AS ctr0,
-                     greatest(sum(clicks), 1)::DOUBLE AS total, greatest(sum(clicks_all), 1)::DOUBLE AS total_all,
+                     greatest(sum(clicks), 1)::DOUBLE AS total,
+                     greatest(sum(clicks_all), 1)::DOUBLE AS total_all,
                      greatest(count(*), 1)::DOUBLE AS n FROM j)
         SELECT product_id, {days} AS window_days, impressions, clicks, carts, purchases,
                (clicks + {a!r} * g.ctr0) / (impressions + {a!r}) AS ctr,
@@ -162,7 +165,8 @@ def click_table(con: duckdb.DuckDBPyConnection, since: float) -> pa.Table:
     """Per (query, product, position) since ``since``: ``impressions, clicks`` (the learners' input)."""
     return con.sql(
         f"""
-        SELECT s.query, s.product_id, s.position, count(*) AS impressions, coalesce(sum(x.clicks), 0) AS clicks
+        SELECT s.query, s.product_id, s.position, count(*) AS impressions,
+               coalesce(sum(x.clicks), 0) AS clicks
         FROM shown s LEFT JOIN acted x USING (token, product_id)
         WHERE s.ts >= {since!r} AND s.query <> ''
         GROUP BY s.query, s.product_id, s.position ORDER BY s.query, s.position, s.product_id
@@ -174,7 +178,10 @@ def propensities_of(clicks: pa.Table) -> Propensities | None:
     """:func:`~aisle.analytics.propensity.estimate_propensities` over a :func:`click_table`."""
     if clicks.num_rows == 0:
         return None
-    keys = [f"{q}\x1f{p}" for q, p in zip(clicks["query"].to_pylist(), clicks["product_id"].to_pylist(), strict=True)]
+    keys = [
+        f"{q}\x1f{p}"
+        for q, p in zip(clicks["query"].to_pylist(), clicks["product_id"].to_pylist(), strict=True)
+    ]
     index: dict[str, int] = {}
     pair = [index.setdefault(k, len(index)) for k in keys]
     return estimate_propensities(

@@ -78,7 +78,9 @@ class BehaviourStore:
             if record is None:
                 raise BlobNotFound(f"{tenant}/{POINTER}")
             version = record.version
-        return pq.read_table(io.BytesIO(self._scope(tenant).get(f"{BEHAVIOUR_DIR}/v{version}/{name}.parquet")))
+        return pq.read_table(
+            io.BytesIO(self._scope(tenant).get(f"{BEHAVIOUR_DIR}/v{version}/{name}.parquet"))
+        )
 
     def publish(self, tenant: str, tables: dict[str, pa.Table], record: BehaviourRecord) -> BehaviourRecord:
         """Write the tables, then the record, then the pointer; ``record.version`` becomes the next free
@@ -94,7 +96,9 @@ class BehaviourStore:
             buf = io.BytesIO()
             pq.write_table(tables[name], buf, compression="zstd")
             scope.put(f"{BEHAVIOUR_DIR}/v{version}/{name}.parquet", buf.getvalue())
-        record = record.model_copy(update={"version": version, "rows": {n: tables[n].num_rows for n in TABLES}})
+        record = record.model_copy(
+            update={"version": version, "rows": {n: tables[n].num_rows for n in TABLES}}
+        )
         scope.put(f"{BEHAVIOUR_DIR}/v{version}/meta.json", record.model_dump_json(indent=2).encode())
         scope.put(POINTER, orjson.dumps({"version": version}))
         return record

@@ -102,7 +102,9 @@ def estimate_propensities(
         examined = c + unclicked * t * (1.0 - g) / miss  # expected examinations
         attracted = c + unclicked * g * (1.0 - t) / miss  # expected attractions
         theta = np.where(
-            exposure_k > 0, np.bincount(k, weights=examined, minlength=max_position) / np.maximum(exposure_k, 1), 0
+            exposure_k > 0,
+            np.bincount(k, weights=examined, minlength=max_position) / np.maximum(exposure_k, 1),
+            0,
         )
         gamma = np.bincount(dense, weights=attracted) / exposure_p
         theta = np.clip(theta, 1e-6, 1.0)

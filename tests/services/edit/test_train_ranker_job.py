@@ -26,7 +26,20 @@ from aisle.search.ranking.store import RankerStore
 from aisle.search.training import clicks as click_training
 from aisle.services.edit.app import create_app
 
-WORDS = ["drill", "saw", "hammer", "ladder", "paint", "brush", "glue", "tape", "nail", "screw", "bolt", "lamp"]
+WORDS = [
+    "drill",
+    "saw",
+    "hammer",
+    "ladder",
+    "paint",
+    "brush",
+    "glue",
+    "tape",
+    "nail",
+    "screw",
+    "bolt",
+    "lamp",
+]
 # per word: the product shoppers want has the word once in a short title; the others repeat it in
 # longer ones (BM25 ranks them first), so only clicks can tell the wanted one
 PRODUCTS = pl.DataFrame(
@@ -55,7 +68,9 @@ def _traffic(store: BlobStore, tmp: Path, searches_per_word: int) -> None:
             records.append(Answer("shop", token, "search", now + s, order, 5, query=w, visitor_id="v"))
             for k, product in enumerate(order, 1):
                 if rng.random() < (0.8 if product.endswith("-4") else 0.1) / k:
-                    records.append(Outcome("shop", f"{token}-{k}", "click", now + s + 1, "v", product, token, k))
+                    records.append(
+                        Outcome("shop", f"{token}-{k}", "click", now + s + 1, "v", product, token, k)
+                    )
     ParquetLog(store, tmp / "cache").write(records)
 
 
@@ -87,7 +102,9 @@ def _finished(client: TestClient, job_id: str) -> dict:  # type: ignore[type-arg
     raise AssertionError(f"job {job_id} did not finish: {job}")
 
 
-def test_below_the_traffic_threshold_the_ranker_is_saved_not_deployed(client: TestClient, store: BlobStore) -> None:
+def test_below_the_traffic_threshold_the_ranker_is_saved_not_deployed(
+    client: TestClient, store: BlobStore
+) -> None:
     resp = client.post("/rankers/train", params={"tenant": "shop", "source": "behaviour"})
     assert resp.status_code == 202, resp.text
     job = _finished(client, resp.json()["jobId"])
@@ -112,12 +129,16 @@ def test_above_the_threshold_it_is_deployed_and_served(
     tenants = Tenants(store)
     index = IndexRegistry(tenants, settings.data_dir).get("shop")
     config = tenants.config("shop")
-    served = SearchPipeline(default_stages(rankers=rankers), budget_s=5.0).run(index, config, SearchQuery("drill"))
+    served = SearchPipeline(default_stages(rankers=rankers), budget_s=5.0).run(
+        index, config, SearchQuery("drill")
+    )
     plain = SearchPipeline(default_stages(), budget_s=5.0).run(index, config, SearchQuery("drill"))
     ids = [row["id"] for row in index.rows]
     assert ids[plain.output.hits[0].ord] != "drill-4"  # BM25 alone puts the wanted product lower
     assert ids[served.output.hits[0].ord] == "drill-4"  # learned from the clicks
-    assert served.graph is not None and any(s["stage"].startswith("rerank-v") for s in served.graph.stages_tried)
+    assert served.graph is not None and any(
+        s["stage"].startswith("rerank-v") for s in served.graph.stages_tried
+    )
 
 
 def test_unknown_source_is_refused(client: TestClient) -> None:

@@ -50,9 +50,11 @@ class RankerRecord(BaseModel):
     folds: int = 0
     catalog_version: str | None = None
     params: dict[str, Any] = Field(default_factory=dict)
-    source: str = Field("judgments", description="What it learned from: judgments, or behaviour (clicks).")
+    source: str = Field(
+        default="judgments", description="What it learned from: judgments, or behaviour (clicks)."
+    )
     traffic: dict[str, int] | None = Field(
-        None, description="For a ranker learned from behaviour: the searches and clicks of its log."
+        default=None, description="For a ranker learned from behaviour: the searches and clicks of its log."
     )
 
 

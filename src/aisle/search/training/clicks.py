@@ -1,4 +1,4 @@
-"""Train a tenant's learned ranker from shoppers' clicks instead of judgments (counterfactual learning to rank).
+"""Train a tenant's learned ranker from shoppers' clicks, not judgments (counterfactual learning to rank).
 
 Input: the behaviour job's click table (per query, product and position shown: impressions and clicks;
 :func:`aisle.analytics.behaviour.click_table`) and, when the log allowed, the examination propensity of
@@ -18,7 +18,8 @@ same query-relative features as the judgment ranker (:mod:`aisle.search.ranking.
 applies to every candidate and to queries without traffic.
 
 Deployment gate: below :data:`MIN_SEARCHES` searches with :data:`MIN_CLICKS` clicks the ranker is trained
-and saved but not put in use (a thin log makes a ranker worse than none; see ``bench/bench_click_learning.py``).
+and saved but not put in use (a thin log makes a ranker worse than none;
+see ``bench/bench_click_learning.py``).
 """
 
 from __future__ import annotations
@@ -213,11 +214,16 @@ def train_click_ranker(
         BadRequest: ``behaviour_unusable`` when fewer than 10 logged queries have two graded products
             among their candidates (nothing to learn an order from).
     """
-    pairs = click_pairs(log.queries, log.products, log.positions, log.impressions, log.clicks, log.propensities)
+    pairs = click_pairs(
+        log.queries, log.products, log.positions, log.impressions, log.clicks, log.propensities
+    )
     corrected = bool(log.propensities)
     grades = click_grades(pairs, corrected=corrected)
     keyed = {(q, p): int(g) for q, p, g in zip(pairs.queries, pairs.products, grades.tolist(), strict=True)}
-    where = {(q, p): float(x) for q, p, x in zip(pairs.queries, pairs.products, pairs.position.tolist(), strict=True)}
+    where = {
+        (q, p): float(x)
+        for q, p, x in zip(pairs.queries, pairs.products, pairs.position.tolist(), strict=True)
+    }
     for query, judged in (judgments or {}).items():
         for product, relevance in judged.items():
             if (query, product) in keyed:
@@ -226,12 +232,15 @@ def train_click_ranker(
     graded: Qrels = {}
     for (query, product), grade in keyed.items():
         graded.setdefault(query, {})[product] = 1.0 + grade / 2.0
-    qs = collect(pipeline, index, config, graded, candidates=config.global_.ranking.candidates, progress=progress)
+    qs = collect(
+        pipeline, index, config, graded, candidates=config.global_.ranking.candidates, progress=progress
+    )
     ids = [row["id"] for row in index.rows]
     qs = shown_only(qs, ids, keyed, where)
     if len(qs.queries) < 10:
         raise BadRequest(
-            f"tenant '{tenant}''s log has {len(qs.queries)} queries with two graded products shown (10 needed)",
+            f"tenant '{tenant}''s log has {len(qs.queries)} queries with two graded products shown "
+            "(10 needed)",
             code=ErrorCode.BEHAVIOUR_UNUSABLE,
         )
     booster = fit_clicks(qs, position_debiased=not corrected, rounds=rounds)
@@ -241,8 +250,11 @@ def train_click_ranker(
         features=list(FEATURES),
         queries=len(qs.queries),
         candidates=qs.rows,
+        cv_ndcg10=None,
+        baseline_ndcg10=None,
         catalog_version=index.version,
-        params=DEFAULT_PARAMS | {"rounds": rounds, "debiasing": "propensities" if corrected else "lightgbm-position"},
+        params=DEFAULT_PARAMS
+        | {"rounds": rounds, "debiasing": "propensities" if corrected else "lightgbm-position"},
         source="behaviour",
         traffic={"searches": log.searches, "clicks": log.total_clicks},
     )

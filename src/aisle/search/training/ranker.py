@@ -212,7 +212,9 @@ def cross_validate(
     return CrossValidation(float(scores.mean()), baseline, folds, per_fold)
 
 
-def tenant_pipeline(tenants: Tenants, tenant: str, data_dir: Path) -> tuple[TenantIndex, TenantConfig, SearchPipeline]:
+def tenant_pipeline(
+    tenants: Tenants, tenant: str, data_dir: Path
+) -> tuple[TenantIndex, TenantConfig, SearchPipeline]:
     """The tenant's index, configuration and search pipeline as its searches run (rules, hybrid with the
     text vectors under ``data_dir`` when built), without a ranker: what a trainer collects candidates from.
 

@@ -19,8 +19,8 @@ from aisle.core.events import EventStore
 from aisle.core.storage.resolver import open_blob_store_from_settings
 from aisle.recs.deployments import Loader
 from aisle.recs.editing import RecsEditor
-from aisle.services.edit.rankers import TRAIN_RANKER, train_ranker_handler
 from aisle.services.common.app import service_app
+from aisle.services.edit.rankers import TRAIN_RANKER, train_ranker_handler
 from aisle.services.edit.routes import router
 from aisle.services.edit.state import EditState
 

@@ -50,7 +50,9 @@ def train_ranker_handler(settings: Settings, store: BlobStore) -> JobHandler:
         progress(5, "refreshing behaviour features from the analytics log")
         log = ParquetLog(store, Path(settings.data_dir) / "analytics")
         behaviour = refresh(log, job.tenant)
-        progress(30, f"behaviour v{behaviour.version}: {behaviour.searches} searches, {behaviour.clicks} clicks")
+        progress(
+            30, f"behaviour v{behaviour.version}: {behaviour.searches} searches, {behaviour.clicks} clicks"
+        )
         record, deployed = train_click_ranker(
             tenants,
             job.tenant,

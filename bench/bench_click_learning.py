@@ -198,15 +198,12 @@ def deploy_v1(world: World, run: Path, parquet: object, rankers: object) -> str:
     return f"deployed after {record.searches} searches, {record.clicks} clicks"
 
 
-def train_from_log(
-    world: World, run: Path, version: int, *, corrected: bool, which: set[str] | None, judgments: bool = False
-):  # type: ignore[no-untyped-def]
+def train_from_log(world: World, run: Path, version: int, *, corrected: bool, which: set[str] | None):  # type: ignore[no-untyped-def]
     """Train a ranker from the published behaviour ``version`` (click table and propensities) alone,
     on the logged queries of ``which`` (raw dev queries; None: all). Returns (booster, queries)."""
     from aisle.analytics.behaviour_store import BehaviourStore
     from aisle.core.storage import open_blob_store
     from aisle.search.training.clicks import click_grades, click_pairs, fit_clicks, shown_only
-    from aisle.search.training.ranker import fit
 
     behaviour = BehaviourStore(open_blob_store(f"file://{run / 'bucket'}"))
     table = behaviour.table(TENANT, "clicks", version)
@@ -230,36 +227,55 @@ def train_from_log(
             continue
         keyed[(raw, p)] = int(g)
         positions[(raw, p)] = pos
-    if judgments:  # judgment labels where judged, click grades for what was shown and nobody judged
-        qs = judged_set(world, keyed)
-        if which is None:
-            return qs, len(qs.queries)
-        keep = [i for i, q in enumerate(qs.queries) if q in which]
-        return fit(qs, keep), len(keep)
     qs = shown_only(world.qs, world.ids, keyed, positions)
     if len(qs.queries) < 10:
         return None, 0
     return fit_clicks(qs, position_debiased=corrected and theta is None), len(qs.queries)
 
 
-def judged_set(world: World, clicked: dict[tuple[str, str], int] | None = None):  # type: ignore[no-untyped-def]
-    """The scored queries' candidates labelled by the dev judgments (the tuning set), and, for the
-    products nobody judged, by ``clicked`` grades when given (unjudged and not clicked: 0)."""
+def judged_set(world: World, run: Path | None = None, version: int | None = None):  # type: ignore[no-untyped-def]
+    """The scored queries' candidates labelled by the dev judgments (the tuning set); with a run, the
+    behaviour features of its published ``version`` appended (the serving code's own
+    :func:`~aisle.search.ranking.behaviour.with_behaviour`, by the query the log recorded)."""
+    from aisle.core.storage import open_blob_store
+    from aisle.search.ranking.behaviour import BEHAVIOUR_DIR, BehaviourLookup, with_behaviour
     from aisle.search.training.ranker import QuerySet, label
 
+    lookup = None
+    if run is not None:
+        scope = open_blob_store(f"file://{run / 'bucket' / TENANT}")
+        lookup = BehaviourLookup.from_parquet(
+            version or 0,
+            scope.get(f"{BEHAVIOUR_DIR}/v{version}/query_product.parquet"),
+            scope.get(f"{BEHAVIOUR_DIR}/v{version}/product.parquet"),
+        )
     qs = QuerySet()
     for i, q in enumerate(world.qs.queries):
         judged = world.dev.get(q, {})
-        lab = [
-            label(judged[pid]) if pid in judged else (clicked or {}).get((q, pid), 0)
-            for pid in (world.ids[o] for o in world.qs.ords[i].tolist())
-        ]
+        ids = [world.ids[o] for o in world.qs.ords[i].tolist()]
+        x = world.qs.features[i]
+        if run is not None:
+            x = with_behaviour(x, lookup, world.norm.get(q, ""), ids)
         qs.queries.append(q)
         qs.ords.append(world.qs.ords[i])
-        qs.features.append(world.qs.features[i])
-        qs.labels.append(np.asarray(lab, dtype=np.int32))
+        qs.features.append(x)
+        qs.labels.append(np.asarray([label(judged.get(pid)) for pid in ids], dtype=np.int32))
         qs.pipeline_top.append(world.qs.pipeline_top[i])
     return qs
+
+
+def _score(world: World, qs, booster, which: list[int]) -> float:  # type: ignore[no-untyped-def]
+    from aisle.search.evaluation import ndcg_at_k
+    from aisle.search.training.ranker import ranked_ids
+
+    return float(
+        np.mean(
+            [
+                ndcg_at_k(ranked_ids(qs, i, booster, world.ids), world.score_qrels[qs.queries[i]])
+                for i in which
+            ]
+        )
+    )
 
 
 def _row(name: str, dev: float, hold: float, base: tuple[float, float]) -> str:
@@ -317,15 +333,62 @@ def main(data_dir: Path, judgments: Path | None = None, sizes: tuple[int, ...] |
             dev_s = world.score(dev_b, every) if dev_b is not None else base[0]
             hold_s = world.score(hold_b, world.holdout) if hold_b is not None else base[1]
             print(_row(f"{name} @{n}", dev_s, hold_s, base))
-        combined, _ = train_from_log(world, run, record.version, corrected=True, which=None, judgments=True)
+        combined = judged_set(world, run, record.version)
         both_cv = cross_validate(combined, world.score_qrels, world.ids, folds=5)
-        both_b, _ = train_from_log(
-            world, run, record.version, corrected=True, which=train_raw, judgments=True
+        both_hold = _score(world, combined, fit(combined, world.train), world.holdout)
+        print(_row(f"judgments + behaviour features @{n}", both_cv.ndcg10, both_hold, base))
+        last = (run, record.version, combined)
+    if sizes:
+        latency(world, fit(judged), fit(last[2]), last[0])
+
+
+def latency(world: World, text_only: object, with_behaviour: object, run: Path) -> None:
+    """p50/p99 of in-process searches (one thread) served by the text-feature judgment ranker and by the
+    judgments + behaviour ranker (the behaviour tables of ``run``'s bucket), interleaved over the same
+    queries so both see the same machine load."""
+    from aisle.core.storage import open_blob_store
+    from aisle.search.engine import SearchEngine
+    from aisle.search.query import SearchQuery
+    from aisle.search.ranking.behaviour import BEHAVIOUR_FEATURES
+    from aisle.search.ranking.features import FEATURES
+    from aisle.search.ranking.store import RankerRecord, RankerStore
+    from aisle.vectors.search import VectorSearch
+    from aisle.vectors.store import VectorStore
+    from bench.bench_vectors import pct
+
+    store = open_blob_store(f"file://{run / 'bucket'}")
+    engines = {}
+    for name, booster, features in (
+        ("text features", text_only, list(FEATURES)),
+        ("text + behaviour features", with_behaviour, list(FEATURES) + list(BEHAVIOUR_FEATURES)),
+    ):
+        rankers = RankerStore(store, check_every=3600)
+        rankers.save(
+            TENANT,
+            booster.model_to_string(),
+            RankerRecord(version=0, features=features, queries=0, candidates=0),
+        )  # type: ignore[attr-defined]
+        engine = SearchEngine(
+            world.tenants, world.indexes, VectorSearch(VectorStore(world.work / "data")), rankers=rankers
         )
+        # the first search reads the pointer (this version) and keeps it for check_every: each engine
+        # serves its own version of the one tenant
+        engine.search(TENANT, SearchQuery("drill", size=10))
+        engines[name] = engine
+    sample = world.queries[::5]
+    times: dict[str, list[float]] = {name: [] for name in engines}
+    for q in sample[:50]:
+        for engine in engines.values():
+            engine.search(TENANT, SearchQuery(q, size=10))
+    for q in sample:
+        for name, engine in engines.items():
+            t = time.perf_counter()
+            engine.search(TENANT, SearchQuery(q, size=10))
+            times[name].append((time.perf_counter() - t) * 1000)
+    for name, values in times.items():
         print(
-            _row(
-                f"judgments + clicks @{n} (dev: CV)", both_cv.ndcg10, world.score(both_b, world.holdout), base
-            )
+            f"search with a ranker on {name} (in process, lexical): p50 {pct(values, 50):.2f} ms, "
+            f"p99 {pct(values, 99):.2f} ms over {len(values)} queries"
         )
 
 

@@ -34,7 +34,8 @@ def train(
     source: str = typer.Option(
         "judgments",
         help="judgments (the CSV), or behaviour: the tenant's logged searches and clicks, debiased for "
-        "position; deployed only above the traffic threshold (judgments, when given, join the clicks).",
+        "position; deployed only above the traffic threshold. behaviour with --judgments: judgment labels "
+        "and behaviour features.",
     ),
     folds: int = typer.Option(5, min=0, max=20, help="Cross-validation folds by query (0: skip)."),
     rounds: int = typer.Option(150, min=10, max=5000, help="Boosting rounds."),
@@ -92,6 +93,27 @@ def train_from_behaviour(settings, tenants, tenant: str, qrels, *, rounds: int, 
 
     try:
         behaviour = refresh(ParquetLog(tenants.store, Path(settings.data_dir) / "analytics"), tenant)
+        if qrels is not None:  # judgments with the behaviour features (the bench's best row)
+            from aisle.search.ranking.behaviour import BehaviourTables
+            from aisle.search.training.clicks import may_deploy
+            from aisle.search.training.ranker import train_ranker
+
+            deployed = use and may_deploy(behaviour.searches, behaviour.clicks)
+            record = train_ranker(
+                tenants,
+                tenant,
+                settings.data_dir,
+                qrels,
+                folds=0,
+                rounds=rounds,
+                use=deployed,
+                behaviour=BehaviourTables(tenants.store).current(tenant),
+            )
+            typer.echo(
+                f"{tenant}: ranker v{record.version} on judgments + behaviour features; "
+                + ("in use" if deployed else "not in use (under the traffic threshold)")
+            )
+            return
         record, deployed = train_click_ranker(
             tenants,
             tenant,

@@ -25,6 +25,7 @@ from pydantic import BaseModel, Field
 from aisle.core.errors import ErrorCode, NotFound
 from aisle.core.storage import BlobNotFound, BlobStore
 from aisle.core.tenancy import tenant_scope
+from aisle.search.ranking.behaviour import BEHAVIOUR_FEATURES, BehaviourTables
 
 if TYPE_CHECKING:
     import lightgbm
@@ -69,6 +70,11 @@ class Ranker:
     def version(self) -> int:
         return self.record.version
 
+    @property
+    def uses_behaviour(self) -> bool:
+        """Whether its features end with the behaviour features (:mod:`aisle.search.ranking.behaviour`)."""
+        return self.record.features[-len(BEHAVIOUR_FEATURES) :] == list(BEHAVIOUR_FEATURES)
+
     def score(self, features: np.ndarray) -> np.ndarray:
         return np.asarray(self.booster.predict(features, num_threads=1), dtype=np.float64)
 
@@ -88,6 +94,8 @@ class RankerStore:
         self._lock = threading.Lock()
         self._pointers: dict[str, tuple[float, int | None]] = {}
         self._loaded: dict[tuple[str, int], Ranker] = {}
+        self.behaviour = BehaviourTables(store)
+        """The tenants' behaviour features, for rankers that use them."""
 
     def entry_count(self) -> int:
         """Rankers held loaded."""

@@ -16,7 +16,6 @@ from aisle.analytics.log import ParquetLog
 from aisle.core.storage import BlobStore, open_blob_store
 from aisle.core.tenancy import Tenants
 from aisle.core.tenant_config import Attribute
-from aisle.search.indexes import IndexRegistry
 from aisle.search.pipeline import SearchPipeline, default_stages
 from aisle.search.query import SearchQuery
 from aisle.search.ranking.behaviour import BEHAVIOUR_DIR, BEHAVIOUR_FEATURES, BehaviourTables

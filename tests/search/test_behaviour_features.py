@@ -28,7 +28,7 @@ from aisle.search.training.ranker import DEFAULT_PARAMS, collect, fit, tenant_pi
 def store(tmp_path: Path) -> BlobStore:
     store = open_blob_store(f"file://{tmp_path / 'bucket'}")
     write_tenant(store, "shop", PRODUCTS, attributes=[Attribute(name="title", role="title", searchable=True)])
-    _traffic(store, tmp_path, searches_per_word=30)
+    _traffic(store, tmp_path, searches_per_word=40)
     refresh(ParquetLog(store, tmp_path / "cache"), "shop")
     return store
 
@@ -40,7 +40,7 @@ def test_the_serving_side_reads_what_the_job_writes(store: BlobStore) -> None:
     x = lookup.columns("drill", ["drill-4", "drill-0", "nosuch"])
     assert x.shape == (3, len(BEHAVIOUR_FEATURES))
     assert x[0, 0] > x[1, 0]  # the wanted product is clicked more per examination
-    assert x[0, 1] == pytest.approx(np.log1p(30))  # shown in all 30 searches
+    assert x[0, 1] == pytest.approx(np.log1p(40))  # shown in all 40 searches
     assert np.isnan(x[2, 0]) and x[2, 1] == 0.0 and np.isnan(x[2, 2])  # never shown
     assert BehaviourTables(store).current("other") is None
 

@@ -22,6 +22,11 @@ import numpy as np
 
 MIN_PAIRS = 20
 """Pairs shown at two positions or more below which the propensities are not estimated."""
+MIN_IMPRESSIONS = 20
+"""Impressions a (pair, position) row needs to take part. Each pair brings its own appeal parameter, so
+pairs seen a handful of times bias the maximum-likelihood ``theta`` (the incidental-parameter problem,
+Neyman and Scott 1948): on the simulated Home Depot log of 100k searches, keeping every row gave
+position 5 a propensity of 0.37 where the shoppers' was 0.20; rows of 20 impressions or more gave 0.23."""
 
 
 @dataclass(frozen=True)
@@ -52,8 +57,9 @@ def estimate_propensities(
     clicks: np.ndarray,
     *,
     max_position: int = 10,
-    iterations: int = 300,
+    iterations: int = 2000,
     min_pairs: int = MIN_PAIRS,
+    min_impressions: int = MIN_IMPRESSIONS,
 ) -> Propensities | None:
     """Fit the PBM's ``theta`` on aggregated counts by EM.
 
@@ -61,8 +67,10 @@ def estimate_propensities(
         pair: (n,) int id of each row's (query, product) pair.
         position: (n,) 1-based position it was shown at; rows past ``max_position`` are ignored.
         impressions, clicks: (n,) how often the pair was shown at that position, and clicked there.
-        iterations: EM steps (each a few numpy passes over the rows).
+        iterations: EM steps (each a few numpy passes over the rows; 2,000 converge to 3 decimals on the
+            bench's logs, about 8 s for 100k searches' click table on a busy core).
         min_pairs: fewest pairs seen at two positions or more to estimate from.
+        min_impressions: rows with fewer impressions are left out (see :data:`MIN_IMPRESSIONS`).
 
     Returns:
         The propensities relative to position 1, or None when the log holds fewer than ``min_pairs``
@@ -77,7 +85,7 @@ def estimate_propensities(
         raise ValueError("pair, position, impressions and clicks must have the same length")
     if np.any(n_clk > n_imp):
         raise ValueError("a row has more clicks than impressions")
-    keep = (position >= 1) & (position <= max_position) & (n_imp > 0)
+    keep = (position >= 1) & (position <= max_position) & (n_imp >= max(min_impressions, 1))
     pair, position, n_imp, n_clk = pair[keep], position[keep], n_imp[keep], n_clk[keep]
     if len(pair) == 0:
         return None

@@ -83,7 +83,7 @@ def settings(tmp_path: Path) -> Settings:
 def store(settings: Settings, tmp_path: Path) -> BlobStore:
     store = open_blob_store(settings.storage_url)
     write_tenant(store, "shop", PRODUCTS, attributes=[Attribute(name="title", role="title", searchable=True)])
-    _traffic(store, tmp_path, searches_per_word=30)
+    _traffic(store, tmp_path, searches_per_word=40)
     return store
 
 
@@ -110,7 +110,7 @@ def test_below_the_traffic_threshold_the_ranker_is_saved_not_deployed(
     job = _finished(client, resp.json()["jobId"])
     assert job["status"] == "completed", (job.get("error"), job.get("message"))
     result = job["result"]
-    assert result["deployed"] is False and result["searches"] == 30 * len(WORDS)
+    assert result["deployed"] is False and result["searches"] == 40 * len(WORDS)
     assert result["propensities"] is not None and result["propensities"][0] == 1.0
     rankers = RankerStore(store)
     assert [r.source for r in rankers.versions("shop")] == ["behaviour"]

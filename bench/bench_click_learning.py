@@ -190,18 +190,21 @@ def deploy_v1(world: World, run: Path, parquet: object, rankers: object) -> str:
     from aisle.search.training.clicks import may_deploy
 
     record = refresh(parquet, TENANT)  # type: ignore[arg-type]
-    booster, rows = train_from_log(world, run, record.version, corrected=True, which=None)
+    booster, _ = train_from_log(world, run, record.version, corrected=True, which=None)
     if booster is None or not may_deploy(record.searches, record.clicks):
         return f"not deployed ({record.searches} searches, {record.clicks} clicks: under the threshold)"
     rankers.save(
-        TENANT, booster.model_to_string(), RankerRecord(version=0, features=[], queries=rows, candidates=0)
+        TENANT, booster.model_to_string(), RankerRecord(version=0, features=[], queries=0, candidates=0)
     )  # type: ignore[attr-defined]
     return f"deployed after {record.searches} searches, {record.clicks} clicks"
 
 
-def train_from_log(world: World, run: Path, version: int, *, corrected: bool, which: set[str] | None):  # type: ignore[no-untyped-def]
+def train_from_log(  # type: ignore[no-untyped-def]
+    world: World, run: Path, version: int, *, corrected: bool, which: set[str] | None, behaviour: bool = False
+):
     """Train a ranker from the published behaviour ``version`` (click table and propensities) alone,
-    on the logged queries of ``which`` (raw dev queries; None: all). Returns (booster, queries)."""
+    on the logged queries of ``which`` (raw dev queries; None: all); with ``behaviour`` the behaviour
+    features join the text features. Returns (booster or None, the candidate set to score it on)."""
     from aisle.analytics.behaviour_store import BehaviourStore
     from aisle.core.storage import open_blob_store
     from aisle.search.training.clicks import click_grades, click_pairs, fit_clicks, shown_only
@@ -228,10 +231,11 @@ def train_from_log(world: World, run: Path, version: int, *, corrected: bool, wh
             continue
         keyed[(raw, p)] = int(g)
         positions[(raw, p)] = pos
-    qs = shown_only(world.qs, world.ids, keyed, positions)
+    candidates = judged_set(world, run, version) if behaviour else world.qs
+    qs = shown_only(candidates, world.ids, keyed, positions)
     if len(qs.queries) < 10:
-        return None, 0
-    return fit_clicks(qs, position_debiased=corrected and theta is None), len(qs.queries)
+        return None, candidates
+    return fit_clicks(qs, position_debiased=corrected and theta is None), candidates
 
 
 def judged_set(world: World, run: Path | None = None, version: int | None = None):  # type: ignore[no-untyped-def]
@@ -334,11 +338,19 @@ def main(data_dir: Path, judgments: Path | None = None, sizes: tuple[int, ...] |
                 else "none (one ranking)"
             )
         )
-        for name, corrected in (("naive click ranker", False), ("debiased click ranker", True)):
-            dev_b, _ = train_from_log(world, run, record.version, corrected=corrected, which=None)
-            hold_b, _ = train_from_log(world, run, record.version, corrected=corrected, which=train_raw)
-            dev_s = world.score(dev_b, every) if dev_b is not None else base[0]
-            hold_s = world.score(hold_b, world.holdout) if hold_b is not None else base[1]
+        for name, corrected, with_behaviour in (
+            ("naive click ranker", False, False),
+            ("debiased click ranker", True, False),
+            ("debiased + behaviour features", True, True),
+        ):
+            dev_b, cands = train_from_log(
+                world, run, record.version, corrected=corrected, which=None, behaviour=with_behaviour
+            )
+            hold_b, _ = train_from_log(
+                world, run, record.version, corrected=corrected, which=train_raw, behaviour=with_behaviour
+            )
+            dev_s = _score(world, cands, dev_b, every) if dev_b is not None else base[0]
+            hold_s = _score(world, cands, hold_b, world.holdout) if hold_b is not None else base[1]
             print(_row(f"{name} @{n}", dev_s, hold_s, base))
         combined = judged_set(world, run, record.version)
         both_cv = cross_validate(combined, world.score_qrels, world.ids, folds=5)

@@ -34,6 +34,7 @@ import numpy as np
 from aisle.core.errors import BadRequest, ErrorCode
 from aisle.core.tenancy import Tenants
 from aisle.search.evaluation.ndcg import Qrels
+from aisle.search.ranking.behaviour import BEHAVIOUR_FEATURES, BehaviourLookup
 from aisle.search.ranking.features import FEATURES
 from aisle.search.ranking.store import RankerRecord, RankerStore
 from aisle.search.training.ranker import (
@@ -163,8 +164,9 @@ def fit_clicks(qs: QuerySet, *, position_debiased: bool, rounds: int = DEFAULT_R
         shown = np.concatenate([qs.positions[i] for i in keep])
         position = np.clip(np.rint(shown), 1, 1000).astype(np.int32) - 1
         params = params | {"lambdarank_position_bias_regularization": 0.0}
+    names = list(FEATURES) + (list(BEHAVIOUR_FEATURES) if x.shape[1] > len(FEATURES) else [])
     data = lightgbm.Dataset(
-        x, y, group=[len(qs.ords[i]) for i in keep], position=position, feature_name=list(FEATURES)
+        x, y, group=[len(qs.ords[i]) for i in keep], position=position, feature_name=names
     )
     return lightgbm.train(params, data, num_boost_round=rounds)
 
@@ -201,10 +203,12 @@ def train_click_ranker(
     rounds: int = DEFAULT_ROUNDS,
     use: bool = True,
     progress: Progress | None = None,
+    behaviour: BehaviourLookup | None = None,
 ) -> tuple[RankerRecord, bool]:
     """Train the tenant's ranker from its click log (debiased, see module docstring), save it as the
     next version (``source: behaviour``) and put it in use when ``use`` and the traffic threshold allow.
-    ``judgments``, when the tenant has some, replace the click grade of every pair they judge.
+    ``judgments``, when the tenant has some, replace the click grade of every pair they judge; with
+    ``behaviour`` (the tenant's published tables) the behaviour features join the text features.
 
     Returns:
         The saved record, and whether it was put in use.
@@ -232,9 +236,8 @@ def train_click_ranker(
     graded: Qrels = {}
     for (query, product), grade in keyed.items():
         graded.setdefault(query, {})[product] = 1.0 + grade / 2.0
-    qs = collect(
-        pipeline, index, config, graded, candidates=config.global_.ranking.candidates, progress=progress
-    )
+    depth = config.global_.ranking.candidates
+    qs = collect(pipeline, index, config, graded, candidates=depth, progress=progress, behaviour=behaviour)
     ids = [row["id"] for row in index.rows]
     qs = shown_only(qs, ids, keyed, where)
     if len(qs.queries) < 10:
@@ -247,7 +250,7 @@ def train_click_ranker(
     deploy = use and may_deploy(log.searches, log.total_clicks)
     record = RankerRecord(
         version=0,
-        features=list(FEATURES),
+        features=list(FEATURES) + (list(BEHAVIOUR_FEATURES) if behaviour is not None else []),
         queries=len(qs.queries),
         candidates=qs.rows,
         cv_ndcg10=None,

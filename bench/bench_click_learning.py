@@ -209,9 +209,9 @@ def train_from_log(  # type: ignore[no-untyped-def]
     from aisle.core.storage import open_blob_store
     from aisle.search.training.clicks import click_grades, click_pairs, fit_clicks, shown_only
 
-    behaviour = BehaviourStore(open_blob_store(f"file://{run / 'bucket'}"))
-    table = behaviour.table(TENANT, "clicks", version)
-    record = behaviour.current(TENANT)
+    published = BehaviourStore(open_blob_store(f"file://{run / 'bucket'}"))
+    table = published.table(TENANT, "clicks", version)
+    record = published.current(TENANT)
     theta = record.propensities if (record is not None and corrected) else None
     pairs = click_pairs(
         table["query"].to_pylist(), table["product_id"].to_pylist(), table["position"].to_numpy(),

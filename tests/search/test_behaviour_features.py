@@ -41,7 +41,10 @@ def test_the_serving_side_reads_what_the_job_writes(store: BlobStore) -> None:
     assert x.shape == (3, len(BEHAVIOUR_FEATURES))
     assert x[0, 0] > x[1, 0]  # the wanted product is clicked more per examination
     assert x[0, 1] == pytest.approx(np.log1p(40))  # shown in all 40 searches
-    assert np.isnan(x[2, 0]) and x[2, 1] == 0.0 and np.isnan(x[2, 2])  # never shown
+    # never shown: the mean click rate per examination over every pair, and per impression over products
+    assert x[2, 1] == 0.0
+    assert x[1, 0] < x[2, 0] < x[0, 0] and x[2, 0] == pytest.approx(lookup.prior[0])
+    assert 0 < lookup.prior[1] < 1 and x[2, 2] == pytest.approx(lookup.prior[1])
     assert BehaviourTables(store).current("other") is None
 
 

@@ -5,10 +5,10 @@ pointer ``analytics/behaviour/current.json`` written last; see ``aisle.analytics
 ranker whose feature names include :data:`BEHAVIOUR_FEATURES` gets, after the text features, per
 candidate:
 
-- ``qp_ctr``: the pair's smoothed, position-corrected click rate over the 90-day window (NaN: the pair
-  was never shown for the query, so the trees learn what "never shown" means from the training rows);
+- ``qp_ctr``: the pair's smoothed, position-corrected click rate over the 90-day window (a pair never
+  shown: the window's mean, what the smoothing gives with no impressions);
 - ``qp_impressions``: ``log1p`` of the pair's impressions over 90 days (0: never shown);
-- ``product_ctr``: the product's smoothed click rate over all queries in 90 days (NaN: never shown).
+- ``product_ctr``: the product's smoothed click rate over all queries in 90 days (never shown: the mean).
 
 Looked up by the normalised query (as the log records it) and the product id: a dict lookup per
 candidate (about 100 per search, tens of microseconds).
@@ -22,6 +22,7 @@ import time
 
 import numpy as np
 import orjson
+import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
@@ -33,15 +34,29 @@ BEHAVIOUR_DIR = "analytics/behaviour"  # the layout aisle.analytics.behaviour_st
 WINDOW_DAYS = 90
 
 
+def _ratio(num: pa.ChunkedArray, den: pa.ChunkedArray) -> float:
+    """``sum(num) / sum(den)`` (NaN when the denominator is 0)."""
+    total = float(pc.sum(den).as_py() or 0.0)
+    return float(pc.sum(num).as_py() or 0.0) / total if total > 0 else float("nan")
+
+
 class BehaviourLookup:
     """One version of a tenant's behaviour tables, indexed for serving."""
 
     def __init__(
-        self, version: int, pairs: dict[str, dict[str, tuple[float, float]]], products: dict[str, float]
-    ):
+        self,
+        version: int,
+        pairs: dict[str, dict[str, tuple[float, float]]],
+        products: dict[str, float],
+        prior: tuple[float, float] = (float("nan"), float("nan")),
+    ) -> None:
         self.version = version
         self.pairs = pairs
         self.products = products
+        self.prior = prior
+        """``qp_ctr`` and ``product_ctr`` of a pair and a product never shown: the window's mean click
+        rates, what the smoothing gives with no impressions (so a never-shown candidate sits where the
+        trees put an average one, not wherever LightGBM sends a value it never saw missing)."""
 
     @classmethod
     def from_parquet(cls, version: int, query_product: bytes, product: bytes) -> BehaviourLookup:
@@ -62,19 +77,24 @@ class BehaviourLookup:
         products = dict(
             zip(pt["product_id"].to_pylist(), (float(x) for x in pt["ctr"].to_pylist()), strict=True)
         )
-        return cls(version, pairs, products)
+        qp_all = pq.read_table(io.BytesIO(query_product), columns=["window_days", "clicks", "examinations"])
+        qp_all = qp_all.filter(pc.equal(qp_all["window_days"], WINDOW_DAYS))
+        pair_prior = _ratio(qp_all["clicks"], qp_all["examinations"])
+        pt_all = pq.read_table(io.BytesIO(product), columns=["window_days", "clicks", "impressions"])
+        pt_all = pt_all.filter(pc.equal(pt_all["window_days"], WINDOW_DAYS))
+        return cls(version, pairs, products, (pair_prior, _ratio(pt_all["clicks"], pt_all["impressions"])))
 
     def columns(self, query: str, product_ids: list[str]) -> np.ndarray:
         """The :data:`BEHAVIOUR_FEATURES` of ``product_ids`` for ``query``: (n, 3) float32."""
-        out = np.full((len(product_ids), len(BEHAVIOUR_FEATURES)), np.nan, dtype=np.float32)
+        out = np.empty((len(product_ids), len(BEHAVIOUR_FEATURES)), dtype=np.float32)
+        out[:, 0], out[:, 1], out[:, 2] = self.prior[0], 0.0, self.prior[1]
         seen = self.pairs.get(query, {})
+        products = self.products
         for i, pid in enumerate(product_ids):
             pair = seen.get(pid)
             if pair is not None:
                 out[i, 0], out[i, 1] = pair
-            else:
-                out[i, 1] = 0.0
-            ctr = self.products.get(pid)
+            ctr = products.get(pid)
             if ctr is not None:
                 out[i, 2] = ctr
         return out

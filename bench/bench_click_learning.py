@@ -18,11 +18,15 @@ Protocol (SIMULATED shoppers, labelled so wherever these figures appear):
   harvesting across the two rankings, when there were two).
 
 Rows: no ranker; naive click ranker (clicks per impression, no position); debiased click ranker (clicks
-per estimated examination, or LightGBM's own position debiasing when the log had one ranking); judgment
-ranker; judgments plus clicks (judgment labels, and click grades for the shown products nobody judged).
+per estimated examination, or LightGBM's own position debiasing when the log had one ranking); the
+debiased click ranker with the behaviour features too (a failure mode kept on show); judgment ranker;
+judgments plus clicks (judgment labels, text and behaviour features, as ``aisle ranker train --source
+behaviour --judgments`` trains it). Last, the in-process latency of a search served by the judgment
+ranker with and without the behaviour features.
 Scores: "dev": every scorable dev query (the judgment ranker 5-fold cross-validated, so no query is scored
 by a model trained on its judgments); "holdout": 20% of the dev queries by hash, every learner trained on
-the other 80% only (judgments or log), scored on these. ``--judgments PATH`` scores another judgments file
+the other 80% only (judgments or log), scored on these (a holdout query's behaviour features still come
+from the log: shoppers searched it). ``--judgments PATH`` scores another judgments file
 of the same format (e.g. the withheld Home Depot judgments) instead of the dev file.
 
     python -m bench.bench_click_learning --data-dir ../shared/data [--sizes 10000,100000] [--judgments P]

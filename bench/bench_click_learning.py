@@ -11,9 +11,10 @@ Protocol (SIMULATED shoppers, labelled so wherever these figures appear):
   from the dev judgments (0.03 for unjudged and irrelevant products: click noise, 0.25 and 0.6 for
   relevance 2 and 3), purchases after some clicks; the parameters live in ``aisle.demo.traffic`` and the
   learners never see them;
-- the platform's loop: the first half of the searches is served without a ranker; the behaviour job then
-  trains a debiased click ranker on that half and deploys it when the traffic threshold allows
-  (``aisle.search.training.clicks.may_deploy``); the second half is served as deployed. The final
+- the loop: the first half of the searches is served without a ranker; the behaviour job then trains a
+  debiased click ranker (text features) on that half and, past :data:`EXPLORE_AFTER`, serves it to the
+  second half (as an experiment's variant would: the interventions position bias is estimated from;
+  below, the second half is served as the first). The final
   learners read the whole log: the click table and the propensities estimated from it (intervention
   harvesting across the two rankings, when there were two).
 
@@ -45,6 +46,10 @@ from pathlib import Path
 import numpy as np
 
 SIZES = (10_000, 100_000, 1_000_000)
+EXPLORE_AFTER = (50_000, 5_000)
+"""Searches and clicks after which the mid-run ranker is served to the second half: the interventions
+the propensity estimate needs, as an experiment's variant would give them (the platform's own gate for
+putting a click ranker in use is ``aisle.search.training.clicks.MIN_SEARCHES``, far higher)."""
 TENANT = "homedepot"
 
 
@@ -191,11 +196,10 @@ def deploy_v1(world: World, run: Path, parquet: object, rankers: object) -> str:
     """The behaviour job after the first half: refresh, train the debiased click ranker, deploy if allowed."""
     from aisle.analytics.behaviour_store import refresh
     from aisle.search.ranking.store import RankerRecord
-    from aisle.search.training.clicks import may_deploy
 
     record = refresh(parquet, TENANT)  # type: ignore[arg-type]
     booster, _ = train_from_log(world, run, record.version, corrected=True, which=None)
-    if booster is None or not may_deploy(record.searches, record.clicks):
+    if booster is None or record.searches < EXPLORE_AFTER[0] or record.clicks < EXPLORE_AFTER[1]:
         return f"not deployed ({record.searches} searches, {record.clicks} clicks: under the threshold)"
     rankers.save(
         TENANT, booster.model_to_string(), RankerRecord(version=0, features=[], queries=0, candidates=0)

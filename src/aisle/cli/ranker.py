@@ -114,6 +114,8 @@ def train_from_behaviour(settings, tenants, tenant: str, qrels, *, rounds: int, 
                 + ("in use" if deployed else "not in use (under the traffic threshold)")
             )
             return
+        from aisle.search.ranking.behaviour import BehaviourTables
+
         record, deployed = train_click_ranker(
             tenants,
             tenant,
@@ -123,6 +125,7 @@ def train_from_behaviour(settings, tenants, tenant: str, qrels, *, rounds: int, 
             rounds=rounds,
             use=use,
             progress=lambda line: typer.echo(f"{tenant}: {line}", err=True),
+            behaviour=BehaviourTables(tenants.store, check_every=0).current(tenant),
         )
     except AisleError as exc:
         fail(exc)

@@ -22,6 +22,7 @@ from aisle.core.tenant_config import Attribute
 from aisle.search.indexes import IndexRegistry
 from aisle.search.pipeline import SearchPipeline, default_stages
 from aisle.search.query import SearchQuery
+from aisle.search.ranking.behaviour import BEHAVIOUR_FEATURES
 from aisle.search.ranking.store import RankerStore
 from aisle.search.training import clicks as click_training
 from aisle.services.edit.app import create_app
@@ -114,6 +115,7 @@ def test_below_the_traffic_threshold_the_ranker_is_saved_not_deployed(
     assert result["propensities"] is not None and result["propensities"][0] == 1.0
     rankers = RankerStore(store)
     assert [r.source for r in rankers.versions("shop")] == ["behaviour"]
+    assert rankers.versions("shop")[0].features[-len(BEHAVIOUR_FEATURES) :] == list(BEHAVIOUR_FEATURES)
     assert rankers.in_use("shop") is None  # no tenant gets worse on thin traffic
 
 

@@ -2,7 +2,8 @@
 
 The job (``POST /rankers/train``, polled at ``GET /jobs/{jobId}``) refreshes the tenant's behaviour
 features from its analytics log (:func:`aisle.analytics.behaviour_store.refresh`: the click table and
-the position propensities estimated from it), trains a debiased click ranker on them
+the position propensities estimated from it), trains a debiased click ranker on them, with the
+behaviour features
 (:func:`aisle.search.training.clicks.train_click_ranker`), saves it as the next ranker version
 (``source: behaviour``) and puts it in use only above the traffic threshold
 (:func:`aisle.search.training.clicks.may_deploy`). The search service picks the new version up within
@@ -20,6 +21,7 @@ from aisle.core.config import Settings
 from aisle.core.storage import BlobStore, PrefixBlobStore
 from aisle.core.tenancy import Tenants
 from aisle.recs.jobs import Job, JobHandler, Progress
+from aisle.search.ranking.behaviour import BehaviourTables
 from aisle.search.training.clicks import ClickLog, train_click_ranker
 
 TRAIN_RANKER = "train_ranker"
@@ -59,6 +61,7 @@ def train_ranker_handler(settings: Settings, store: BlobStore) -> JobHandler:
             Path(settings.data_dir),
             click_log(store, job.tenant, behaviour.version),
             progress=lambda line: progress(60, line),
+            behaviour=BehaviourTables(store, check_every=0).current(job.tenant),
         )
         return {
             "rankerVersion": record.version,

@@ -29,6 +29,7 @@ def env(tmp_path):
         ["ranker", "list", "nosuch"],
         ["ranker", "use", "nosuch", "1"],
         ["ranker", "off", "nosuch"],
+        ["ranker", "train", "nosuch", "--source", "behaviour"],
         ["vectors", "build", "nosuch"],
     ],
 )
@@ -37,6 +38,13 @@ def test_unknown_tenant_is_a_clear_error_and_writes_nothing(env, args):
     assert result.returncode == 2, result.stderr
     assert "error [tenant_not_found]: tenant 'nosuch' does not exist" in result.stderr
     assert open_blob_store(env["AISLE_STORAGE_URL"]).list_dirs("") == []
+
+
+def test_ranker_train_refuses_an_unknown_source_and_judgments_without_a_file(env):
+    result = aisle("ranker", "train", "nosuch", "--source", "magic", env=env)
+    assert result.returncode == 2 and "--source must be judgments or behaviour" in result.stderr
+    result = aisle("ranker", "train", "nosuch", env=env)
+    assert result.returncode == 2 and "--source judgments needs --judgments PATH" in result.stderr
 
 
 def test_plain_message_errors_use_the_same_prefix(env, tmp_path):

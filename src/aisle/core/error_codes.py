@@ -131,6 +131,11 @@ class ErrorCode(StrEnum):
     QUERY_LOG_INVALID = "query_log_invalid", 400, "The query log file cannot be read."
     RANKER_NOT_FOUND = "ranker_not_found", 404, "The tenant has no ranker of that version."
     JUDGMENTS_UNUSABLE = "judgments_unusable", 400, "No judged query has a relevant product in the catalog."
+    BEHAVIOUR_UNUSABLE = (
+        "behaviour_unusable",
+        400,
+        "The tenant's log has too few clicked queries to learn from.",
+    )
     RECOMMENDATIONS_UNAVAILABLE = "recommendations_unavailable", 503, "The predict service is unreachable."
     SHOP_EVENTS_UNAVAILABLE = (
         "shop_events_unavailable",

@@ -38,7 +38,7 @@ from aisle.recs.ingest import (
     require_positions_with_tokens,
     require_sane_times,
 )
-from aisle.recs.jobs import Job, JobRunner, JobStore
+from aisle.recs.jobs import Job, JobHandler, JobRunner, JobStore
 from aisle.recs.registry import ModelRecord, ModelRegistry
 
 
@@ -70,6 +70,7 @@ class RecsEditor:
         *,
         loader: Loader | None = None,
         job_poll_s: float = 1.0,
+        handlers: dict[str, JobHandler] | None = None,
     ) -> None:
         self.store = store
         self.tenants = Tenants(store)
@@ -77,7 +78,7 @@ class RecsEditor:
         self.jobs = JobRunner(
             store,
             self.tenants.names,
-            {"deploy": deploy_handler(loader), "undeploy": undeploy_handler()},
+            {"deploy": deploy_handler(loader), "undeploy": undeploy_handler(), **(handlers or {})},
             poll_s=job_poll_s,
         )
 
@@ -90,6 +91,7 @@ class RecsEditor:
         events: EventStore | None = None,
         loader: Loader | None = None,
         job_poll_s: float = 1.0,
+        handlers: dict[str, JobHandler] | None = None,
     ) -> RecsEditor:
         """The editor over ``AISLE_STORAGE_URL`` (or ``store``) and the event store the settings name."""
         return cls(
@@ -97,6 +99,7 @@ class RecsEditor:
             events if events is not None else open_event_store(settings),
             loader=loader,
             job_poll_s=job_poll_s,
+            handlers=handlers,
         )
 
     def start(self) -> None:
@@ -147,11 +150,16 @@ class RecsEditor:
         refuse_if_attached(scope, model_id)
         return self._submit(scope, tenant, "undeploy", model_id)
 
+    def submit(self, tenant: str, kind: str) -> Job:
+        """Submit a tenant-wide job of ``kind`` (one of the handlers the service added, such as the search
+        ranker's ``train_ranker``). Raises TenantNotFound (404)."""
+        return self._submit(self.scope(tenant), tenant, kind, None)
+
     def job(self, tenant: str, job_id: str) -> Job:
         """A job's status, ``percent`` 0-100 and message. Raises JobNotFound (404)."""
         return JobStore(self.scope(tenant), tenant).get(job_id)
 
-    def _submit(self, scope: PrefixBlobStore, tenant: str, kind: str, model_id: str) -> Job:
+    def _submit(self, scope: PrefixBlobStore, tenant: str, kind: str, model_id: str | None) -> Job:
         """Persist an accepted job and wake this replica's runner (another replica may still claim it)."""
         job = JobStore(scope, tenant).submit(kind, model_id)
         self.jobs.wake()

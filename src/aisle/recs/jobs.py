@@ -54,7 +54,7 @@ class Job(BaseModel):
 
     jobId: str
     tenant: str
-    kind: str = Field(description="What the job does: deploy or undeploy.")
+    kind: str = Field(description="What the job does: deploy, undeploy, or train_ranker (the search ranker).")
     modelId: str | None = None
     status: JobStatus = JobStatus.accepted
     percent: int = 0

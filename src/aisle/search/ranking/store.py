@@ -25,6 +25,7 @@ from pydantic import BaseModel, Field
 from aisle.core.errors import ErrorCode, NotFound
 from aisle.core.storage import BlobNotFound, BlobStore
 from aisle.core.tenancy import tenant_scope
+from aisle.search.ranking.behaviour import BEHAVIOUR_FEATURES, BehaviourTables
 
 if TYPE_CHECKING:
     import lightgbm
@@ -50,6 +51,12 @@ class RankerRecord(BaseModel):
     folds: int = 0
     catalog_version: str | None = None
     params: dict[str, Any] = Field(default_factory=dict)
+    source: str = Field(
+        default="judgments", description="What it learned from: judgments, or behaviour (clicks)."
+    )
+    traffic: dict[str, int] | None = Field(
+        default=None, description="For a ranker learned from behaviour: the searches and clicks of its log."
+    )
 
 
 class Ranker:
@@ -62,6 +69,11 @@ class Ranker:
     @property
     def version(self) -> int:
         return self.record.version
+
+    @property
+    def uses_behaviour(self) -> bool:
+        """Whether its features end with the behaviour features (:mod:`aisle.search.ranking.behaviour`)."""
+        return self.record.features[-len(BEHAVIOUR_FEATURES) :] == list(BEHAVIOUR_FEATURES)
 
     def score(self, features: np.ndarray) -> np.ndarray:
         return np.asarray(self.booster.predict(features, num_threads=1), dtype=np.float64)
@@ -82,6 +94,8 @@ class RankerStore:
         self._lock = threading.Lock()
         self._pointers: dict[str, tuple[float, int | None]] = {}
         self._loaded: dict[tuple[str, int], Ranker] = {}
+        self.behaviour = BehaviourTables(store)
+        """The tenants' behaviour features, for rankers that use them."""
 
     def entry_count(self) -> int:
         """Rankers held loaded."""

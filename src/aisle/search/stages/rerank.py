@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from aisle.search.context import Hit, SearchContext
+from aisle.search.ranking.behaviour import with_behaviour
 from aisle.search.ranking.features import candidate_features
 from aisle.search.ranking.store import Ranker, RankerNotFound, RankerStore
 from aisle.search.stages.retrieve import lexical_candidates
@@ -61,7 +62,13 @@ class Rerank:
             candidates = lexical_candidates(ctx, cfg.candidates)
         if len(candidates.ords) == 0:
             return ctx
-        scores = ranker.score(candidate_features(ctx, candidates))
+        features = candidate_features(ctx, candidates)
+        if ranker.uses_behaviour:
+            rows = ctx.index.rows
+            ids = [str(rows[o]["id"]) for o in candidates.ords.tolist()]
+            query = ctx.graph.normalized if ctx.graph is not None else ""
+            features = with_behaviour(features, self.rankers.behaviour.current(ctx.index.tenant), query, ids)
+        scores = ranker.score(features)
         offset, size = ctx.window()
         order = np.argsort(-scores, kind="stable")[offset : offset + size]
         ctx.output.hits = [Hit(int(candidates.ords[i]), float(scores[i])) for i in order]

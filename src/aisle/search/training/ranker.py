@@ -30,6 +30,7 @@ from aisle.core.tenancy import TenantConfig, Tenants
 from aisle.search.evaluation.ndcg import Qrels, ndcg_at_k
 from aisle.search.index.reader import TenantIndex
 from aisle.search.query import SearchQuery
+from aisle.search.ranking.behaviour import BEHAVIOUR_FEATURES, BehaviourLookup, with_behaviour
 from aisle.search.ranking.features import FEATURES, candidate_features
 from aisle.search.ranking.store import RankerRecord, RankerStore
 from aisle.search.stages.rerank import Rerank
@@ -71,7 +72,7 @@ class QuerySet:
     """Training data: per judged query, its candidates (catalog rows), features (n, F) and labels (n,).
 
     ``pipeline_top`` is the pipeline's own first page (ids) for each query, the baseline a ranker
-    must beat and the answer for a query without candidates.
+    must beat and the answer for a query without candidates. ``positions`` stays empty for judgments.
     """
 
     queries: list[str] = field(default_factory=list)
@@ -79,6 +80,8 @@ class QuerySet:
     features: list[np.ndarray] = field(default_factory=list)
     labels: list[np.ndarray] = field(default_factory=list)
     pipeline_top: list[list[str]] = field(default_factory=list)
+    positions: list[np.ndarray] = field(default_factory=list)
+    """Per query, the mean position (1-based) each row was shown at: click-trained sets only."""
 
     @property
     def rows(self) -> int:
@@ -98,10 +101,12 @@ def collect(
     *,
     candidates: int = 100,
     progress: Progress | None = None,
+    behaviour: BehaviourLookup | None = None,
 ) -> QuerySet:
     """Run every query of ``qrels`` with a relevant judgment through ``pipeline`` (its :class:`Rerank`
     stages removed) and keep its candidates; ``candidates`` lexical hits when no hybrid stage left any.
-    Cost: one search per query (about 10-20 ms each with hybrid).
+    Cost: one search per query (about 10-20 ms each with hybrid). With ``behaviour``, the behaviour
+    features (:mod:`aisle.search.ranking.behaviour`) follow the text features.
     """
     from aisle.search.pipeline import SearchPipeline
 
@@ -127,6 +132,9 @@ def collect(
             features = np.zeros((0, len(FEATURES)), dtype=np.float32)
         else:
             ords, features = found.ords, candidate_features(ctx, found)
+        if behaviour is not None:
+            normalized = ctx.graph.normalized if ctx.graph is not None else ""
+            features = with_behaviour(features, behaviour, normalized, [ids[o] for o in ords.tolist()])
         judged = qrels[query]
         out.queries.append(query)
         out.ords.append(ords)
@@ -155,7 +163,8 @@ def fit(
     import lightgbm
 
     x, y, groups = _matrix(qs, list(range(len(qs.queries))) if which is None else which)
-    data = lightgbm.Dataset(x, y, group=groups, feature_name=list(FEATURES), free_raw_data=True)
+    names = list(FEATURES) + (list(BEHAVIOUR_FEATURES) if x.shape[1] > len(FEATURES) else [])
+    data = lightgbm.Dataset(x, y, group=groups, feature_name=names, free_raw_data=True)
     return lightgbm.train(params or DEFAULT_PARAMS, data, num_boost_round=rounds)
 
 
@@ -210,24 +219,14 @@ def cross_validate(
     return CrossValidation(float(scores.mean()), baseline, folds, per_fold)
 
 
-def train_ranker(
-    tenants: Tenants,
-    tenant: str,
-    data_dir: Path,
-    qrels: Qrels,
-    *,
-    folds: int = 5,
-    rounds: int = DEFAULT_ROUNDS,
-    use: bool = True,
-    progress: Progress | None = None,
-) -> RankerRecord:
-    """Train the tenant's ranker on ``qrels`` through its own pipeline (rules, hybrid with the text
-    vectors under ``data_dir`` when built), cross-validate it when ``folds`` >= 2, save it as the next
-    version and, when ``use``, point the tenant's searches at it.
+def tenant_pipeline(
+    tenants: Tenants, tenant: str, data_dir: Path
+) -> tuple[TenantIndex, TenantConfig, SearchPipeline]:
+    """The tenant's index, configuration and search pipeline as its searches run (rules, hybrid with the
+    text vectors under ``data_dir`` when built), without a ranker: what a trainer collects candidates from.
 
     Raises:
         TenantNotFound, CatalogNotFound: from the tenant.
-        BadRequest: ``judgments_unusable`` when no judged query has a relevant product in the catalog.
     """
     import onnxruntime  # noqa: F401  (before usearch, or the process crashes; see aisle.vectors.ann_usearch)
 
@@ -239,6 +238,32 @@ def train_ranker(
 
     index = IndexRegistry(tenants, data_dir).get(tenant)
     config = tenants.config(tenant)
+    vectors = VectorSearch(VectorStore(data_dir, bucket=tenants.store))
+    return index, config, SearchPipeline(default_stages(rules=RuleBooks(tenants.store), vectors=vectors))
+
+
+def train_ranker(
+    tenants: Tenants,
+    tenant: str,
+    data_dir: Path,
+    qrels: Qrels,
+    *,
+    folds: int = 5,
+    rounds: int = DEFAULT_ROUNDS,
+    use: bool = True,
+    progress: Progress | None = None,
+    behaviour: BehaviourLookup | None = None,
+) -> RankerRecord:
+    """Train the tenant's ranker on ``qrels`` (with ``behaviour``: also on the behaviour features, so
+    judgments and clicks combine) through its own pipeline (rules, hybrid with the text
+    vectors under ``data_dir`` when built), cross-validate it when ``folds`` >= 2, save it as the next
+    version and, when ``use``, point the tenant's searches at it.
+
+    Raises:
+        TenantNotFound, CatalogNotFound: from the tenant.
+        BadRequest: ``judgments_unusable`` when no judged query has a relevant product in the catalog.
+    """
+    index, config, pipeline = tenant_pipeline(tenants, tenant, data_dir)
     known = {q: {p: r for p, r in judged.items() if p in index.ord_by_id} for q, judged in qrels.items()}
     known = {q: judged for q, judged in known.items() if any(r > 1.0 for r in judged.values())}
     if not known:
@@ -246,10 +271,10 @@ def train_ranker(
             f"no judged query has a relevant (relevance > 1) product of tenant '{tenant}''s catalog",
             code=ErrorCode.JUDGMENTS_UNUSABLE,
         )
-    vectors = VectorSearch(VectorStore(data_dir, bucket=tenants.store))
-    pipeline = SearchPipeline(default_stages(rules=RuleBooks(tenants.store), vectors=vectors))
     candidates = config.global_.ranking.candidates
-    qs = collect(pipeline, index, config, known, candidates=candidates, progress=progress)
+    qs = collect(
+        pipeline, index, config, known, candidates=candidates, progress=progress, behaviour=behaviour
+    )
     ids = [row["id"] for row in index.rows]
     cv = (
         cross_validate(qs, known, ids, folds=folds, rounds=rounds, progress=progress)
@@ -260,7 +285,7 @@ def train_ranker(
     baseline = float(np.mean([ndcg_at_k(qs.pipeline_top[i], known[q]) for i, q in enumerate(qs.queries)]))
     record = RankerRecord(
         version=0,
-        features=list(FEATURES),
+        features=list(FEATURES) + (list(BEHAVIOUR_FEATURES) if behaviour is not None else []),
         queries=len(qs.queries),
         candidates=qs.rows,
         cv_ndcg10=round(cv.ndcg10, 4) if cv else None,
@@ -268,5 +293,6 @@ def train_ranker(
         folds=folds if cv else 0,
         catalog_version=index.version,
         params=DEFAULT_PARAMS | {"rounds": rounds},
+        source="judgments" if behaviour is None else "judgments+behaviour",
     )
     return RankerStore(tenants.store).save(tenant, booster.model_to_string(), record, use=use)

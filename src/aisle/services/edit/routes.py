@@ -6,7 +6,7 @@ Module-level handlers on :data:`router`; the engine, the tenant check and the to
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Literal
 
 from fastapi import APIRouter, Body, Depends, Query, Response
 
@@ -21,6 +21,7 @@ from aisle.services.common.auth import require_scope
 from aisle.services.common.errors import error_responses
 from aisle.services.common.params import ResourceIdPath, TenantQuery
 from aisle.services.edit.deps import Editor, KnownTenant
+from aisle.services.edit.rankers import TRAIN_RANKER
 from aisle.services.edit.schemas import (
     ContainerCreate,
     ContainerReplace,
@@ -90,6 +91,27 @@ def deploy(editor: Editor, tenant: KnownTenant, model_id: PathId) -> Job:
 def undeploy(editor: Editor, tenant: KnownTenant, model_id: PathId) -> Job:
     """Start an undeploy job; refused with 409 (``model_in_use``) while any container uses the model."""
     return editor.undeploy(tenant, model_id)
+
+
+@router.post(
+    "/rankers/train",
+    status_code=202,
+    response_model=Job,
+    dependencies=[WRITE],
+    responses=error_responses(404, 422),
+)
+def train_search_ranker(
+    editor: Editor,
+    tenant: KnownTenant,
+    source: Annotated[
+        Literal["behaviour"],
+        Query(description="What to learn from: behaviour (the tenant's logged searches and clicks)."),
+    ] = "behaviour",
+) -> Job:
+    """Start a job that refreshes the tenant's behaviour features and trains its search ranker from them
+    (debiased for position); it is put in use only above the traffic threshold. Poll ``GET /jobs/{jobId}``:
+    the result names the ranker version and whether it was deployed."""
+    return editor.submit(tenant, TRAIN_RANKER)
 
 
 @router.get("/jobs/{job_id}", response_model=Job, dependencies=[READ], responses=error_responses(404))

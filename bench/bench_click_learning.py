@@ -1,0 +1,384 @@
+"""Learning to rank from simulated shoppers' clicks (issue 30): NDCG@10 of rankers trained from the log alone.
+
+Protocol (SIMULATED shoppers, labelled so wherever these figures appear):
+
+- Home Depot catalog, the search pipeline as a tenant without vectors serves it (lexical), in process
+  (``SearchEngine``), every answer recorded by the services' own recording code (``Outcomes`` ->
+  ``Recorder`` -> Parquet log in a bucket); a query's page is searched once per served ranking and
+  reused for its repeats (the engine is deterministic), the answer recorded for every search;
+- queries: the dev queries, repeats drawn by a Zipf law (exponent 1.07, a fixed shuffle);
+- clicks: a position-based model, examination ``(1/k)**1`` over the 10 products shown, attractiveness
+  from the dev judgments (0.03 for unjudged and irrelevant products: click noise, 0.25 and 0.6 for
+  relevance 2 and 3), purchases after some clicks; the parameters live in ``aisle.demo.traffic`` and the
+  learners never see them;
+- the loop: the first half of the searches is served without a ranker; the behaviour job then trains a
+  debiased click ranker (text features) on that half and, past :data:`EXPLORE_AFTER`, serves it to the
+  second half (as an experiment's variant would: the interventions position bias is estimated from;
+  below, the second half is served as the first). The final
+  learners read the whole log: the click table and the propensities estimated from it (intervention
+  harvesting across the two rankings, when there were two).
+
+Rows: no ranker; naive click ranker (clicks per impression, no position); debiased click ranker (clicks
+per estimated examination, or LightGBM's own position debiasing when the log had one ranking); the
+debiased click ranker with the behaviour features too (a failure mode kept on show); judgment ranker;
+judgments plus clicks (judgment labels, text and behaviour features, as ``aisle ranker train --source
+behaviour --judgments`` trains it). Last, the in-process latency of a search served by the judgment
+ranker with and without the behaviour features.
+Scores: "dev": every scorable dev query (the judgment ranker 5-fold cross-validated, so no query is scored
+by a model trained on its judgments); "holdout": 20% of the dev queries by hash, every learner trained on
+the other 80% only (judgments or log), scored on these (a holdout query's behaviour features still come
+from the log: shoppers searched it). ``--judgments PATH`` scores another judgments file
+of the same format (e.g. the withheld Home Depot judgments) instead of the dev file.
+
+    python -m bench.bench_click_learning --data-dir ../shared/data [--sizes 10000,100000] [--judgments P]
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import shutil
+import time
+from pathlib import Path
+
+import numpy as np
+
+SIZES = (10_000, 100_000, 1_000_000)
+EXPLORE_AFTER = (50_000, 5_000)
+"""Searches and clicks after which the mid-run ranker is served to the second half: the interventions
+the propensity estimate needs, as an experiment's variant would give them (the platform's own gate for
+putting a click ranker in use is ``aisle.search.training.clicks.MIN_SEARCHES``, far higher)."""
+TENANT = "homedepot"
+
+
+def _holdout(query: str) -> bool:
+    return int(hashlib.sha1(query.encode()).hexdigest(), 16) % 5 == 0
+
+
+class World:
+    """The catalog, index, pipeline features and scoring shared by every run."""
+
+    def __init__(self, data_dir: Path, work: Path, judgments: Path) -> None:
+        from aisle.core.storage import open_blob_store
+        from aisle.core.tenancy import Tenants
+        from aisle.demo import import_demo_catalogs
+        from aisle.search.evaluation import load_judgments
+        from aisle.search.indexes import IndexRegistry
+        from aisle.search.pipeline import SearchPipeline, default_stages
+        from aisle.search.training.ranker import collect
+
+        self.work = work
+        self.tenants = Tenants(open_blob_store(f"file://{work / 'bucket'}"), ttl=3600)
+        import_demo_catalogs(
+            self.tenants, work / "data", data_dir, only=(TENANT,), if_missing=True, echo=print
+        )
+        self.indexes = IndexRegistry(self.tenants, work / "data")
+        self.index = self.indexes.get(TENANT)
+        self.config = self.tenants.config(TENANT)
+        self.ids = [row["id"] for row in self.index.rows]
+        self.dev = load_judgments(data_dir / "homedepot" / "judgments_dev.csv")  # the shoppers' minds
+        self.score_qrels = load_judgments(judgments)
+        self.queries = [
+            q.strip() for q in (data_dir / "homedepot" / "queries_dev.txt").read_text().splitlines()
+        ]
+        self.queries = [q for q in self.queries if q]
+        start = time.perf_counter()
+        plain = SearchPipeline(default_stages(), budget_s=5.0)
+        wanted = {q: j for q, j in self.score_qrels.items() if any(r > 1 for r in j.values())}
+        self.qs = collect(
+            plain, self.index, self.config, wanted, candidates=self.config.global_.ranking.candidates
+        )
+        self.row_of = {q: i for i, q in enumerate(self.qs.queries)}
+        self.norm: dict[str, str] = {}  # raw query -> the normalised query the log records
+        self.holdout = [i for i, q in enumerate(self.qs.queries) if _holdout(q)]
+        self.train = [i for i, q in enumerate(self.qs.queries) if not _holdout(q)]
+        print(
+            f"features: {len(self.qs.queries)} scorable queries ({len(self.holdout)} holdout), "
+            f"{self.qs.rows} candidates in {time.perf_counter() - start:.0f} s"
+        )
+
+    def score(self, booster: object | None, which: list[int]) -> float:
+        from aisle.search.evaluation import ndcg_at_k
+        from aisle.search.training.ranker import ranked_ids
+
+        out = []
+        for i in which:
+            q = self.qs.queries[i]
+            top = self.qs.pipeline_top[i] if booster is None else ranked_ids(self.qs, i, booster, self.ids)  # type: ignore[arg-type]
+            out.append(ndcg_at_k(top, self.score_qrels[q]))
+        return float(np.mean(out))
+
+
+def simulate(world: World, run: Path, n: int, seed: int = 7) -> dict[str, object]:
+    """Serve ``n`` simulated searches in two halves (see module docstring); returns the log's figures."""
+    from prometheus_client import CollectorRegistry, Counter
+
+    from aisle.analytics.engine import AnalyticsEngine
+    from aisle.analytics.log import ParquetLog
+    from aisle.analytics.recorder import Recorder
+    from aisle.analytics.records import Outcome
+    from aisle.core.storage import open_blob_store
+    from aisle.demo.traffic import ClickModel
+    from aisle.search.engine import SearchEngine
+    from aisle.search.query import SearchQuery
+    from aisle.search.ranking.store import RankerStore
+    from aisle.services.common.outcomes import Outcomes
+    from aisle.vectors.search import VectorSearch
+    from aisle.vectors.store import VectorStore
+
+    store = open_blob_store(f"file://{run / 'bucket'}")
+    parquet = ParquetLog(store, run / "cache", writer="bench")
+    recorder = Recorder(parquet, flush_s=3600, capacity=2 * n * 12 + 10, batch=200_000, start=False)
+    counter = Counter("records", "bench", registry=CollectorRegistry())
+    outcomes = Outcomes(AnalyticsEngine(store, parquet, recorder), counter)
+    rankers = RankerStore(store, check_every=0)
+    engine = SearchEngine(
+        world.tenants, world.indexes, VectorSearch(VectorStore(world.work / "data")), rankers=rankers
+    )
+    model = ClickModel(eta=1.0, depth=10)
+    rng = np.random.default_rng(seed)
+    order = list(world.queries)
+    rng.shuffle(order)
+    weights = 1.0 / np.arange(1, len(order) + 1) ** 1.07
+    picks = rng.choice(len(order), size=n, p=weights / weights.sum())
+    visitors = rng.integers(0, 20_000, n)
+    figures: dict[str, object] = {"searches": n}
+    norm = world.norm
+    clicks = 0
+    for phase in (0, 1):
+        if phase == 1:
+            figures["v1"] = deploy_v1(world, run, parquet, rankers)
+        pages: dict[str, tuple[object, list[float]]] = {}
+        for pick, visitor in zip(picks[phase * n // 2 : (phase + 1) * n // 2], visitors, strict=False):
+            text = order[pick]
+            page = pages.get(text)
+            if page is None:
+                result = engine.search(TENANT, SearchQuery(text, size=10))
+                judged = world.dev.get(text, {})
+                p = [
+                    model.click_probability(k, judged.get(str(x["id"]), 1.0))
+                    for k, x in enumerate(result.products, 1)
+                ]
+                page = pages[text] = (result, p)
+                norm[text] = result.query_graph.normalized
+            result, p = page
+            query = SearchQuery(text, size=10, visitor_id=f"sim-{visitor}")
+            token = outcomes.search_answer(TENANT, "search", query, result)  # type: ignore[arg-type]
+            at = time.time()
+            for k in np.flatnonzero(rng.random(len(p)) < np.asarray(p)).tolist():
+                product = str(result.products[k]["id"])  # type: ignore[attr-defined]
+                clicks += 1
+                outcomes.record(
+                    Outcome(TENANT, f"{token}-c{k}", "click", at + 5, f"sim-{visitor}", product, token, k + 1)
+                )
+                if rng.random() < model.conversion_probability(world.dev.get(text, {}).get(product, 1.0)):
+                    outcomes.record(
+                        Outcome(
+                            TENANT,
+                            f"{token}-p{k}",
+                            "purchase",
+                            at + 60,
+                            f"sim-{visitor}",
+                            product,
+                            token,
+                            quantity=1.0,
+                            price=10.0,
+                        )
+                    )
+        recorder.flush()
+    figures["clicks"] = clicks
+    return figures
+
+
+def deploy_v1(world: World, run: Path, parquet: object, rankers: object) -> str:
+    """The behaviour job after the first half: refresh, train the debiased click ranker, deploy if allowed."""
+    from aisle.analytics.behaviour_store import refresh
+    from aisle.search.ranking.store import RankerRecord
+
+    record = refresh(parquet, TENANT)  # type: ignore[arg-type]
+    booster, _ = train_from_log(world, run, record.version, corrected=True, which=None)
+    if booster is None or record.searches < EXPLORE_AFTER[0] or record.clicks < EXPLORE_AFTER[1]:
+        return f"not deployed ({record.searches} searches, {record.clicks} clicks: under the threshold)"
+    rankers.save(
+        TENANT, booster.model_to_string(), RankerRecord(version=0, features=[], queries=0, candidates=0)
+    )  # type: ignore[attr-defined]
+    return f"deployed after {record.searches} searches, {record.clicks} clicks"
+
+
+def train_from_log(  # type: ignore[no-untyped-def]
+    world: World, run: Path, version: int, *, corrected: bool, which: set[str] | None, behaviour: bool = False
+):
+    """Train a ranker from the published behaviour ``version`` (click table and propensities) alone,
+    on the logged queries of ``which`` (raw dev queries; None: all); with ``behaviour`` the behaviour
+    features join the text features. Returns (booster or None, the candidate set to score it on)."""
+    from aisle.analytics.behaviour_store import BehaviourStore
+    from aisle.core.storage import open_blob_store
+    from aisle.search.training.clicks import click_grades, click_pairs, fit_clicks, shown_only
+
+    published = BehaviourStore(open_blob_store(f"file://{run / 'bucket'}"))
+    table = published.table(TENANT, "clicks", version)
+    record = published.current(TENANT)
+    theta = record.propensities if (record is not None and corrected) else None
+    pairs = click_pairs(
+        table["query"].to_pylist(), table["product_id"].to_pylist(), table["position"].to_numpy(),
+        table["impressions"].to_numpy(), table["clicks"].to_numpy(), theta,
+    )  # fmt: skip
+    grades = click_grades(pairs, corrected=theta is not None)
+    raw_of: dict[str, str] = {}
+    for raw, norm in sorted(world.norm.items()):
+        raw_of.setdefault(norm, raw)
+    keyed = {}
+    positions = {}
+    for q, p, g, pos in zip(
+        pairs.queries, pairs.products, grades.tolist(), pairs.position.tolist(), strict=True
+    ):
+        raw = raw_of.get(q)
+        if raw is None or raw not in world.row_of or (which is not None and raw not in which):
+            continue
+        keyed[(raw, p)] = int(g)
+        positions[(raw, p)] = pos
+    candidates = judged_set(world, run, version) if behaviour else world.qs
+    qs = shown_only(candidates, world.ids, keyed, positions)
+    if len(qs.queries) < 10:
+        return None, candidates
+    return fit_clicks(qs, position_debiased=corrected and theta is None), candidates
+
+
+def judged_set(world: World, run: Path | None = None, version: int | None = None):  # type: ignore[no-untyped-def]
+    """The scored queries' candidates labelled by the dev judgments (the tuning set); with a run, the
+    behaviour features of its published ``version`` appended (the serving code's own
+    :func:`~aisle.search.ranking.behaviour.with_behaviour`, by the query the log recorded)."""
+    from aisle.core.storage import open_blob_store
+    from aisle.search.ranking.behaviour import BEHAVIOUR_DIR, BehaviourLookup, with_behaviour
+    from aisle.search.training.ranker import QuerySet, label
+
+    lookup = None
+    if run is not None:
+        scope = open_blob_store(f"file://{run / 'bucket' / TENANT}")
+        lookup = BehaviourLookup.from_parquet(
+            version or 0,
+            scope.get(f"{BEHAVIOUR_DIR}/v{version}/query_product.parquet"),
+            scope.get(f"{BEHAVIOUR_DIR}/v{version}/product.parquet"),
+        )
+    qs = QuerySet()
+    for i, q in enumerate(world.qs.queries):
+        judged = world.dev.get(q, {})
+        ids = [world.ids[o] for o in world.qs.ords[i].tolist()]
+        x = world.qs.features[i]
+        if run is not None:
+            x = with_behaviour(x, lookup, world.norm.get(q, ""), ids)
+        qs.queries.append(q)
+        qs.ords.append(world.qs.ords[i])
+        qs.features.append(x)
+        qs.labels.append(np.asarray([label(judged.get(pid)) for pid in ids], dtype=np.int32))
+        qs.pipeline_top.append(world.qs.pipeline_top[i])
+    return qs
+
+
+def _score(world: World, qs, booster, which: list[int]) -> float:  # type: ignore[no-untyped-def]
+    from aisle.search.evaluation import ndcg_at_k
+    from aisle.search.training.ranker import ranked_ids
+
+    return float(
+        np.mean(
+            [
+                ndcg_at_k(ranked_ids(qs, i, booster, world.ids), world.score_qrels[qs.queries[i]])
+                for i in which
+            ]
+        )
+    )
+
+
+def _row(name: str, dev: float, hold: float, base: tuple[float, float]) -> str:
+    return f"{name:<34} {dev:.4f} ({dev - base[0]:+.4f})   {hold:.4f} ({hold - base[1]:+.4f})"
+
+
+def main(data_dir: Path, judgments: Path | None = None, sizes: tuple[int, ...] | None = None) -> None:
+    from aisle.analytics.behaviour_store import refresh
+    from aisle.analytics.log import ParquetLog
+    from aisle.core.storage import open_blob_store
+    from aisle.search.training.ranker import cross_validate, fit
+
+    if sizes is None:
+        sizes = tuple(
+            int(x) for x in os.environ.get("AISLE_BENCH_CLICK_SIZES", ",".join(map(str, SIZES))).split(",")
+        )
+    work = Path(
+        os.environ.get("AISLE_BENCH_CLICKS_DIR", Path(__file__).resolve().parents[1] / "var" / "bench-clicks")
+    )
+    work.mkdir(parents=True, exist_ok=True)
+    world = World(data_dir, work, judgments or data_dir / "homedepot" / "judgments_dev.csv")
+    every = list(range(len(world.qs.queries)))
+    train_raw = {world.qs.queries[i] for i in world.train}
+    base = (world.score(None, every), world.score(None, world.holdout))
+    judged = judged_set(world)
+    # the judgment ranker's figures depend only on the catalog and the judgments: kept between runs
+    saved = work / f"judgment-ranker-{hashlib.sha1(str(world.score_qrels).encode()).hexdigest()[:12]}.json"
+    if saved.exists():
+        cv_ndcg10, j_hold = json.loads(saved.read_text())
+    else:
+        cv_ndcg10 = cross_validate(judged, world.score_qrels, world.ids, folds=5).ndcg10
+        j_hold = world.score(fit(judged, world.train), world.holdout)
+        saved.write_text(json.dumps([cv_ndcg10, j_hold]))
+    print(
+        "SIMULATED shoppers (clicks from the dev judgments through a position-based model); NDCG@10 on "
+        f"{'the dev judgments' if judgments is None else judgments}; dev: all {len(every)} scorable queries, "
+        f"holdout: {len(world.holdout)} queries no learner trained on"
+    )
+    print(f"{'ranker':<34} {'dev (gain)':<19} holdout (gain)")
+    print(_row("no ranker", *base, base))
+    print(_row("judgment ranker (dev: 5-fold CV)", cv_ndcg10, j_hold, base))
+    for n in sizes:
+        run = work / f"run-{n}"
+        shutil.rmtree(run, ignore_errors=True)
+        start = time.perf_counter()
+        figures = simulate(world, run, n)
+        record = refresh(ParquetLog(open_blob_store(f"file://{run / 'bucket'}"), run / "cache"), TENANT)
+        theta = record.propensities
+        print(
+            f"\n{n} simulated searches, {figures['clicks']} clicks ({time.perf_counter() - start:.0f} s); "
+            f"mid-run click ranker: {figures['v1']}; propensities from the log: "
+            + (
+                ", ".join(f"{t:.2f}" for t in theta) + f" ({record.propensity_pairs} pairs)"
+                if theta
+                else "none (one ranking)"
+            )
+        )
+        for name, corrected, with_behaviour in (
+            ("naive click ranker", False, False),
+            ("debiased click ranker", True, False),
+            ("debiased + behaviour features", True, True),
+        ):
+            dev_b, cands = train_from_log(
+                world, run, record.version, corrected=corrected, which=None, behaviour=with_behaviour
+            )
+            hold_b, _ = train_from_log(
+                world, run, record.version, corrected=corrected, which=train_raw, behaviour=with_behaviour
+            )
+            dev_s = _score(world, cands, dev_b, every) if dev_b is not None else base[0]
+            hold_s = _score(world, cands, hold_b, world.holdout) if hold_b is not None else base[1]
+            print(_row(f"{name} @{n}", dev_s, hold_s, base))
+        combined = judged_set(world, run, record.version)
+        # AISLE_BENCH_CLICK_CV=0 skips this row's 5-fold CV (5 fits over every candidate): dev shows nan
+        quick = os.environ.get("AISLE_BENCH_CLICK_CV", "1") == "0"
+        both_dev = (
+            float("nan") if quick else cross_validate(combined, world.score_qrels, world.ids, folds=5).ndcg10
+        )
+        both_hold = _score(world, combined, fit(combined, world.train), world.holdout)
+        print(_row(f"judgments + behaviour features @{n}", both_dev, both_hold, base))
+        last = (run, record.version, combined)
+    if sizes:
+        from bench.click_latency import latency
+
+        latency(world, fit(judged), fit(last[2]), last[0])
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data-dir", type=Path, default=Path("../shared/data"))
+    parser.add_argument("--judgments", type=Path, default=None)
+    parser.add_argument("--sizes", default=",".join(map(str, SIZES)))
+    args = parser.parse_args()
+    main(args.data_dir.resolve(), args.judgments, tuple(int(x) for x in args.sizes.split(",")))

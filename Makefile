@@ -49,7 +49,9 @@ run: install
 	@$(BIN)/aisle auth demo-client
 	@echo "Merchandising console: http://127.0.0.1:8085/ (sign in with the token above)"
 	@echo "Background builds (embeddings, ranker): '$(BIN)/aisle status' or GET http://127.0.0.1:8080/health"
-	AISLE_PHOTOS_DIR=$${AISLE_PHOTOS_DIR:-$(abspath $(SHARED_DATA))} $(BIN)/aisle serve --build-demo $(SHARED_DATA)
+	AISLE_PHOTOS_DIR=$${AISLE_PHOTOS_DIR:-$(abspath $(SHARED_DATA))} \
+	AISLE_STOREFRONT_TENANTS=$${AISLE_STOREFRONT_TENANTS:-fashion,homedepot,default} \
+	$(BIN)/aisle serve --build-demo $(SHARED_DATA)
 
 test: install
 	$(BIN)/python -m pytest -q $(PYTEST_ARGS)

@@ -75,7 +75,9 @@ def local_shop(data_dir: Path) -> Iterator[str]:
             Tenants(store, ttl=0), Path(tmp) / "data", data_dir, only=["fashion", "homedepot"]
         )
         kit = AuthKit(store, auth_url="http://127.0.0.1:9")
-        settings = kit.settings(storage_url=url, data_dir=Path(tmp) / "data", photos_dir=data_dir)
+        settings = kit.settings(
+            storage_url=url, data_dir=Path(tmp) / "data", photos_dir=data_dir, storefront_tenants="*"
+        )
         with serve(create_app(settings)) as base:
             yield base
 

@@ -84,7 +84,9 @@ def storefront_env(root: Path, shared_data: Path, mini_root: Path) -> Iterator[S
             serve(edit_app(kit.settings(**base), loader=lambda scope, record: model, job_poll_s=0.05))
         )
         analytics = stack.enter_context(serve(analytics_app(kit.settings(**base))))
-        settings = kit.settings(**base, predict_url=predict, edit_url=edit, analytics_url=analytics)
+        settings = kit.settings(
+            **base, predict_url=predict, edit_url=edit, analytics_url=analytics, storefront_tenants="fashion"
+        )
         search = stack.enter_context(serve(search_app(settings)))
         yield StorefrontEnv(
             search=search,

@@ -164,6 +164,18 @@ class Settings(BaseSettings):
         "Aisle), which hands each page a read-only token for one tenant (GET /shop/session) and relays "
         "its shopper events to the edit service; false turns all of /shop/ off (404).",
     )
+    storefront_tenants: str = Field(
+        default="",
+        max_length=4096,
+        description="With auth on, the tenants whose storefront page may get a read-only token from "
+        "GET /shop/session (comma-separated; '*' every tenant; empty: none, so a tenant's catalog is "
+        "never readable without a token it was given). `make run` opens the demo tenants.",
+    )
+
+    def storefront_open(self, tenant: str) -> bool:
+        """Whether ``tenant``'s storefront page may get a page token (see ``storefront_tenants``)."""
+        names = {t.strip() for t in self.storefront_tenants.split(",") if t.strip()}
+        return "*" in names or tenant in names
 
     analytics: bool = Field(
         default=True,

@@ -49,6 +49,10 @@ SERVICES = list(KNOWN_SERVICES)
 TOKEN_SERVICE = "auth"
 TOKEN_ROUTES = {"/token", "/.well-known/jwks.json"}
 OPEN_PATHS = {"/health", "/docs", "/docs/oauth2-redirect", "/redoc", "/openapi.json"}
+STOREFRONT = {"/shop", "/shop/", "/shop/assets/{name}", "/shop/photos/{tenant}/{product_id}", "/shop/session"}
+"""The storefront's public page, bundle and photos, and its page-token route: no token can guard them (a
+shop page is public); /shop/session gives a token only for tenants that opened a storefront
+(``test_the_storefront_session_refuses_tenants_that_did_not_open_one``)."""
 CONSOLE = ("/", "/console")
 """The merchandising console's pages (rules service): no API of their own, they call the API with the
 signed-in token's scopes (tests/services/rules/test_console_auth_http.py and the browser tests)."""
@@ -185,7 +189,7 @@ def test_attack_every_endpoint_refuses_other_tenants_and_missing_scopes(service:
     routes = [
         e
         for e in endpoints(app.routes)
-        if e[0] not in OPEN_PATHS and e[0] != CONSOLE[0] and not e[0].startswith(CONSOLE[1])
+        if e[0] not in OPEN_PATHS | STOREFRONT and e[0] != CONSOLE[0] and not e[0].startswith(CONSOLE[1])
     ]
     assert routes, f"{name}: no endpoints found"
     unprotected = [f"{sorted(r.methods)} {path}" for path, scopes, r in routes if not scopes]
@@ -270,3 +274,15 @@ def test_the_token_service_has_no_tenant_scoped_operation(tmp_path: Path) -> Non
     )
     paths = {path for path, _scopes, _route in endpoints(app.routes)} - OPEN_PATHS
     assert paths == TOKEN_ROUTES
+
+
+@pytest.mark.parametrize("service", ["search"], indirect=True)
+def test_the_storefront_session_refuses_tenants_that_did_not_open_one(service: Any) -> None:
+    """With no AISLE_STOREFRONT_TENANTS, no tenant's page token is handed out: 403, before any read."""
+    _, _, client, _, _, spy, _ = service
+    spy.touched.clear()
+    for tenant in (A, B):
+        r = client.get("/shop/session", params={"tenant": tenant})
+        assert (r.status_code, code_of(r)) == (403, "tenant_forbidden"), r.text
+        assert "token" not in r.json()
+    assert spy.touched == []

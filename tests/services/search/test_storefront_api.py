@@ -57,7 +57,7 @@ def env(demo_env: Any, tmp_path: Path) -> Iterator[Env]:
     kit = AuthKit(store)
     base = {"storage_url": url, "data_dir": tmp_path / "data"}
     with serve(edit_app(kit.settings(**base))) as edit:
-        app = search_app(kit.settings(**base, edit_url=edit), preload=False)
+        app = search_app(kit.settings(**base, edit_url=edit, storefront_tenants="shop"), preload=False)
         with TestClient(app) as client:
             yield Env(client, edit, kit)
 
@@ -81,10 +81,11 @@ def test_the_page_token_reads_one_tenant_and_writes_nothing(env: Env) -> None:
     event = {"visitorId": "v1", "eventType": "purchase", "productId": "p1", "timestamp": time.time()}
     direct = httpx.post(f"{env.edit}/events", params={"tenant": "shop"}, json=event, headers=auth)
     assert (direct.status_code, direct.json()["error"]["code"]) == (403, "insufficient_scope")
-    assert (
-        env.search.get("/shop/session", params={"tenant": "nope"}).json()["error"]["code"]
-        == "tenant_not_found"
-    )
+    # a tenant that has not opened a storefront (AISLE_STOREFRONT_TENANTS) gets no page token, and
+    # learns nothing of whether a tenant exists
+    for closed_tenant in ("other", "nope"):
+        closed = env.search.get("/shop/session", params={"tenant": closed_tenant})
+        assert (closed.status_code, closed.json()["error"]["code"]) == (403, "tenant_forbidden")
 
 
 def test_events_are_relayed_with_attribution_and_only_shopper_types(env: Env) -> None:
@@ -144,7 +145,10 @@ def test_an_unreachable_edit_service_is_a_503(tmp_path: Path) -> None:
     write_shop(store, "shop", PRODUCTS, EVENT_TYPES)
     kit = AuthKit(store)
     settings = kit.settings(
-        storage_url=url, data_dir=tmp_path / "data", edit_url=f"http://127.0.0.1:{free_port()}"
+        storage_url=url,
+        data_dir=tmp_path / "data",
+        edit_url=f"http://127.0.0.1:{free_port()}",
+        storefront_tenants="shop",
     )
     with TestClient(search_app(settings, preload=False)) as client:
         token = _session(client)

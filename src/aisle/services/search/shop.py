@@ -24,6 +24,7 @@ import httpx
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import FileResponse, HTMLResponse, RedirectResponse, Response
 
+from aisle.core.auth.errors import TenantForbidden
 from aisle.core.auth.keys import SigningKeys
 from aisle.core.auth.scopes import SEARCH_READ
 from aisle.core.auth.storefront import StorefrontTokens
@@ -111,12 +112,17 @@ async def shop_photo(state: State, _: Shop, tenant: str, product_id: str) -> Res
 @router.get(
     "/session",
     response_model=ShopSession,
-    responses=error_responses(404, 422, 503),
+    responses=error_responses(403, 404, 422, 503),
     summary="A storefront page's read-only token for one tenant",
 )
 async def shop_session(state: State, shop: Shop, tenant: TenantQuery) -> ShopSession:
     """A token with ``search:read recs:read`` for ``tenant`` only, valid 15 minutes (null with auth off):
-    what a shop page may hold, like a search-only API key. 404 ``tenant_not_found`` for an unknown tenant."""
+    what a shop page may hold, like a search-only API key. Only for a tenant that opened a storefront
+    (``AISLE_STOREFRONT_TENANTS``): else 403 ``tenant_forbidden``; 404 ``tenant_not_found`` for an unknown
+    tenant."""
+    if state.settings.auth == "on" and not state.settings.storefront_open(tenant):
+        # first, so a closed tenant's existence is not revealed either (AISLE_STOREFRONT_TENANTS)
+        raise TenantForbidden(tenant)
     _check_tenant(state, tenant)
     if state.settings.auth != "on":
         return ShopSession(tenant=tenant, token=None, expiresIn=None, scopes=[])

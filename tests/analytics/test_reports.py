@@ -163,3 +163,34 @@ def test_models(any_blob_store: BlobStore, tmp_path: Path) -> None:
             ("a", 1, 1, 1.0),
             ("b", 1, 1, 1.0),
         ]
+
+
+def test_reports_asked_at_once_compute_a_day_once_and_never_replace_it(
+    any_blob_store: BlobStore, tmp_path: Path
+) -> None:
+    """The console asks for eight reports at once: one roll-up is computed, and a file a report is
+    reading is never overwritten by another computation (DuckDB read it as 'Invalid data')."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    log = ParquetLog(any_blob_store, tmp_path / "cache")
+    log.write(LOG)
+    writes: list[str] = []
+    put_if_absent = any_blob_store.put_if_absent
+    put = any_blob_store.put
+
+    def counted_create(path: str, data: bytes) -> bool:
+        writes.append(path)
+        return put_if_absent(path, data)
+
+    def refused_put(path: str, data: bytes) -> None:
+        assert "/rollups/" not in path, f"a roll-up was overwritten: {path}"
+        put(path, data)
+
+    reports = AnalyticsReports(log, clock=lambda: T0 + 5 * 86400)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(any_blob_store, "put_if_absent", counted_create)
+        mp.setattr(any_blob_store, "put", refused_put)
+        with ThreadPoolExecutor(8) as pool:
+            rates = list(pool.map(lambda _: reports.summary("t", DAY_START, DAY_END), range(8)))
+    assert [r["clickThroughRate"] for r in rates] == [0.5] * 8
+    assert len([w for w in writes if "rollups" in w]) == 1

@@ -52,6 +52,7 @@ class Rollups:
         self._now = clock
         self._known: dict[tuple[str, date], tuple[float, str]] = {}
         self._lock = threading.Lock()
+        self._computing = threading.Lock()
 
     def today(self) -> date:
         return datetime.fromtimestamp(self._now(), UTC).date()
@@ -98,7 +99,9 @@ class Rollups:
         answers, outcomes = self.sources(tenant, day)
         path = self.path(tenant, day, self.fingerprint(answers, outcomes))
         if not self.log.store.exists(path):
-            self._compute(tenant, day, path, answers, outcomes)
+            with self._computing:  # the console asks for eight reports at once: one computes, the rest wait
+                if not self.log.store.exists(path):
+                    self._compute(tenant, day, path, answers, outcomes)
         local = self.log.local(path)
         with self._lock:
             self._known[(tenant, day)] = (now, local)
@@ -113,7 +116,9 @@ class Rollups:
                 out = os.path.join(tmp, "rollup.parquet")
                 con.execute(f"COPY per_answer TO '{out}' (FORMAT parquet, COMPRESSION zstd)")
                 with open(out, "rb") as f:
-                    self.log.store.put(path, f.read())
+                    # created, never replaced: a reader holding the file must not see another computation's
+                    # bytes (DuckDB reads a Parquet footer and its row groups in separate reads)
+                    self.log.store.put_if_absent(path, f.read())
         finally:
             con.close()
         folder = path.rsplit("/", 1)[0]

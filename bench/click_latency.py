@@ -4,12 +4,19 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from bench.bench_click_learning import World
+from typing import Any, Protocol
 
 TENANT = "homedepot"
+
+
+class World(Protocol):
+    """What the latency run reads of bench_click_learning's world (its catalog, index and queries), named
+    here so this module does not import the bench that calls it."""
+
+    work: Path
+    tenants: Any
+    indexes: Any
+    queries: list[str]
 
 
 def latency(world: World, text_only: object, with_behaviour: object, run: Path) -> None:

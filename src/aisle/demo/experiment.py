@@ -15,7 +15,7 @@ experiment, and the next run removes its files and starts again.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
@@ -23,12 +23,13 @@ from pathlib import Path
 import numpy as np
 
 from aisle.analytics.engine import AnalyticsEngine
-from aisle.analytics.log import ParquetLog, partition
+from aisle.analytics.log import ParquetLog
 from aisle.analytics.records import Answer, Record, new_attribution_token
 from aisle.core.config import Settings
 from aisle.core.errors import AisleError
 from aisle.core.tenancy import Tenants
 from aisle.demo.traffic import ClickModel, Shown, shopper_events
+from aisle.demo.traffic_build import clear_writer, write_batches
 from aisle.experiments.model import Experiment, ExperimentBody
 from aisle.search.engine import SearchEngine
 from aisle.search.experiment_admin import ExperimentAdmin
@@ -161,30 +162,6 @@ def _engine_search(settings: Settings, tenants: Tenants, running: Experiment) ->
     return search
 
 
-def _clear(log: ParquetLog, tenant: str) -> None:
-    for table in ("answers", "outcomes"):
-        for day in log.days(tenant, table):
-            for path in list(log.store.list(partition(tenant, table, day))):
-                if path.rsplit("/", 1)[-1].startswith(f"{WRITER}-"):
-                    log.store.delete(path)
-
-
-def _write(log: ParquetLog, records: Iterable[Record], progress: Progress, batch: int = 20_000) -> int:
-    pending: list[Record] = []
-    written = 0
-    for record in records:
-        pending.append(record)
-        if len(pending) >= batch:
-            log.write(pending)
-            written += len(pending)
-            pending = []
-            progress(f"experiment: {written} records", written, written + batch)
-    if pending:
-        log.write(pending)
-        written += len(pending)
-    return written
-
-
 def build_demo_experiment(
     settings: Settings,
     tenants: Tenants,
@@ -218,7 +195,7 @@ def build_demo_experiment(
     running = draft.model_copy(update={"status": "running"})
     analytics = AnalyticsEngine.from_settings(settings, tenants.store, record=False)
     log = ParquetLog(analytics.log.store, analytics.log.cache_dir, writer=WRITER)
-    _clear(log, TENANT)
+    clear_writer(log, TENANT, WRITER)
     folder = data / TENANT
     queries = [q.strip() for q in (folder / "queries_dev.txt").read_text().splitlines() if q.strip()]
     records = simulate_visitors(
@@ -229,7 +206,7 @@ def build_demo_experiment(
         stand_in_price,
         traffic,
     )
-    written = _write(log, records, progress)
+    written = write_batches(log, records, progress, "experiment")
     begin = datetime.fromtimestamp(start, UTC)
     store.transition(draft.id, "started", "running", ("draft",), at=begin)
     store.transition(draft.id, "stopped", "stopped", ("running",), at=datetime.fromtimestamp(end, UTC))

@@ -59,20 +59,22 @@ def stand_in_price(product_id: str) -> float:
     return round(30.0 * math.exp(0.8 * NormalDist().inv_cdf(u)), 2)
 
 
-def _clear_earlier_run(engine: AnalyticsEngine, tenant: str) -> int:
-    """Delete the files an interrupted earlier run wrote (this writer's), so a retry counts once."""
+def clear_writer(log: ParquetLog, tenant: str, writer: str) -> int:
+    """Delete the log files ``writer`` wrote for ``tenant`` (an interrupted earlier run), so a retry counts
+    once. Returns how many files were deleted."""
     gone = 0
     for table in ("answers", "outcomes"):
-        for day in engine.log.days(tenant, table):
-            for path in list(engine.log.store.list(partition(tenant, table, day))):
-                if path.rsplit("/", 1)[-1].startswith(f"{WRITER}-"):
-                    engine.log.store.delete(path)
+        for day in log.days(tenant, table):
+            for path in list(log.store.list(partition(tenant, table, day))):
+                if path.rsplit("/", 1)[-1].startswith(f"{writer}-"):
+                    log.store.delete(path)
                     gone += 1
     return gone
 
 
-def _write(engine: AnalyticsEngine, records: Iterable[Record], progress: Progress, what: str) -> int:
-    log = ParquetLog(engine.log.store, engine.log.cache_dir, writer=WRITER)
+def write_batches(log: ParquetLog, records: Iterable[Record], progress: Progress, what: str) -> int:
+    """Write ``records`` to ``log`` in files of :data:`BATCH` records, reporting progress. Returns the
+    number written."""
     batch: list[Record] = []
     written = 0
     for record in records:
@@ -166,8 +168,9 @@ def build_demo_traffic(
     analytics = AnalyticsEngine.from_settings(settings, tenants.store, record=False)
     if analytics.simulated(tenant) is not None:
         return "already simulated"
-    _clear_earlier_run(analytics, tenant)
-    written = _write(analytics, make(settings, tenants, data, traffic), progress, tenant)
+    log = ParquetLog(analytics.log.store, analytics.log.cache_dir, writer=WRITER)
+    clear_writer(log, tenant, WRITER)
+    written = write_batches(log, make(settings, tenants, data, traffic), progress, tenant)
     first = traffic.last_day - timedelta(days=traffic.days - 1)
     analytics.mark_simulated(tenant, SimulatedPeriod(first, traffic.last_day, note))
     return f"{written} simulated records, {first} to {traffic.last_day}"

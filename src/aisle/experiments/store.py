@@ -15,7 +15,6 @@ next request.
 from __future__ import annotations
 
 import builtins
-import os
 import secrets
 import threading
 import time
@@ -28,6 +27,7 @@ from aisle.core.errors import Conflict, ErrorCode, NotFound
 from aisle.core.storage import BlobNotFound, BlobStore
 from aisle.core.storage.documents import VersionedDocuments
 from aisle.core.storage.revisions import RevisionLog
+from aisle.core.storage.signature import file_signature
 from aisle.core.tenancy import check_tenant_name, tenant_scope
 from aisle.experiments.model import Experiment, ExperimentBody, HistoryEntry, Status
 
@@ -182,15 +182,10 @@ class LiveExperiments:
         path = f"{check_tenant_name(tenant)}/{INDEX_PATH}"
         held = self._held.get(tenant)
         local = self.store.local_path(path)
-        signature: object = None
-        if local is not None:
-            try:
-                st = os.stat(local)
-                signature = (st.st_ino, st.st_size, st.st_mtime_ns)
-            except FileNotFoundError:
-                signature = None
-            if held is not None and held[0] == signature and now - held[1] < self.verify_every:
-                return held[3]
+        signature = file_signature(local)
+        fresh = held is not None and held[0] == signature and now - held[1] < self.verify_every
+        if local is not None and held is not None and fresh:
+            return held[3]
         try:
             content: bytes | None = self.store.get(path)
         except BlobNotFound:

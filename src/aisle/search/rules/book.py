@@ -8,7 +8,6 @@ local store one ``stat`` (a few µs), on S3 a GET of about 100 bytes.
 
 from __future__ import annotations
 
-import os
 import threading
 import time
 from collections.abc import Sequence
@@ -19,6 +18,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from aisle.core.storage import BlobNotFound, BlobStore
+from aisle.core.storage.signature import file_signature
 from aisle.core.tenancy import check_tenant_name, tenant_scope
 from aisle.search.normalize import normalize
 from aisle.search.rules.model import Rule
@@ -160,15 +160,10 @@ class RuleBooks:
         now = time.monotonic()
         entry = self._books.get(tenant)
         local = self._local(tenant)
-        signature: object = None
-        if local is not None:
-            try:
-                st = os.stat(local)
-                signature = (st.st_ino, st.st_size, st.st_mtime_ns)
-            except FileNotFoundError:
-                signature = None
-            if entry is not None and entry[0] == signature and now - entry[1] < self.verify_every:
-                return entry[3]
+        signature = file_signature(local)
+        fresh = entry is not None and entry[0] == signature and now - entry[1] < self.verify_every
+        if local is not None and entry is not None and fresh:
+            return entry[3]
         content = self._read(tenant)
         if entry is not None and entry[2] == content:
             self._books[tenant] = (signature, now, content, entry[3])

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import builtins
 from datetime import UTC, datetime
-from typing import Annotated
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -55,6 +55,12 @@ class SlotOptions(BaseModel):
 
     diversityLevel: DiversityLevel | None = Field(default=None, description="Default diversity of this slot.")
     strictFiltering: bool | None = Field(default=None, description="Default strictFiltering of this slot.")
+    backfillOrder: Literal["popular", "trending", "catalog"] | None = Field(
+        default=None,
+        description="How a short list is backfilled when the tenant has a popularity artifact: popular "
+        "(default: the seeds' categories, then the catalog, most popular first), trending (highest "
+        "trending first) or catalog (the seeds' categories in catalog order, as without an artifact).",
+    )
 
 
 class SlotConfig(BaseModel):

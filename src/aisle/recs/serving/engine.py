@@ -123,7 +123,7 @@ class PredictEngine:
         rules = with_saved_rules(container, q.actions) if q.params.container_rules else q.actions
         actions = compile_actions(rules, table, {s.slotConfigId for s in container.slotConfigurations})
         personal = self.personaliser.personal(tenant, config, table, q.visitor_id, q.user_id)
-        options = RankOptions(strict=q.params.strict_filtering, diversity=q.params.diversity_level)
+        options = RankOptions.of(q.params, self.tenant_cache.popularity(state, warm_only=warm_only))
         taken: set[str] = set()
         ranked: list[Ranked] = []
         for slot in sorted(slots, key=lambda s: s.placement):

@@ -50,7 +50,7 @@ class ModelEvaluation:
         slot = SlotConfig(slotConfigId="evaluation", modelId=model_name, itemCount=k)
         actions = compile_actions(q.actions, table, {slot.slotConfigId})
         personal = self.personaliser.personal(tenant, config, table, q.visitor_id, q.user_id)
-        options = RankOptions(strict=q.params.strict_filtering, diversity=q.params.diversity_level)
+        options = RankOptions.of(q.params, self.tenants.popularity(state))
         ranked = rank_slot(slot, model, q.seeds, table, actions, personal, set(), options)
         return {
             "modelId": model.model_id,

@@ -88,16 +88,26 @@ class ProductTable:
     def same_category_rows(self, rows: Sequence[int]) -> Iterator[int]:
         """Rows sharing a category with any of ``rows``, for backfill: the same leaf first, then each
         parent level of a ``"A > B > C"`` path (catalog order within a level). Lazy."""
+        for _, level in self.same_category_levels(rows):
+            yield from level
+
+    def same_category_levels(self, rows: Sequence[int]) -> Iterator[tuple[Any, list[int]]]:
+        """:meth:`same_category_rows` one category at a time: ``(category path, its new rows)``, the
+        seeds' leaves first, then each parent level. Lazy."""
         seen: set[int] = set(rows)
         levels = [category_prefixes(c) for c in (self.category(r) for r in rows) if c is not None and c != ""]
         depth = max((len(p) for p in levels), default=0)
         for level in range(depth):
             for prefixes in levels:
                 if level < len(prefixes):
-                    for other in self._by_category.get(prefixes[level], ()):
-                        if other not in seen:
-                            seen.add(other)
-                            yield other
+                    new = [r for r in self._by_category.get(prefixes[level], ()) if r not in seen]
+                    seen.update(new)
+                    if new:
+                        yield prefixes[level], new
+
+    def category_rows(self, category: Any) -> list[int]:
+        """Every row of ``category`` (a full path or any of its prefixes), catalog order."""
+        return self._by_category.get(category, [])
 
 
 def category_prefixes(value: Any) -> tuple[Any, ...]:

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 from aisle.recs.actions import PredictAction
 from aisle.recs.diversity import DiversityLevel
+from aisle.recs.serving.popularity import BackfillOrder
 
 
 @dataclass(frozen=True)
@@ -24,6 +25,9 @@ class PredictParams:
     debug: bool = False
     container_rules: bool = True
     """Apply the container's saved recommendation rules before the actions (False: the actions only)."""
+    backfill_order: BackfillOrder | None = None
+    """How a short list is backfilled (None: the slot's option, else ``popular``; see
+    :mod:`aisle.recs.serving.backfill`)."""
 
 
 @dataclass(frozen=True)

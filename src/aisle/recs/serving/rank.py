@@ -9,7 +9,7 @@ an item across the whole model range, 0.1 nudges it); brand affinity adds
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,10 +18,13 @@ from aisle.recs.actions import PredictAction
 from aisle.recs.containers import SlotConfig
 from aisle.recs.diversity import DiversityLevel, mmr
 from aisle.recs.models.base import RecContext
+from aisle.recs.serving.backfill import backfill
 from aisle.recs.serving.conditions import RowPredicate, compile_condition
 from aisle.recs.serving.models import ServedModel
 from aisle.recs.serving.personal import Personal
+from aisle.recs.serving.popularity import BackfillOrder, ServedPopularity
 from aisle.recs.serving.products import ProductTable
+from aisle.recs.serving.query import PredictParams
 
 
 @dataclass(frozen=True)
@@ -70,14 +73,28 @@ class Ranked:
     rules: list[dict[str, Any]]
     affinity: float
     backfill: str | None
-    """None for the model's own items; ``neighbours`` (recommended for the model's items), ``category``
-    (the seeds' categories) or ``filter`` (any allowed item) for backfill of a non-strict slot."""
+    """None for the model's own items; for backfill of a non-strict slot, where it came from:
+    ``neighbours`` (recommended for the model's items), ``category`` (the seeds' categories in catalog
+    order), ``category:popular`` / ``category:trending`` (the seeds' categories by popularity or
+    trending), ``popular`` / ``trending`` (the tenant's most popular or trending products) or
+    ``filter`` (any allowed item); see :mod:`aisle.recs.serving.backfill`."""
 
 
 @dataclass(frozen=True)
 class RankOptions:
+    """Request-wide options: ``strict`` filtering, ``diversity``, the tenant's ``popularity`` artifact
+    (None: backfill in catalog order) and the ``backfill_order`` asked for (None: the slot's option,
+    else ``popular``)."""
+
     strict: bool = False
     diversity: DiversityLevel | None = None
+    popularity: ServedPopularity | None = None
+    backfill_order: BackfillOrder | None = None
+
+    @classmethod
+    def of(cls, params: PredictParams, popularity: ServedPopularity | None) -> RankOptions:
+        """The options of a request's ``predictParams`` and the tenant's popularity artifact."""
+        return cls(params.strict_filtering, params.diversity_level, popularity, params.backfill_order)
 
 
 def rank_slot(
@@ -93,8 +110,9 @@ def rank_slot(
     """The slot's ``itemCount`` items, best first, none in ``taken`` (updated with the picks).
 
     Non-strict slots backfill a short list with the model's recommendations for its own first items,
-    then the seeds' categories (and, when FILTER actions narrow the list, the rest of the catalog),
-    keeping only items the filters allow.
+    then the seeds' categories (by popularity when the tenant has a popularity artifact), the tenant's
+    most popular products (with one) and, when FILTER actions narrow the list, the rest of the catalog,
+    keeping only items the filters allow (:mod:`aisle.recs.serving.backfill`).
     """
     filters = [a for a in actions if a.type == "FILTER" and a.applies(slot.slotConfigId)]
     shapers = [a for a in actions if a.type != "FILTER" and a.applies(slot.slotConfigId)]
@@ -132,8 +150,12 @@ def rank_slot(
                 seen.add(s.item_id)
                 pool.append((s.item_id, s.score, s.label, "neighbours"))
     if not strict and len(pool) < need:
-        for item in _backfill(table, seeds, allowed, seen, need - len(pool), wide=bool(filters)):
-            pool.append((item, None, None, "category" if not filters else "filter"))
+        order = options.backfill_order or slot.options.backfillOrder or "popular"
+        more_items = backfill(
+            table, seeds, allowed, seen, need - len(pool), wide=bool(filters),
+            popularity=options.popularity, order=order,
+        )  # fmt: skip
+        pool += [(item, None, None, source) for item, source in more_items]
     model_scores = [s for _, s, _, src in pool if src is None and s is not None]
     lo, hi = (min(model_scores), max(model_scores)) if model_scores else (0.0, 0.0)
     ranked: list[Ranked] = []
@@ -191,32 +213,3 @@ def _allowed(
         return all(p(row) for p in predicates)
 
     return allowed
-
-
-def _backfill(
-    table: ProductTable,
-    seeds: Sequence[str],
-    allowed: Callable[[str], bool],
-    seen: set[str],
-    n: int,
-    *,
-    wide: bool,
-) -> list[str]:
-    """Up to ``n`` allowed items: the seeds' categories (leaf, then parent levels), then, if ``wide``, any."""
-    seed_rows = [r for r in (table.row(s) for s in seeds) if r is not None]
-    out: list[str] = []
-
-    def take(rows: Iterable[int]) -> bool:
-        for row in rows:
-            item = table.ids[row]
-            if item not in seen and allowed(item):
-                seen.add(item)
-                out.append(item)
-                if len(out) >= n:
-                    return True
-        return False
-
-    if take(table.same_category_rows(seed_rows)) or not wide:
-        return out
-    take(range(len(table.ids)))
-    return out

@@ -15,6 +15,8 @@ from aisle.catalog.store import CatalogNotFound, CatalogStore
 from aisle.core.storage import PrefixBlobStore
 from aisle.core.tenancy import TenantConfig, Tenants
 from aisle.recs.containers import ContainerStore
+from aisle.recs.serving import popularity
+from aisle.recs.serving.popularity import POPULARITY_TTL_S, ServedPopularity
 from aisle.recs.serving.products import ProductTable
 from aisle.recs.serving.query import NotWarm
 
@@ -24,14 +26,17 @@ CONFIG_TTL_S = 2.0
 
 @dataclass
 class ServedTenant:
-    """What the engine keeps of one tenant: its storage scope, container and catalog stores, and the
-    product table of its current catalog (None until first read; ``checked_at`` in monotonic seconds)."""
+    """What the engine keeps of one tenant: its storage scope, container and catalog stores, the
+    product table of its current catalog (None until first read; ``checked_at`` in monotonic seconds)
+    and its popularity artifact (None when it has none; ``popularity_checked_at`` likewise)."""
 
     scope: PrefixBlobStore
     containers: ContainerStore
     catalog: CatalogStore
     table: ProductTable | None = None
     checked_at: float = 0.0
+    popularity: ServedPopularity | None = None
+    popularity_checked_at: float | None = None
 
 
 class TenantCache:
@@ -102,6 +107,22 @@ class TenantCache:
                 state.table = ProductTable.from_frame(catalog.version, catalog.products, roles)
         state.checked_at = now
         return state.table
+
+    def popularity(self, state: ServedTenant, *, warm_only: bool = False) -> ServedPopularity | None:
+        """The tenant's popularity artifact (:mod:`aisle.recs.serving.popularity`), None without one.
+
+        The pointer is read again at most every :data:`POPULARITY_TTL_S` seconds. Raises NotWarm when
+        ``warm_only`` and it is due to be read.
+        """
+        now = time.monotonic()
+        checked = state.popularity_checked_at
+        if checked is not None and now - checked < POPULARITY_TTL_S:
+            return state.popularity
+        if warm_only:
+            raise NotWarm("popularity")
+        state.popularity = popularity.load(state.scope, state.popularity)
+        state.popularity_checked_at = now
+        return state.popularity
 
     def storage_is_local(self) -> bool:
         """True when the tenants' storage is a local directory (its reads are cheap enough inline)."""

@@ -34,6 +34,14 @@ class PredictParams(BaseModel):
         "default: the slot's option, else none.",
     )
     debug: bool = Field(default=False, description="Add an explanation: model, slot and rules of each item.")
+    backfillOrder: Literal["popular", "trending", "catalog"] | None = Field(
+        default=None,
+        description="How a short list (a cold seed, few related items) is backfilled when the tenant has "
+        "a popularity artifact (POST /popularity/refresh): popular (the seeds' categories, then the "
+        "catalog, most popular first), trending (highest trending first) or catalog (the seeds' "
+        "categories in catalog order). Default: the slot's option, else popular. With debug, "
+        "explanation.backfillFrom names each backfilled item's source.",
+    )
     containerRules: bool = Field(
         default=True,
         description="Apply the container's saved `recommendationRules` before `actions` (the default). "

@@ -116,6 +116,7 @@ def to_query(body: PredictRequest, container_id: str) -> PredictQuery:
             diversity_level=p.diversityLevel,
             debug=p.debug,
             container_rules=p.containerRules,
+            backfill_order=p.backfillOrder,
         ),
     )
 

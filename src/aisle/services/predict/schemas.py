@@ -41,7 +41,8 @@ class RecommendationItem(BaseModel):
         default=None,
         description="With debug: modelId, modelType, modelVersion, slotConfigId, modelScore, rules "
         "(index, type, weight of each action that matched), brandAffinity, backfill, backfillFrom "
-        "(neighbours, category or filter), sessionLength.",
+        "(neighbours, category, category:popular, category:trending, popular, trending or filter), "
+        "sessionLength.",
     )
 
 

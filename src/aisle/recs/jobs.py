@@ -54,7 +54,10 @@ class Job(BaseModel):
 
     jobId: str
     tenant: str
-    kind: str = Field(description="What the job does: deploy, undeploy, or train_ranker (the search ranker).")
+    kind: str = Field(
+        description="What the job does: deploy, undeploy, train_ranker (the search ranker) or "
+        "refresh_popularity (product popularity and trending for recommendations)."
+    )
     modelId: str | None = None
     status: JobStatus = JobStatus.accepted
     percent: int = 0

@@ -10,13 +10,15 @@ Layout in the tenant's scope (beside the models' artifacts, :mod:`aisle.recs.reg
 Every file of a version is created with ``put_if_absent`` and never rewritten, so a reader that finds
 the pointer finds whole tables, and two refreshes racing each write their own version (the pointer
 names whichever finished last). The tables are computed by :mod:`aisle.recs.popularity`;
-:func:`refresh_from_log` is the edit service's ``refresh_popularity`` job.
+:func:`refresh` is what the edit service's ``refresh_popularity`` job runs
+(:mod:`aisle.services.edit.popularity`, over the tenant's logged shopper events) and what
+``aisle train CUSTOMERS_ALSO_VIEW`` runs over the events it trains on.
 """
 
 from __future__ import annotations
 
 import io
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Any
 
 import orjson
@@ -25,7 +27,7 @@ from pydantic import BaseModel, Field
 
 from aisle.core.errors import Conflict, ErrorCode
 from aisle.core.storage import BlobNotFound, BlobStore
-from aisle.recs.popularity import DAY_S, PopularityParams, PopularityTables, compute_popularity
+from aisle.recs.popularity import PopularityParams, PopularityTables, compute_popularity
 
 POPULARITY_DIR = "models/popularity"
 POINTER = f"{POPULARITY_DIR}/current.json"
@@ -111,30 +113,6 @@ def refresh(
     them. Raises ValueError (bad params or columns), Conflict (see :func:`publish`)."""
     params = params or PopularityParams()
     return publish(scope, compute_popularity(events, now, params), params, info)
-
-
-def log_events(log: Any, tenant: str, now: float | None = None, days: float = 90.0) -> pl.DataFrame:
-    """The tenant's shopper events of the analytics log (``outcomes``: every ``POST /events`` event) of
-    the ``days`` days up to ``now`` (default: the clock), as ``item_id, event_type, ts``.
-
-    ``log`` is an :class:`aisle.analytics.log.ParquetLog` (typed loosely: the analytics engine is not
-    imported by recs at module level).
-    """
-    from aisle.analytics.log import day_of
-
-    end = datetime.now(UTC).timestamp() if now is None else now
-    files = log.files(tenant, "outcomes", day_of(end - days * DAY_S), day_of(end) + timedelta(days=1))
-    empty = pl.DataFrame(schema={"item_id": pl.Utf8, "event_type": pl.Utf8, "ts": pl.Float64})
-    if not files:
-        return empty
-    frame = pl.read_parquet(files, columns=["event_id", "event_type", "ts", "product_id"])
-    return (
-        frame.filter(pl.col("product_id").is_not_null())
-        .with_row_index("row")
-        .with_columns(pl.col("event_id").fill_null(pl.col("row").cast(pl.Utf8)))
-        .unique(subset=["event_id"], keep="first", maintain_order=True)  # an event id counts once
-        .select(item_id=pl.col("product_id"), event_type=pl.col("event_type"), ts=pl.col("ts"))
-    )
 
 
 def _versions(scope: BlobStore) -> list[int]:

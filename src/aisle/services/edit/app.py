@@ -20,6 +20,7 @@ from aisle.core.storage.resolver import open_blob_store_from_settings
 from aisle.recs.deployments import Loader
 from aisle.recs.editing import RecsEditor
 from aisle.services.common.app import service_app
+from aisle.services.edit.popularity import REFRESH_POPULARITY, refresh_popularity_handler
 from aisle.services.edit.rankers import TRAIN_RANKER, train_ranker_handler
 from aisle.services.edit.routes import router
 from aisle.services.edit.state import EditState
@@ -49,7 +50,10 @@ def create_app(
         events=events,
         loader=loader,
         job_poll_s=job_poll_s,
-        handlers={TRAIN_RANKER: train_ranker_handler(settings, store)},
+        handlers={
+            TRAIN_RANKER: train_ranker_handler(settings, store),
+            REFRESH_POPULARITY: refresh_popularity_handler(settings, store),
+        },
     )
     state = EditState(settings=settings, editor=editor, authorizer=Authorizer(settings, store))
 

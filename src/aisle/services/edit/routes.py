@@ -21,6 +21,7 @@ from aisle.services.common.auth import require_scope
 from aisle.services.common.errors import error_responses
 from aisle.services.common.params import ResourceIdPath, TenantQuery
 from aisle.services.edit.deps import Editor, KnownTenant
+from aisle.services.edit.popularity import REFRESH_POPULARITY
 from aisle.services.edit.rankers import TRAIN_RANKER
 from aisle.services.edit.schemas import (
     ContainerCreate,
@@ -112,6 +113,21 @@ def train_search_ranker(
     (debiased for position); it is put in use only above the traffic threshold. Poll ``GET /jobs/{jobId}``:
     the result names the ranker version and whether it was deployed."""
     return editor.submit(tenant, TRAIN_RANKER)
+
+
+@router.post(
+    "/popularity/refresh",
+    status_code=202,
+    response_model=Job,
+    dependencies=[WRITE],
+    responses=error_responses(404, 422),
+)
+def refresh_popularity(editor: Editor, tenant: KnownTenant) -> Job:
+    """Start a job that recomputes the tenant's product popularity and trending from its shopper events
+    (views, carts, purchases sent to ``POST /events``, last 90 days) and publishes them as a new version.
+    Predict then backfills short lists (cold seeds) by popularity within seconds (``predictParams``
+    ``backfillOrder``). Poll ``GET /jobs/{jobId}``: the result names the version, events and products."""
+    return editor.submit(tenant, REFRESH_POPULARITY)
 
 
 @router.get("/jobs/{job_id}", response_model=Job, dependencies=[READ], responses=error_responses(404))

@@ -1,0 +1,231 @@
+"""Popularity and trending in recommendations: backfill of short lists, and popularity as a feature.
+
+Every list is what predict serves: :func:`aisle.recs.serving.rank.rank_slot` (one slot of 20 items,
+the seed = the current item, the session = the items before it) over a CUSTOMERS_ALSO_VIEW model
+trained on the training events only; the popularity artifact is computed from the same training
+events (:func:`aisle.recs.popularity.compute_popularity`, ``now`` = the newest training event), never
+from test events. Variants:
+
+- ``model alone``: the model's own items (``strictFiltering``: no backfill);
+- ``+ catalog backfill``: predict before popularity (the model's neighbours, then the seeds' categories
+  in catalog order);
+- ``+ catalog fill (any item)``: the catalog-order fill predict does after FILTER actions, for scale;
+- ``+ popular`` / ``+ trending`` backfill: the artifact's order (:mod:`aisle.recs.serving.backfill`);
+- ``+ popular (views only)``: the artifact computed with views alone (REES46 has carts, purchases);
+- ``popularity feature w``: the model's top 100 re-scored ``minmax(model) + w * pct(popularity)``
+  (``pct`` the percentile rank of the item's popularity), then the popular backfill.
+
+Data: YooChoose 100k (session-rec split: 6 days train, 1 day test; every test-session prefix scores the
+next item, as :func:`aisle.recs.evaluation.protocols.session_next_item`; the current item is never
+recommended back, as predict excludes seeds); windows 1 and 6 days (popularity over 6, trending 1/6).
+REES46 (one day, 2.8 h of events): time split, first 80 % of events train, last 20 % test; test
+sessions with consecutive repeats of an item collapsed; windows 30 min and 1 day (popularity over the
+day, trending 30 min / day); catalog = every product of the file with its ``category_code``
+(``a.b.c`` as the path ``a > b > c``, else its ``category_id``). ``cold/short`` = the events whose
+model-alone list has fewer than 20 items.
+
+Measured on 2026-11-26 (2-core machine, shared; ``python -m bench --only bench_recs_popularity``):
+
+=== RESULTS ===
+"""
+
+from __future__ import annotations
+
+import pathlib
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+import numpy as np
+import polars as pl
+
+from aisle.recs.actions import PredictAction
+from aisle.recs.containers import SlotConfig
+from aisle.recs.models.base import ModelType, RecContext, Recommender, Scored
+from aisle.recs.popularity import PopularityParams, compute_popularity
+from aisle.recs.serving.models import ServedModel
+from aisle.recs.serving.personal import Personal
+from aisle.recs.serving.popularity import BackfillOrder, ServedPopularity
+from aisle.recs.serving.products import ProductTable
+from aisle.recs.serving.rank import RankOptions, compile_actions, rank_slot
+
+K = 20
+HOUR = 1 / 24
+
+
+@dataclass(frozen=True)
+class Variant:
+    name: str
+    strict: bool = False
+    popularity: ServedPopularity | None = None
+    order: BackfillOrder = "popular"
+    feature: float = 0.0
+    wide: bool = False
+
+
+class Blended:
+    """The model's top ``pool`` re-scored with ``weight * percentile(popularity)`` (a bench-only model)."""
+
+    model_type = ModelType.CUSTOMERS_ALSO_VIEW
+
+    def __init__(self, model: Recommender, popularity: ServedPopularity, weight: float, pool: int = 100):
+        self.model, self.weight, self.pool = model, weight, pool
+        ranked = popularity.order("popular")
+        self.pct = {item: 1.0 - i / max(len(ranked), 1) for i, item in enumerate(ranked)}
+
+    def recommend(self, ctx: RecContext) -> list[Scored]:
+        got = self.model.recommend(replace(ctx, k=max(ctx.k, self.pool)))
+        if not got:
+            return []
+        lo, hi = min(s.score for s in got), max(s.score for s in got)
+        span = (hi - lo) or 1.0
+        rescored = [
+            Scored(s.item_id, (s.score - lo) / span + self.weight * self.pct.get(s.item_id, 0.0)) for s in got
+        ]
+        rescored.sort(key=lambda s: -s.score)
+        return rescored[: ctx.k]
+
+
+def served(tables: pl.DataFrame) -> ServedPopularity:
+    return ServedPopularity.of(
+        1, tables["item_id"].to_list(), tables["popularity"].to_list(), tables["trending"].to_list()
+    )
+
+
+def prefixes(test: pl.DataFrame) -> list[tuple[list[str], str]]:
+    """Every (items so far, next item) of the test sessions, in session order."""
+    out = []
+    rows = test.sort(["session_id", "ts"], maintain_order=True).group_by("session_id", maintain_order=True)
+    for items in rows.agg("item_id")["item_id"].to_list():
+        out += [(items[: p + 1], items[p + 1]) for p in range(len(items) - 1)]
+    return out
+
+
+def evaluate(
+    model: Recommender,
+    table: ProductTable,
+    cases: Sequence[tuple[list[str], str]],
+    variants: Sequence[Variant],
+) -> tuple[dict[str, dict[str, float]], int]:
+    """HR@20 / MRR@20 of each variant, overall and on the cold/short cases; and the cold/short count."""
+    slot = SlotConfig(slotConfigId="s", modelId="m", itemCount=K)
+    short: list[bool] = []
+    for prefix, _ in cases:
+        ctx = RecContext(seeds=[prefix[-1]], k=K, session=prefix[:-1], exclude=frozenset([prefix[-1]]))
+        short.append(len(model.recommend(ctx)) < K)
+    wide = compile_actions([PredictAction(type="FILTER")], table, {"s"})  # allows any catalog item
+    results: dict[str, dict[str, float]] = {}
+    for v in variants:
+        rec = Blended(model, v.popularity, v.feature) if v.feature and v.popularity else model
+        m = ServedModel("m", ModelType.CUSTOMERS_ALSO_VIEW, 1, rec)  # type: ignore[arg-type]
+        options = RankOptions(strict=v.strict, popularity=v.popularity, backfill_order=v.order)
+        hit = np.zeros(len(cases))
+        rr = np.zeros(len(cases))
+        t0 = time.perf_counter()
+        for n, (prefix, target) in enumerate(cases):
+            personal = Personal(session=tuple(prefix[:-1]))
+            got = rank_slot(slot, m, [prefix[-1]], table, wide if v.wide else [], personal, set(), options)
+            ids = [r.item_id for r in got]
+            if target in ids:
+                hit[n], rr[n] = 1.0, 1.0 / (ids.index(target) + 1)
+        mask = np.array(short)
+        results[v.name] = {
+            "hr": float(hit.mean()),
+            "mrr": float(rr.mean()),
+            "hr_short": float(hit[mask].mean()) if mask.any() else 0.0,
+            "mrr_short": float(rr[mask].mean()) if mask.any() else 0.0,
+            "ms": (time.perf_counter() - t0) * 1000 / max(len(cases), 1),
+        }
+    return results, int(np.sum(short))
+
+
+def variants(pop: ServedPopularity, views_only: ServedPopularity | None = None) -> list[Variant]:
+    out = [
+        Variant("model alone", strict=True),
+        Variant("+ catalog backfill"),
+        Variant("+ catalog fill (any item)", wide=True),
+        Variant("+ popular backfill", popularity=pop),
+        Variant("+ trending backfill", popularity=pop, order="trending"),
+    ]
+    if views_only is not None:
+        out.append(Variant("+ popular (views only)", popularity=views_only))
+    out += [Variant(f"popularity feature w={w}", popularity=pop, feature=w) for w in (0.05, 0.2, 0.5)]
+    return out
+
+
+def table_of(ids: Sequence[str], categories: Sequence[str | None] | None = None) -> ProductTable:
+    frame = {"id": list(ids)} | ({"category": list(categories)} if categories is not None else {})
+    return ProductTable.from_frame("bench", pl.DataFrame(frame))
+
+
+def show(title: str, results: dict[str, dict[str, float]], cases: int, short: int) -> str:
+    lines = [
+        f"{title}: {cases} test events, cold/short {short} ({short / max(cases, 1):.1%})",
+        f"  {'variant':<28} {'HR@20':>7} {'MRR@20':>7} {'HR@20 c/s':>10} {'MRR@20 c/s':>10} {'ms/list':>8}",
+    ]
+    for name, r in results.items():
+        lines.append(
+            f"  {name:<28} {r['hr']:>7.4f} {r['mrr']:>7.4f} {r['hr_short']:>10.4f} "
+            f"{r['mrr_short']:>10.4f} {r['ms']:>8.2f}"
+        )
+    text = "\n".join(lines)
+    print(text, flush=True)
+    return text
+
+
+def yoochoose(data_dir: pathlib.Path) -> str:
+    from aisle.recs.events import yoochoose_events
+    from aisle.recs.training import train_also_view
+
+    train = yoochoose_events(data_dir, "train")
+    test = yoochoose_events(data_dir, "test")
+    model = train_also_view(train)
+    params = PopularityParams(windows=(1.0, 6.0), popularity_days=6.0, trending_days=(1.0, 6.0))
+    pop = served(compute_popularity(train, params=params).items)
+    catalog = train.select("item_id").unique(maintain_order=True)["item_id"].to_list()
+    cases = prefixes(test.select("session_id", "item_id", "ts"))
+    results, short = evaluate(model, table_of(catalog), cases, variants(pop))
+    return show("YooChoose 100k (no categories)", results, len(cases), short)
+
+
+def rees46(data_dir: pathlib.Path) -> str:
+    from aisle.recs.events import rees46_events
+    from aisle.recs.training import train_also_view
+
+    events = rees46_events(data_dir).sort("ts", maintain_order=True)
+    split = events["ts"][int(events.height * 0.8)]
+    train, test = events.filter(pl.col("ts") < split), events.filter(pl.col("ts") >= split)
+    model = train_also_view(train)
+    params = PopularityParams(windows=(HOUR / 2, 1.0), popularity_days=1.0, trending_days=(HOUR / 2, 1.0))
+    pop = served(compute_popularity(train, params=params).items)
+    views = replace(params, weights={"view": 1.0})
+    views_only = served(compute_popularity(train, params=views).items)
+    raw = pl.read_csv(
+        data_dir / "rees46" / "events.csv", schema_overrides={"product_id": pl.Utf8, "category_id": pl.Utf8}
+    )
+    products = raw.group_by("product_id", maintain_order=True).agg(
+        pl.col("category_code").first(), pl.col("category_id").first()
+    )
+    categories = [
+        code.replace(".", " > ") if code else cid
+        for code, cid in zip(
+            products["category_code"].to_list(), products["category_id"].to_list(), strict=True
+        )
+    ]
+    table = table_of(products["product_id"].to_list(), categories)
+    deduped = (
+        test.sort(["session_id", "ts"], maintain_order=True)
+        .filter(pl.col("item_id") != pl.col("item_id").shift(1).over("session_id"))
+        .select("session_id", "item_id", "ts")
+    )
+    cases = prefixes(deduped)
+    results, short = evaluate(model, table, cases, variants(pop, views_only))
+    return show("REES46 (time split 80/20, categories)", results, len(cases), short)
+
+
+def main(data_dir: pathlib.Path) -> None:
+    for name, run in (("yoochoose", yoochoose), ("rees46", rees46)):
+        if not (data_dir / name).exists():
+            print(f"skipped {name}: {data_dir / name} missing")
+            continue
+        run(data_dir)

@@ -1,0 +1,95 @@
+"""POST /predict with a popularity artifact: cold seeds are backfilled by popularity (or trending), a
+seed the catalog does not know gets the tenant's most popular products, and without an artifact the
+backfill is the catalog-order one predict always had."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import polars as pl
+from fastapi.testclient import TestClient
+
+from aisle.core.config import Settings
+from aisle.core.storage import open_blob_store
+from aisle.core.tenancy import Tenants
+from aisle.recs import popularity_store
+from aisle.recs.popularity import DAY_S, PopularityParams
+
+# p9's category (hats) is p8..p11; the model (conftest's sessions) knows only p0..p5
+HAT_VIEWS = {"p11": 5, "p10": 3, "p8": 1}
+RECENT = {"p8": 6}  # bought this week: trending, while p11 and p10 were viewed weeks ago
+BAG_PURCHASES = {"p6": 4}  # the most popular product overall
+
+
+def publish(settings: Settings) -> None:
+    rows: list[tuple[str, str, float]] = []
+    for item, n in HAT_VIEWS.items():
+        rows += [(item, "view", 20.0)] * n
+    for item, n in RECENT.items():
+        rows += [(item, "view", 1.0)] * n
+    for item, n in BAG_PURCHASES.items():
+        rows += [(item, "purchase", 20.0)] * n
+    events = pl.DataFrame(
+        {
+            "item_id": [r[0] for r in rows],
+            "event_type": [r[1] for r in rows],
+            "ts": [1e9 - r[2] * DAY_S for r in rows],
+        }
+    )
+    scope = Tenants(open_blob_store(settings.storage_url)).scope("shop")
+    popularity_store.refresh(scope, events, now=1e9, params=PopularityParams(prior=1.0))
+
+
+def predict(client: TestClient, seeds: list[str], **params: Any) -> list[tuple[str, str | None]]:
+    body = {"containerId": "c1", "productIds": seeds, "predictParams": {"debug": True, **params}}
+    r = client.post("/predict", params={"tenant": "shop"}, json=body)
+    assert r.status_code == 200, r.text
+    return [(i["id"], i["explanation"]["backfillFrom"]) for i in r.json()["response_data"]]
+
+
+def test_without_an_artifact_a_cold_seed_gets_its_category_in_catalog_order(client: TestClient) -> None:
+    assert predict(client, ["p9"]) == [("p8", "category"), ("p10", "category"), ("p11", "category")]
+    assert predict(client, ["unknown"]) == []
+
+
+def test_a_cold_seed_gets_its_category_by_popularity_then_the_most_popular(
+    settings: Settings, client: TestClient
+) -> None:
+    publish(settings)
+    # weighted 30-day events: p6 20 (4 purchases), p8 6 views... within hats: p8 7, p11 5, p10 3
+    got = predict(client, ["p9"])
+    assert got == [
+        ("p8", "category:popular"),
+        ("p11", "category:popular"),
+        ("p10", "category:popular"),
+        ("p6", "popular"),
+    ]
+
+
+def test_trending_order_and_catalog_order_on_request(settings: Settings, client: TestClient) -> None:
+    publish(settings)
+    trending = predict(client, ["p9"], backfillOrder="trending")
+    assert trending[0] == ("p8", "category:trending")  # the only product with events this week
+    assert [s for _, s in trending] == ["category:trending"] * 3 + ["trending"]
+    assert predict(client, ["p9"], backfillOrder="catalog") == [
+        ("p8", "category"),
+        ("p10", "category"),
+        ("p11", "category"),
+    ]
+
+
+def test_a_seed_unknown_to_the_catalog_gets_the_most_popular_products(
+    settings: Settings, client: TestClient
+) -> None:
+    publish(settings)
+    assert predict(client, ["unknown"]) == [
+        ("p6", "popular"),
+        ("p8", "popular"),
+        ("p11", "popular"),
+        ("p10", "popular"),
+    ]
+
+
+def test_a_seed_the_model_knows_keeps_the_models_items_first(settings: Settings, client: TestClient) -> None:
+    publish(settings)
+    assert predict(client, ["p0"]) == [("p1", None), ("p2", None), ("p3", None), ("p4", None)]

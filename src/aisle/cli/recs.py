@@ -62,17 +62,19 @@ def train(
 ) -> None:
     """Train a model for a tenant: write its artifact, then its registry entry.
 
-    CUSTOMERS_ALSO_VIEW reads YooChoose (or REES46) views; FREQUENTLY_BOUGHT_TOGETHER and
-    BUNDLE_RECOMMENDATIONS read Complete Journey baskets; SIMILAR_ITEMS and GOOD_BETTER_BEST read the
-    tenant's catalog in storage. With ``--engine spark`` (not SIMILAR_ITEMS) the events and baskets
-    are first exported as Parquet under the tenant's ``datasets/`` in object storage (unless
-    ``--input`` names Parquet already there) and Spark trains from it.
+    CUSTOMERS_ALSO_VIEW reads YooChoose (or REES46) views, and publishes the tenant's popularity and
+    trending artifact from the same events (:mod:`aisle.recs.popularity_store`);
+    FREQUENTLY_BOUGHT_TOGETHER and BUNDLE_RECOMMENDATIONS read Complete Journey baskets; SIMILAR_ITEMS
+    and GOOD_BETTER_BEST read the tenant's catalog in storage. With ``--engine spark`` (not
+    SIMILAR_ITEMS) the events and baskets are first exported as Parquet under the tenant's
+    ``datasets/`` in object storage (unless ``--input`` names Parquet already there) and Spark trains
+    from it.
     """
     from aisle.core.config import load_settings
     from aisle.core.errors import AisleError, TenantNotFound
     from aisle.core.storage import open_blob_store
     from aisle.core.tenancy import Tenants
-    from aisle.recs.model_types import row_of
+    from aisle.recs.model_types import DataSource, row_of
     from aisle.recs.training import save_model
     from aisle.recs.training.sources import SourceOptions
 
@@ -90,6 +92,12 @@ def train(
         else:
             model, info = _train_embedded(row, options)
         record = save_model(options.scope, tenant, model, model_id=model_id, info=info)
+        if row.data is DataSource.VIEWS:  # the same events give the tenant's popularity artifact
+            from aisle.recs import popularity_store
+            from aisle.recs.training.sources import view_events
+
+            pop = popularity_store.refresh(options.scope, view_events(options), info=info)
+            typer.echo(f"{tenant} popularity v{pop.version}: {pop.items} products from {pop.events} events")
     except AisleError as exc:
         fail(exc)
     except (FileNotFoundError, ValueError) as exc:  # missing data; data a model cannot train on

@@ -107,6 +107,13 @@ def export(
     return f"catalog/{catalog.version}/products.parquet", None, {"catalog_version": catalog.version}
 
 
+def view_events(options: SourceOptions) -> pl.DataFrame:
+    """The canonical events of the VIEWS source (``options.events``: yoochoose or rees46), every type.
+
+    Raises FileNotFoundError when the data set is missing."""
+    return _views(options)
+
+
 def _views(options: SourceOptions) -> pl.DataFrame:
     if options.events == "rees46":
         return events.rees46_events(options.data_dir)

@@ -101,20 +101,42 @@ def prefixes(test: pl.DataFrame) -> list[tuple[list[str], str]]:
     return out
 
 
+@dataclass
+class Scores:
+    """Per test event: the model's own list length, and each variant's hit and reciprocal rank."""
+
+    returned: np.ndarray
+    hit: dict[str, np.ndarray]
+    rr: dict[str, np.ndarray]
+    ms: dict[str, float]
+
+    def __add__(self, other: Scores) -> Scores:
+        cat = np.concatenate
+        n = max(len(self.returned) + len(other.returned), 1)
+        return Scores(
+            cat([self.returned, other.returned]),
+            {k: cat([v, other.hit[k]]) for k, v in self.hit.items()},
+            {k: cat([v, other.rr[k]]) for k, v in self.rr.items()},
+            {k: (v * len(self.returned) + other.ms[k] * len(other.returned)) / n for k, v in self.ms.items()},
+        )
+
+
 def evaluate(
     model: Recommender,
     table: ProductTable,
     cases: Sequence[tuple[list[str], str]],
     variants: Sequence[Variant],
-) -> tuple[dict[str, dict[str, float]], int]:
-    """HR@20 / MRR@20 of each variant, overall and on the cold/short cases; and the cold/short count."""
+) -> Scores:
+    """Every variant's lists for every case, through :func:`rank_slot` as predict serves them."""
     slot = SlotConfig(slotConfigId="s", modelId="m", itemCount=K)
-    short: list[bool] = []
-    for prefix, _ in cases:
-        ctx = RecContext(seeds=[prefix[-1]], k=K, session=prefix[:-1], exclude=frozenset([prefix[-1]]))
-        short.append(len(model.recommend(ctx)) < K)
+    returned = np.array(
+        [
+            len(model.recommend(RecContext(seeds=[p[-1]], k=K, session=p[:-1], exclude=frozenset([p[-1]]))))
+            for p, _ in cases
+        ]
+    )
     wide = compile_actions([PredictAction(type="FILTER")], table, {"s"})  # allows any catalog item
-    results: dict[str, dict[str, float]] = {}
+    out = Scores(returned, {}, {}, {})
     for v in variants:
         rec = Blended(model, v.popularity, v.feature) if v.feature and v.popularity else model
         m = ServedModel("m", ModelType.CUSTOMERS_ALSO_VIEW, 1, rec)  # type: ignore[arg-type]
@@ -128,15 +150,18 @@ def evaluate(
             ids = [r.item_id for r in got]
             if target in ids:
                 hit[n], rr[n] = 1.0, 1.0 / (ids.index(target) + 1)
-        mask = np.array(short)
-        results[v.name] = {
-            "hr": float(hit.mean()),
-            "mrr": float(rr.mean()),
-            "hr_short": float(hit[mask].mean()) if mask.any() else 0.0,
-            "mrr_short": float(rr[mask].mean()) if mask.any() else 0.0,
-            "ms": (time.perf_counter() - t0) * 1000 / max(len(cases), 1),
-        }
-    return results, int(np.sum(short))
+        out.hit[v.name], out.rr[v.name] = hit, rr
+        out.ms[v.name] = (time.perf_counter() - t0) * 1000 / max(len(cases), 1)
+    return out
+
+
+def sign_test(a: np.ndarray, b: np.ndarray) -> tuple[int, int, float]:
+    """Paired exact sign test on hits: (events only ``a`` hit, only ``b`` hit, two-sided p)."""
+    from scipy.stats import binomtest
+
+    wins, losses = int(((a > 0) & (b == 0)).sum()), int(((a == 0) & (b > 0)).sum())
+    p = binomtest(wins, wins + losses).pvalue if wins + losses else 1.0
+    return wins, losses, float(p)
 
 
 def variants(pop: ServedPopularity, views_only: ServedPopularity | None = None) -> list[Variant]:
@@ -158,15 +183,32 @@ def table_of(ids: Sequence[str], categories: Sequence[str | None] | None = None)
     return ProductTable.from_frame("bench", pl.DataFrame(frame))
 
 
-def show(title: str, results: dict[str, dict[str, float]], cases: int, short: int) -> str:
+def show(
+    title: str, scores: Scores, base: str = "+ catalog backfill", second: str = "+ popular backfill"
+) -> str:
+    """The table: HR@20 / MRR@20 overall, on the short lists (model < 20 items) and the cold ones (0
+    items), ms per list, and the paired sign test of each variant's hits against ``base`` and
+    ``second`` (events only the variant hit / only the other hit, two-sided p)."""
+    short, cold = scores.returned < K, scores.returned == 0
+    n = len(scores.returned)
     lines = [
-        f"{title}: {cases} test events, cold/short {short} ({short / max(cases, 1):.1%})",
-        f"  {'variant':<28} {'HR@20':>7} {'MRR@20':>7} {'HR@20 c/s':>10} {'MRR@20 c/s':>10} {'ms/list':>8}",
+        f"{title}: {n} test events; model list < 20 items: {short.sum()} ({short.mean():.1%}), "
+        f"empty (cold): {cold.sum()} ({cold.mean():.1%})",
+        f"  {'variant':<27} {'HR@20':>6} {'MRR@20':>6} {'HR<20':>6} {'MRR<20':>6} {'HRcold':>6} "
+        f"{'ms':>5}  vs catalog backfill      vs popular backfill",
     ]
-    for name, r in results.items():
+
+    def mean(x: np.ndarray, mask: np.ndarray) -> float:
+        return float(x[mask].mean()) if mask.any() else 0.0
+
+    every = np.ones(n, dtype=bool)
+    for name, hit in scores.hit.items():
+        rr = scores.rr[name]
+        tests = [sign_test(hit, scores.hit[b]) for b in (base, second) if b in scores.hit]
         lines.append(
-            f"  {name:<28} {r['hr']:>7.4f} {r['mrr']:>7.4f} {r['hr_short']:>10.4f} "
-            f"{r['mrr_short']:>10.4f} {r['ms']:>8.2f}"
+            f"  {name:<27} {mean(hit, every):>6.4f} {mean(rr, every):>6.4f} {mean(hit, short):>6.4f} "
+            f"{mean(rr, short):>6.4f} {mean(hit, cold):>6.4f} {scores.ms[name]:>5.2f}  "
+            + "   ".join(f"{f'+{w}/-{lo}':>10} p={p:.3f}" for w, lo, p in tests)
         )
     text = "\n".join(lines)
     print(text, flush=True)
@@ -184,43 +226,51 @@ def yoochoose(data_dir: pathlib.Path) -> str:
     pop = served(compute_popularity(train, params=params).items)
     catalog = train.select("item_id").unique(maintain_order=True)["item_id"].to_list()
     cases = prefixes(test.select("session_id", "item_id", "ts"))
-    results, short = evaluate(model, table_of(catalog), cases, variants(pop))
-    return show("YooChoose 100k (no categories)", results, len(cases), short)
+    return show("YooChoose 100k (no categories)", evaluate(model, table_of(catalog), cases, variants(pop)))
 
 
-def rees46(data_dir: pathlib.Path) -> str:
-    from aisle.recs.events import rees46_events
-    from aisle.recs.training import train_also_view
-
-    events = rees46_events(data_dir).sort("ts", maintain_order=True)
-    split = events["ts"][int(events.height * 0.8)]
-    train, test = events.filter(pl.col("ts") < split), events.filter(pl.col("ts") >= split)
-    model = train_also_view(train)
-    params = PopularityParams(windows=(HOUR / 2, 1.0), popularity_days=1.0, trending_days=(HOUR / 2, 1.0))
-    pop = served(compute_popularity(train, params=params).items)
-    views = replace(params, weights={"view": 1.0})
-    views_only = served(compute_popularity(train, params=views).items)
+def rees46_catalog(data_dir: pathlib.Path) -> ProductTable:
+    """Every product of the file, its category the ``category_code`` path (else its ``category_id``)."""
     raw = pl.read_csv(
         data_dir / "rees46" / "events.csv", schema_overrides={"product_id": pl.Utf8, "category_id": pl.Utf8}
     )
     products = raw.group_by("product_id", maintain_order=True).agg(
         pl.col("category_code").first(), pl.col("category_id").first()
     )
-    categories = [
-        code.replace(".", " > ") if code else cid
-        for code, cid in zip(
-            products["category_code"].to_list(), products["category_id"].to_list(), strict=True
-        )
-    ]
-    table = table_of(products["product_id"].to_list(), categories)
-    deduped = (
+    codes = zip(products["category_code"].to_list(), products["category_id"].to_list(), strict=True)
+    return table_of(products["product_id"].to_list(), [c.replace(".", " > ") if c else i for c, i in codes])
+
+
+def rees46_fold(data_dir: pathlib.Path, table: ProductTable, start: float, end: float) -> Scores:
+    """Train on the events before quantile ``start`` of time, test on those in ``[start, end)``."""
+    from aisle.recs.events import rees46_events
+    from aisle.recs.training import train_also_view
+
+    events = rees46_events(data_dir).sort("ts", maintain_order=True)
+    lo = events["ts"][int(events.height * start)]
+    hi = events["ts"][min(int(events.height * end), events.height - 1)] if end < 1 else float("inf")
+    train = events.filter(pl.col("ts") < lo)
+    test = events.filter(pl.col("ts") >= lo, pl.col("ts") < hi)
+    model = train_also_view(train)
+    params = PopularityParams(windows=(HOUR / 2, 1.0), popularity_days=1.0, trending_days=(HOUR / 2, 1.0))
+    pop = served(compute_popularity(train, params=params).items)
+    views_only = served(compute_popularity(train, params=replace(params, weights={"view": 1.0})).items)
+    deduped = (  # a session's consecutive repeats of one item collapsed: predict never returns the seed
         test.sort(["session_id", "ts"], maintain_order=True)
-        .filter(pl.col("item_id") != pl.col("item_id").shift(1).over("session_id"))
+        .filter(pl.col("item_id").ne_missing(pl.col("item_id").shift(1).over("session_id")))
         .select("session_id", "item_id", "ts")
     )
-    cases = prefixes(deduped)
-    results, short = evaluate(model, table, cases, variants(pop, views_only))
-    return show("REES46 (time split 80/20, categories)", results, len(cases), short)
+    return evaluate(model, table, prefixes(deduped), variants(pop, views_only))
+
+
+def rees46(data_dir: pathlib.Path) -> list[str]:
+    table = rees46_catalog(data_dir)
+    split = rees46_fold(data_dir, table, 0.8, 1.0)
+    out = [show("REES46 time split 80/20 (categories)", split)]
+    folds = [rees46_fold(data_dir, table, q, q + 0.1) for q in (0.5, 0.6, 0.7)]
+    pooled = split + folds[0] + folds[1] + folds[2]
+    out.append(show("REES46 rolling: test 50-60/60-70/70-80/80-100 %, each trained on all before", pooled))
+    return out
 
 
 def main(data_dir: pathlib.Path) -> None:

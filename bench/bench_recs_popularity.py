@@ -10,7 +10,10 @@ from test events. Variants:
 - ``+ catalog backfill``: predict before popularity (the model's neighbours, then the seeds' categories
   in catalog order);
 - ``+ catalog fill (any item)``: the catalog-order fill predict does after FILTER actions, for scale;
-- ``+ popular`` / ``+ trending`` backfill: the artifact's order (:mod:`aisle.recs.serving.backfill`);
+- ``+ catalog, popularity ties``: catalog-order backfill, equal scores broken by popularity (the
+  tie-break alone);
+- ``+ popular`` / ``+ trending`` backfill: the artifact's order (:mod:`aisle.recs.serving.backfill`),
+  with the tie-break;
 - ``+ popular (views only)``: the artifact computed with views alone (REES46 has carts, purchases);
 - ``popularity feature w``: the model's top 100 re-scored ``minmax(model) + w * pct(popularity)``
   (``pct`` the percentile rank of the item's popularity), then the popular backfill.
@@ -169,6 +172,7 @@ def variants(pop: ServedPopularity, views_only: ServedPopularity | None = None) 
         Variant("model alone", strict=True),
         Variant("+ catalog backfill"),
         Variant("+ catalog fill (any item)", wide=True),
+        Variant("+ catalog, popularity ties", popularity=pop, order="catalog"),
         Variant("+ popular backfill", popularity=pop),
         Variant("+ trending backfill", popularity=pop, order="trending"),
     ]

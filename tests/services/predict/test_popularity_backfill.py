@@ -8,12 +8,15 @@ from typing import Any
 
 import polars as pl
 from fastapi.testclient import TestClient
+from tests.support.recs import CooccurrenceRecommender
 
 from aisle.core.config import Settings
 from aisle.core.storage import open_blob_store
 from aisle.core.tenancy import Tenants
 from aisle.recs import popularity_store
 from aisle.recs.popularity import DAY_S, PopularityParams
+from aisle.recs.serving import RegistryModelSource
+from aisle.services.predict.app import create_app
 
 # p9's category (hats) is p8..p11; the model (conftest's sessions) knows only p0..p5
 HAT_VIEWS = {"p11": 5, "p10": 3, "p8": 1}
@@ -93,3 +96,17 @@ def test_a_seed_unknown_to_the_catalog_gets_the_most_popular_products(
 def test_a_seed_the_model_knows_keeps_the_models_items_first(settings: Settings, client: TestClient) -> None:
     publish(settings)
     assert predict(client, ["p0"]) == [("p1", None), ("p2", None), ("p3", None), ("p4", None)]
+
+
+def tied_app(settings: Settings) -> Any:
+    """Predict over a model that scores p10 and p11 equally for seed p0 (one session each)."""
+    model = CooccurrenceRecommender([["p0", "p10"], ["p0", "p11"]])
+    return create_app(settings, models=RegistryModelSource(lambda scope, record: model))
+
+
+def test_equal_model_scores_go_to_the_more_popular_item_first(settings: Settings, shop: str) -> None:
+    with TestClient(tied_app(settings)) as c:
+        assert predict(c, ["p0"])[:2] == [("p10", None), ("p11", None)]  # the model's order (by id)
+    publish(settings)
+    with TestClient(tied_app(settings)) as c:
+        assert predict(c, ["p0"])[:2] == [("p11", None), ("p10", None)]  # p11: 5 views, p10: 3

@@ -4,7 +4,8 @@ Score arithmetic, per slot: the model's scores over the slot's candidate pool ar
 to [0, 1]; each matching BOOST adds its ``weight``, each matching BURY subtracts it (so weight 1 moves
 an item across the whole model range, 0.1 nudges it); brand affinity adds
 ``affinity_weight * affinity(brand)`` with affinities scaled to [-1, 1]. Backfilled items start at
--1, below every model item. The final score is what the response returns.
+-1, below every model item. The final score is what the response returns; with a popularity artifact
+(:mod:`aisle.recs.serving.popularity`) equal scores go to the more popular item first.
 """
 
 from __future__ import annotations
@@ -178,7 +179,11 @@ def rank_slot(
             score += affinity
         ranked.append(Ranked(item, score, label, slot, model, raw, rules, affinity, source))
     if level == "none":
-        ranked.sort(key=lambda r: -r.score)
+        if options.popularity is not None:  # equal scores: the more popular item first
+            pop = options.popularity.popularity
+            ranked.sort(key=lambda r: (-r.score, -pop.get(r.item_id, 0.0)))
+        else:
+            ranked.sort(key=lambda r: -r.score)
         chosen = ranked[:need]
     else:
         rows = [table.row(r.item_id) for r in ranked]

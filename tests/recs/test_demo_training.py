@@ -14,6 +14,7 @@ from aisle.catalog.store import CatalogStore
 from aisle.core.storage import BlobStore, open_blob_store
 from aisle.core.tenancy import Tenants, tenant_scope
 from aisle.demo.recs import train_demo_models
+from aisle.recs import popularity_store
 from aisle.recs.evaluation.offline import read_fashion
 from aisle.recs.loading import load_recommender
 from aisle.recs.models.base import ModelType, RecContext
@@ -31,11 +32,14 @@ def test_demo_models_are_trained_once_then_reused(blob_store: BlobStore, shared_
     assert {r.model_type for r in first["fashion"]} == {ModelType.SIMILAR_ITEMS, ModelType.GOOD_BETTER_BEST}
     assert [r.model_type for r in first["yoochoose"]] == [ModelType.CUSTOMERS_ALSO_VIEW]
     assert "default" not in first and any("'default' does not exist" in m for m in messages)
+    views = tenant_scope(blob_store, "yoochoose")
+    assert popularity_store.current_version(views) == 1  # the same views give predict its backfill order
 
     before = len(messages)
     second = train_demo_models(blob_store, shared_data, progress=messages.append)
     # nothing is trained again: the same records come back (bench/, not this test, says how fast)
     assert second == first and not any("training" in m for m in messages[before:])
+    assert popularity_store.current_version(views) == 1
     assert sum("up to date" in m for m in messages) == 3
 
     scope = tenant_scope(blob_store, "fashion")

@@ -6,7 +6,8 @@ protocol is used, so ``aisle eval recs`` stays honest:
 
 * ``fashion``: SIMILAR_ITEMS and GOOD_BETTER_BEST from the tenant's catalog in storage;
 * ``default`` (Complete Journey): FREQUENTLY_BOUGHT_TOGETHER and BUNDLE_RECOMMENDATIONS on weeks < 49;
-* ``yoochoose``: CUSTOMERS_ALSO_VIEW on ``yoochoose-clicks-100k_train_full.txt``.
+* ``yoochoose``: CUSTOMERS_ALSO_VIEW on ``yoochoose-clicks-100k_train_full.txt``, and the tenant's
+  popularity artifact from the same events (once; :mod:`aisle.recs.popularity_store`).
 
 A model is reused when the tenant's registry holds one of that type trained on the same data
 fingerprint (catalog version, file size, week cut, the row's recipe) and artifact format, so a second
@@ -84,6 +85,8 @@ def train_demo_models(
             wanted = [r for r in group if heavy or not r.needs_embeddings]
             for row in sorted(wanted, key=lambda r: r.needs_embeddings):  # the heavy ones last
                 records.append(_get_or_train(scope, tenant, row, prepare, progress))
+            if source is DataSource.VIEWS and group:
+                _popularity(scope, tenant, group[0], prepare, progress)
         if records:
             out[tenant] = records
     return out
@@ -111,6 +114,22 @@ def _get_or_train(
     record = save_model(scope, tenant, row.trainer()(data()), info=info)
     progress(f"recs: {tenant}/{record.model_id} v{record.version} registered")
     return record
+
+
+def _popularity(
+    scope: BlobStore, tenant: str, row: ModelTypeRow, prepare: Prepare, progress: Progress
+) -> None:
+    """Publish the tenant's popularity artifact from the VIEWS events once (predict's backfill order)."""
+    from aisle.recs import popularity_store
+
+    if popularity_store.current_version(scope) is not None:
+        return
+    info, data = prepare(row)
+    events = data().events
+    if events is None:
+        return
+    record = popularity_store.refresh(scope, events, info=info)
+    progress(f"recs: {tenant} popularity v{record.version} ({record.items} products) published")
 
 
 def _names(rows: list[ModelTypeRow]) -> str:

@@ -142,3 +142,26 @@ def test_a_failed_publish_leaves_the_previous_version_current(tmp_path: Path) ->
     assert popularity_store.read_table(inner, 1).height == 3
     again = popularity_store.refresh(inner, EVENTS.head(1))  # the half-written v2 is skipped, not reused
     assert again.version == 3 and popularity_store.current_version(inner) == 3
+
+
+def test_rees46_counts_every_event_once_and_shares_sum_to_one(shared_data: Path) -> None:
+    from aisle.recs.events import rees46_events
+
+    events = rees46_events(shared_data)
+    params = PopularityParams(windows=(1 / 48, 1.0), popularity_days=1.0, trending_days=(1 / 48, 1.0))
+    tables = compute_popularity(events, params=params)
+    day = tables.windows.filter(pl.col("window_days") == 1.0)
+    kinds = events["event_type"].value_counts()
+    count = dict(zip(kinds["event_type"], kinds["count"], strict=True))
+    assert (day["views"].sum(), day["carts"].sum(), day["purchases"].sum()) == (
+        count["view"],
+        count["add_to_cart"],
+        count["purchase"],
+    )
+    for _, window in tables.windows.group_by("window_days"):
+        assert window["share"].sum() == pytest.approx(1.0)
+    items = tables.items
+    assert items["popularity"].is_sorted(descending=True) and items.height == events["item_id"].n_unique()
+    rising = items.sort("trending", descending=True)["item_id"][0]
+    last_half_hour = tables.windows.filter(pl.col("window_days") == 1 / 48, pl.col("item_id") == rising)
+    assert last_half_hour["weighted"][0] > 0  # the most trending product had events in the short window

@@ -110,3 +110,20 @@ def test_equal_model_scores_go_to_the_more_popular_item_first(settings: Settings
     publish(settings)
     with TestClient(tied_app(settings)) as c:
         assert predict(c, ["p0"])[:2] == [("p11", None), ("p10", None)]  # p11: 5 views, p10: 3
+
+
+def test_the_slots_backfill_order_applies_and_a_bad_order_is_422(
+    settings: Settings, client: TestClient
+) -> None:
+    from aisle.recs.containers import ContainerBody, ContainerStore
+
+    publish(settings)
+    slot = {"slotConfigId": "main", "modelId": "m1", "itemCount": 4, "options": {"backfillOrder": "trending"}}
+    scope = Tenants(open_blob_store(settings.storage_url)).scope("shop")
+    ContainerStore(scope).create("rising", ContainerBody.model_validate({"slotConfigurations": [slot]}))
+    body = {"containerId": "rising", "productIds": ["p9"], "predictParams": {"debug": True}}
+    items = client.post("/predict", params={"tenant": "shop"}, json=body).json()["response_data"]
+    assert [i["explanation"]["backfillFrom"] for i in items] == ["category:trending"] * 3 + ["trending"]
+    bad = {"containerId": "c1", "productIds": ["p9"], "predictParams": {"backfillOrder": "random"}}
+    r = client.post("/predict", params={"tenant": "shop"}, json=bad)
+    assert r.status_code == 422 and r.json()["error"]["code"] == "validation_error"

@@ -17,7 +17,8 @@ log = logging.getLogger("aisle.predict")
 
 
 def warm_deployed(tenants: TenantCache, models: ModelSource) -> int:
-    """Load every deployed model of every tenant (and the tenant's catalog) into the caches.
+    """Load every deployed model of every tenant (and the tenant's catalog and popularity artifact)
+    into the caches.
 
     Returns the number of models ready. A tenant whose configuration or catalog cannot be read is
     logged and skipped; a model that fails to load is logged and retried on the next pass.
@@ -27,6 +28,7 @@ def warm_deployed(tenants: TenantCache, models: ModelSource) -> int:
         try:
             config, state = tenants.get(tenant)
             tenants.table(config, state)
+            tenants.popularity(state)
             model_ids = Deployments(state.scope).deployed_ids()
         except AisleError as exc:
             log.warning("warm-up of tenant %s skipped: %s", tenant, exc.message)

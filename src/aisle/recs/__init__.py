@@ -11,7 +11,10 @@
   the event store): also written through the edit service;
 * ``editing``: the edit service's front door, ``from aisle.recs.editing import RecsEditor``;
 * ``serving/``: the predict engine, front door ``from aisle.recs.serving import PredictEngine``;
-* ``diversity``: MMR re-ranking, shared by a container's slot options and serving.
+* ``diversity``: MMR re-ranking, shared by a container's slot options and serving;
+* ``popularity`` (per-product popularity and trending from shopper events) and ``popularity_store``
+  (its versioned artifact, pointer last): refreshed by the edit service's job and ``aisle train``,
+  read by serving to order the backfill of short lists.
 
 Command-line and demo code live in ``aisle.cli.recs`` and ``aisle.demo``.
 """

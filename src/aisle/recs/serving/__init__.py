@@ -9,6 +9,8 @@ The predict service imports this front door only. One job per module:
 * ``models``: loaded, deployed models (:class:`RegistryModelSource`); ``warmup`` loads them early;
 * ``products``, ``conditions``, ``rank``: the catalog by product id, FILTER / BOOST / BURY conditions,
   and the ranking of one slot (backfill, MMR diversity);
+* ``backfill``, ``popularity``: what fills a short list (the seeds' categories, the tenant's most
+  popular products) and the tenant's popularity artifact that orders it;
 * ``saved_rules``: a container's saved recommendation rules, put before the request's actions;
 * ``personal``: the visitor's session and purchases, the user's brand affinity (:class:`Personaliser`);
 * ``bundles``: bundle plans and candidates (:class:`Bundles`, the engine's ``bundles``);

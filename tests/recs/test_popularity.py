@@ -165,3 +165,20 @@ def test_rees46_counts_every_event_once_and_shares_sum_to_one(shared_data: Path)
     rising = items.sort("trending", descending=True)["item_id"][0]
     last_half_hour = tables.windows.filter(pl.col("window_days") == 1 / 48, pl.col("item_id") == rising)
     assert last_half_hour["weighted"][0] > 0  # the most trending product had events in the short window
+
+
+def test_backfill_with_an_empty_artifact_is_the_catalog_order_one() -> None:
+    from aisle.recs.serving.backfill import backfill
+    from aisle.recs.serving.popularity import ServedPopularity
+    from aisle.recs.serving.products import ProductTable
+
+    table = ProductTable.from_frame("v1", pl.DataFrame({"id": ["a", "b", "c"], "category": ["x", "x", "x"]}))
+    empty = ServedPopularity.of(1, [], [], [])
+    busy = ServedPopularity.of(2, ["c", "b"], [0.6, 0.4], [1.0, 2.0])
+
+    def run(pop: ServedPopularity | None, order: str = "popular") -> list[tuple[str, str]]:
+        return backfill(table, ["a"], lambda i: i != "a", set(), 5, wide=False, popularity=pop, order=order)  # type: ignore[arg-type]
+
+    assert run(None) == run(empty) == [("b", "category"), ("c", "category")]
+    assert run(busy) == [("c", "category:popular"), ("b", "category:popular")]
+    assert run(busy, "trending") == [("b", "category:trending"), ("c", "category:trending")]

@@ -13,8 +13,8 @@ In order, keeping only items the request allows and not yet chosen:
 3. only when FILTER actions narrowed the list (``wide``): any allowed item in catalog order. Source
    ``filter``.
 
-Without an artifact (or with order ``catalog``) this is the backfill predict had before popularity
-existed: steps 1 (catalog order) and 3.
+Without an artifact (or with an empty one, or order ``catalog``) this is the backfill predict had
+before popularity existed: steps 1 (catalog order) and 3.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ def backfill(
     order: BackfillOrder = "popular",
 ) -> list[tuple[str, str]]:
     """Up to ``n`` ``(item, source)`` pairs, best first (see the module docstring); adds them to ``seen``."""
-    ranked = popularity is not None and order != "catalog"
+    ranked = popularity is not None and bool(popularity.popularity) and order != "catalog"
     seed_rows = [r for r in (table.row(s) for s in seeds) if r is not None]
     out: list[tuple[str, str]] = []
 

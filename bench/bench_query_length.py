@@ -15,6 +15,38 @@ counted over retrieval's lean query: CPU p50 at 8 words 6.28 / 6.61 ms, at 12 wo
 (p99 22.7 / 21.4 ms); facets stage p50 (wall) at 8 words 4.99 / 2.14 ms, at 12 words 11.28 / 3.52 ms;
 Home Depot dev NDCG@10 0.4472 / 0.4472 (same build, same answers). Retrieval itself (strict, then
 relaxed and typo over most of the catalog for a long product name) is what still grows with length.
+
+Then retrieval (issue 32's long-query tail; :mod:`aisle.search.stages.retrieve`): stages built only when
+the previous one did not answer, a phrase alternative its group's word covers not searched, the typo
+stage one union, the relaxed and typo stages holding the query's terms within one catalog's worth of
+postings (the commonest dropped from those two stages), no typo expansion of a term past 5% of the
+catalog. Measured on another bench demo build (hybrid off, vectors not built), the main branch's
+retrieve stage and this one alternating query by query in one process (ROUNDS 3, 40 names a length,
+a shared 2-core machine at load average 7-8): CPU per search in ms, retrieve and facets stage wall p50:
+
+=====  =============================  ============================
+words  before: p50 / p99 (retr, fac)  after: p50 / p99 (retr, fac)
+=====  =============================  ============================
+1      0.99 / 1.38 (0.24, 0.32)       0.88 / 1.35 (0.16, 0.31)
+2      1.27 / 2.90 (0.44, 0.36)       1.06 / 1.89 (0.28, 0.34)
+3      1.40 / 6.07 (0.65, 0.36)       1.21 / 3.60 (0.46, 0.34)
+4      3.26 / 6.69 (2.27, 0.98)       2.01 / 6.12 (1.13, 0.52)
+5      3.74 / 11.27 (4.07, 1.15)      3.33 / 6.62 (2.13, 0.86)
+6      5.16 / 11.06 (5.32, 1.70)      3.89 / 8.86 (3.83, 1.28)
+7      5.94 / 14.05 (7.30, 1.88)      4.48 / 10.57 (6.19, 1.53)
+8      7.39 / 17.84 (7.97, 5.50)      6.27 / 12.68 (6.83, 1.94)
+9      8.65 / 17.88 (8.96, 5.65)      6.63 / 14.90 (7.65, 4.94)
+10     10.35 / 23.46 (11.35, 7.46)    9.12 / 17.21 (9.12, 6.40)
+11     13.08 / 26.18 (13.42, 8.23)    10.73 / 18.35 (10.72, 6.85)
+12     14.66 / 30.15 (16.08, 8.43)    12.37 / 21.22 (13.63, 7.36)
+=====  =============================  ============================
+
+Home Depot dev NDCG@10 on that build: 0.4458 before, 0.4459 after. The cost still grows with length,
+by less: tantivy reads and scores every posting of every term a union or min-should-match clause
+holds (a term kept only for scoring, or behind a rare required clause, is read as much: measured), so
+the relaxed and typo stages cost their terms' postings; what is left at 12 words is the phrase
+"t shirt" read in every field, the typo expansions' walks of the term dictionaries (again in facet
+counting) and building the scorers of 7 fields per term.
 """
 
 from __future__ import annotations

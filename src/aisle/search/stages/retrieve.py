@@ -5,14 +5,28 @@
    all); documents matching more terms rank first (:data:`COVERAGE_SCORE`).
 3. ``typo``: the last resort: any one term, each term also matching within an edit distance that
    grows with its length (1 from ``min_length_one_typo`` characters, 2 from ``min_length_two_typos``; the
-   Levenshtein automaton of tantivy's FuzzyTermQuery, transpositions costing 1).
+   Levenshtein automaton of tantivy's FuzzyTermQuery, transpositions costing 1), unless the term's
+   postings pass :data:`FUZZY_MAX_SHARE` of the catalog (a word spelled as the catalog spells it).
 
-Per term, fields are combined as a dis-max (:func:`aisle.search.query.terms.term_query`).
+Per term, fields are combined as a dis-max (:func:`aisle.search.query.terms.term_query`); an
+alternative a term's other alternative already covers (the phrase "men s" beside "men") is not searched.
+
+The relaxed and typo stages read every posting of every term they hold (tantivy's unions and its
+min-should-match disjunction score each one; a term kept only for scoring is read as much, measured in
+issue 32), so their cost is the sum of their terms' postings. They hold the query's terms from the
+rarest up while those postings stay within :data:`POSTINGS_BUDGET` catalogs' worth; the commonest terms
+past it ("men", in the title or gender of half the fashion products, 44,000 postings) are dropped from
+those two stages (never from ``strict``) and listed in the stage's ``stages_tried`` entry as
+``dropped``. The attributes recognised in the query
+still boost in those stages (a dropped "men" still ranks men's products first through the gender
+boost). The ``total`` is the exact count of the answering stage's matches.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
+from dataclasses import dataclass
 
 import numpy as np
 import tantivy
@@ -31,6 +45,17 @@ COVERAGE_SCORE = 10.0
 # BM25 orders documents of equal coverage and attribute matches in the relaxed stages: scaled down
 # so that a rare word's BM25 (times a field weight of 3) cannot outweigh a whole matched term.
 BM25_SCALE = 0.25
+# The postings the relaxed and typo stages may read, in catalogs' worth (module docstring): bounds
+# their cost however many common words a long query holds (issue 32). Measured on the bench demo: 1.0
+# kept Home Depot dev NDCG@10 (0.4459 against 0.4458) and the fashion known-item ranks of product
+# names cut to 1..12 words; 0.5 read less but lost 2 of 40 known items at 8 and 12 words and 0.0001
+# of NDCG.
+POSTINGS_BUDGET = 1.0
+# A term whose postings pass this share of the catalog gets no typo expansion in the typo stage: the
+# expansion walks the term dictionary of every searchable field (measured: a third of the typo stage's
+# and of its facet counting's time for a 12-word name). 0.05 kept the figures above; 0.01 lost 0.0004
+# of Home Depot NDCG@10.
+FUZZY_MAX_SHARE = 0.05
 
 
 def typo_distance(term: str, typo: TypoConfig) -> int:
@@ -44,18 +69,52 @@ def typo_distance(term: str, typo: TypoConfig) -> int:
     return 0
 
 
-def _covered(exact: tantivy.Query, fuzzy: tantivy.Query | None = None) -> tantivy.Query:
-    """One term: BM25 plus :data:`COVERAGE_SCORE` when it matches exactly; a fuzzy-only match satisfies
-    the term with a smaller constant, so typos never outrank exact matches."""
+def essential(group: list[str]) -> list[str]:
+    """The alternatives of a term group that can match a product no other alternative matches: a
+    phrase holding one of the group's single-word alternatives is dropped ("men s" beside "men": every
+    field with the phrase has the word)."""
+    words = {alt for alt in group if " " not in alt}
+    return [alt for alt in group if " " not in alt or not words.intersection(alt.split(" "))]
+
+
+def postings(index: TenantIndex, group: list[str]) -> int:
+    """How many postings the exact query of a term group reads: per searchable field and alternative,
+    its document frequency there (a phrase: its rarest word's, the most its phrase can hold)."""
+    searcher, total = index.searcher, 0
+    for attr in index.config.attributes:
+        if attr.searchable:
+            field = f"s_{attr.name}"
+            total += sum(min(searcher.doc_freq(field, w) for w in alt.split(" ")) for alt in group)
+    return total
+
+
+def within_budget(costs: list[int], budget: float) -> list[int]:
+    """Positions of the terms kept: from the cheapest up while their summed cost stays within
+    ``budget``; the cheapest is always kept. In query order."""
+    kept: list[int] = []
+    spent = 0
+    for i in sorted(range(len(costs)), key=costs.__getitem__):
+        if kept and spent + costs[i] > budget:
+            break
+        kept.append(i)
+        spent += costs[i]
+    return sorted(kept)
+
+
+def _covered(exact: tantivy.Query, fuzzy: tantivy.Query | None = None) -> list[tantivy.Query]:
+    """One term's scoring parts: BM25 plus :data:`COVERAGE_SCORE` when it matches exactly; a fuzzy-only
+    match satisfies the term with a smaller constant, so typos never outrank exact matches."""
     parts = [
-        (tantivy.Occur.Should, tantivy.Query.boost_query(exact, BM25_SCALE)),
-        (tantivy.Occur.Should, tantivy.Query.const_score_query(exact, COVERAGE_SCORE)),
+        tantivy.Query.boost_query(exact, BM25_SCALE),
+        tantivy.Query.const_score_query(exact, COVERAGE_SCORE),
     ]
     if fuzzy is not None:
-        parts.append(
-            (tantivy.Occur.Should, tantivy.Query.const_score_query(fuzzy, COVERAGE_SCORE * FUZZY_WEIGHT))
-        )
-    return tantivy.Query.boolean_query(parts)
+        parts.append(tantivy.Query.const_score_query(fuzzy, COVERAGE_SCORE * FUZZY_WEIGHT))
+    return parts
+
+
+def _any(queries: list[tantivy.Query], msm: int = 1) -> tantivy.Query:
+    return tantivy.Query.boolean_query([(tantivy.Occur.Should, q) for q in queries], msm)
 
 
 def _as_filters(query: tantivy.Query, extracted: list[tuple[tantivy.Query, float]]) -> tantivy.Query:
@@ -65,52 +124,70 @@ def _as_filters(query: tantivy.Query, extracted: list[tuple[tantivy.Query, float
     return tantivy.Query.boolean_query([(tantivy.Occur.Must, query), *filters])
 
 
-def _with_boosts(
-    clauses: list[tantivy.Query], msm: int, extracted: list[tuple[tantivy.Query, float]]
-) -> tantivy.Query:
-    matching = tantivy.Query.boolean_query([(tantivy.Occur.Should, c) for c in clauses], msm)
+def _with_boosts(matching: tantivy.Query, extracted: list[tuple[tantivy.Query, float]]) -> tantivy.Query:
     if not extracted:
         return matching
     boosts = [(tantivy.Occur.Should, tantivy.Query.const_score_query(q, boost)) for q, boost in extracted]
     return tantivy.Query.boolean_query([(tantivy.Occur.Must, matching), *boosts])
 
 
-def stage_queries(ctx: SearchContext) -> list[tuple[str, tantivy.Query]]:
-    """The (stage name, match query) pairs to try, in order."""
-    return [(name, query) for name, query, _ in staged_queries(ctx)]
+@dataclass
+class RetrievalStage:
+    """One retrieval stage: its ``name``, its ``query`` (match and score), a ``lean`` query matching the
+    same products without the scoring parts, and the terms it ``dropped`` (module docstring)."""
+
+    name: str
+    query: tantivy.Query
+    lean: tantivy.Query
+    dropped: list[str]
 
 
-def staged_queries(ctx: SearchContext) -> list[tuple[str, tantivy.Query, tantivy.Query]]:
-    """The (stage name, match query, lean query) triples to try, in order. The lean query matches the
-    same products as the match query without its scoring parts: each term once instead of twice
-    (BM25 and :data:`COVERAGE_SCORE`), no extracted-attribute boosts (optional clauses beside a required
-    one never change what matches). Facet counting over it is exact and cheaper (issue 32: 5.4 against
-    3.9 ms of CPU for a 12-word product name matching 28,000 fashion products in the typo stage)."""
+def stages(ctx: SearchContext) -> Iterator[RetrievalStage]:
+    """The stages to try, in order, each built when the previous one did not answer. The lean query
+    matches the same products as the match query without its scoring parts: each term once instead of
+    twice (BM25 and :data:`COVERAGE_SCORE`), no extracted-attribute boosts (optional clauses beside a
+    required one never change what matches). Facet counting over it is exact and cheaper (issue 32:
+    5.4 against 3.9 ms of CPU for a 12-word product name matching 28,000 fashion products)."""
     groups, extracted = ctx.understanding.term_groups, ctx.understanding.extracted
     if not groups:
-        browse = [("browse", tantivy.Query.all_query(), tantivy.Query.all_query())]
         if extracted:  # a query of a price phrase only ("under 500"): filter, then plain browse
             filtered = _as_filters(tantivy.Query.all_query(), extracted)
-            browse.insert(0, ("browse", filtered, filtered))
-        return browse
-    index, stages = ctx.index, ctx.config.global_.stages
+            yield RetrievalStage("browse", filtered, filtered, [])
+        yield RetrievalStage("browse", tantivy.Query.all_query(), tantivy.Query.all_query(), [])
+        return
+    index, config = ctx.index, ctx.config.global_.stages
+    groups = [essential(group) for group in groups]
     exact = [term_query(index, group) for group in groups]
     strict = _as_filters(tantivy.Query.boolean_query([(tantivy.Occur.Must, q) for q in exact]), extracted)
-    plan: list[tuple[str, tantivy.Query, tantivy.Query]] = [("strict", strict, strict)]
-    n = len(exact)
-    msm = max(1, min(n - 1, math.ceil(n * stages.relaxed_min_should_match))) if n >= 2 else 1
+    yield RetrievalStage("strict", strict, strict, [])
+    n = len(groups)
+    costs = [postings(index, group) for group in groups]
+    kept = within_budget(costs, POSTINGS_BUDGET * max(1, index.num_docs()))
+    dropped = [groups[i][0] for i in range(n) if i not in kept]
+    exact, groups, costs = [exact[i] for i in kept], [groups[i] for i in kept], [costs[i] for i in kept]
     if n >= 2 or extracted:
-        covered = [_covered(q) for q in exact]
-        lean = tantivy.Query.boolean_query([(tantivy.Occur.Should, q) for q in exact], msm)
-        plan.append(("relaxed", _with_boosts(covered, msm, extracted), lean))
-    distances = [typo_distance(group[0], stages.typo) if " " not in group[0] else 0 for group in groups]
+        k = len(exact)
+        msm = max(1, min(k - 1, math.ceil(k * config.relaxed_min_should_match))) if k >= 2 else 1
+        matching = tantivy.Query.boolean_query(
+            [(tantivy.Occur.Should, _any(_covered(q))) for q in exact], msm
+        )
+        yield RetrievalStage("relaxed", _with_boosts(matching, extracted), _any(exact, msm), dropped)
+    distances = _distances(ctx, groups)
     if any(distances) or n >= 3:
-        fuzzy = [fuzzy_query(index, g[0], d) if d else None for g, d in zip(groups, distances, strict=True)]
-        covered = [_covered(q, f) for q, f in zip(exact, fuzzy, strict=True)]
+        common = FUZZY_MAX_SHARE * index.num_docs()
+        fuzzy = [
+            fuzzy_query(index, g[0], d) if d and cost <= common else None
+            for g, d, cost in zip(groups, distances, costs, strict=True)
+        ]
+        # any one term: every scoring part is a clause of one union (no union per term)
+        parts = [part for q, f in zip(exact, fuzzy, strict=True) for part in _covered(q, f)]
         either = [*exact, *(f for f in fuzzy if f is not None)]
-        lean = tantivy.Query.boolean_query([(tantivy.Occur.Should, q) for q in either])
-        plan.append(("typo", _with_boosts(covered, 1, extracted), lean))
-    return plan
+        yield RetrievalStage("typo", _with_boosts(_any(parts), extracted), _any(either), dropped)
+
+
+def _distances(ctx: SearchContext, groups: list[list[str]]) -> list[int]:
+    typo = ctx.config.global_.stages.typo
+    return [typo_distance(group[0], typo) if " " not in group[0] else 0 for group in groups]
 
 
 def lexical_candidates(ctx: SearchContext, n: int) -> Candidates:
@@ -155,9 +232,10 @@ class Retrieve:
         if order_field is not None or size == 0 or offset + size >= deep:
             deep = 0
         best: tuple[str, tantivy.Query, tantivy.SearchResult, tantivy.Query] | None = None
-        for name, query, lean in staged_queries(ctx):
+        for stage in stages(ctx):
+            name, lean = stage.name, stage.lean
             full = with_filter(
-                query,
+                stage.query,
                 ctx.retrieval.filter_query,
                 exclude=ctx.merchandising.exclude_query,
                 boosts=ctx.merchandising.boosts,
@@ -175,7 +253,10 @@ class Retrieve:
                     order_by_field=order_field,
                     order=order,
                 )
-            ctx.graph.stages_tried.append({"stage": name, "hits": hit_count(result)})
+            tried: dict[str, object] = {"stage": name, "hits": hit_count(result)}
+            if stage.dropped:
+                tried["dropped"] = stage.dropped
+            ctx.graph.stages_tried.append(tried)
             if best is None or hit_count(result) > hit_count(best[2]):
                 best = (name, full, result, lean)
             if hit_count(result) >= min_hits or ctx.past_deadline():

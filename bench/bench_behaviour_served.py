@@ -169,7 +169,8 @@ def main(data_dir: Path, searches: int | None = None) -> None:
     print(f"{'':<44} {'ranker served':<14} {'NDCG@10':<18}")
     print(f"{'before the job (exploration stopped)':<44} {before_stage:<14} {before:.4f}")
     gain = after - before
-    print(f"{'after the job (behaviour ranker deployed)':<44} {after_stage:<14} {after:.4f} ({gain:+.4f})")
+    label = "after the job (" + ("behaviour ranker deployed)" if result["deployed"] else "not deployed)")
+    print(f"{label:<44} {after_stage:<14} {after:.4f} ({gain:+.4f})")
     print(
         f"traffic {searches} searches / {figures['clicks']} clicks written in {sim_s:.0f} s; exploration: "
         f"{figures['v1']}; job: {job_s:.0f} s, ranker v{version}, deployed {result['deployed']}, "

@@ -113,6 +113,9 @@ def test_below_the_traffic_threshold_the_ranker_is_saved_not_deployed(
     result = job["result"]
     assert result["deployed"] is False and result["searches"] == 40 * len(WORDS)
     assert result["propensities"] is not None and result["propensities"][0] == 1.0
+    # reversed orders move 4 of each word's 5 products (the middle one stays at 3); the two rankings
+    # are not tagged as an experiment's arms: pairs harvested, none across arms
+    assert result["propensityPairs"] == 4 * len(WORDS) and result["propensityAcrossArms"] == 0
     rankers = RankerStore(store)
     assert [r.source for r in rankers.versions("shop")] == ["behaviour"]
     assert rankers.versions("shop")[0].features[-len(BEHAVIOUR_FEATURES) :] == list(BEHAVIOUR_FEATURES)

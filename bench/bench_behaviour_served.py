@@ -5,16 +5,18 @@
    process, the search engine and the services' recording code writing the analytics Parquet log of the
    bucket), the second half through an exploration experiment (control: no ranker; ``explore``: a click
    ranker trained on the first half by the platform's trainer, saved below the threshold, not deployed).
-2. The real services as subprocesses (``aisle serve --only edit`` and ``--only search``, auth off, over
-   the same bucket and data dir; the search service records nothing, so the scoring searches do not
-   join the shoppers' log).
+2. The real services as subprocesses (``aisle serve --only edit`` and ``--only search``, over the same
+   bucket and data dir; the search service records nothing, so the scoring searches do not join the
+   shoppers' log). Auth is on unless ``--no-auth``: ``aisle serve --only auth`` too, a client of the
+   tenant registered with ``aisle auth add-client``, every request with the token ``aisle auth token``
+   got for it.
 3. Home Depot dev NDCG@10 over HTTP (``POST /search``, every dev query with a relevant judgment).
 4. ``POST /rankers/train?source=behaviour`` on the edit service, ``GET /jobs/{jobId}`` polled (progress
    printed) until it ends; its result must say ``deployed: true`` (past ``MIN_SEARCHES``/``MIN_CLICKS``).
 5. ``POST /search`` until ``queryGraph.stages_tried`` names ``rerank-v<the new version>`` (the served
    ranker), then NDCG@10 over HTTP again.
 
-    python -m bench.bench_behaviour_served --data-dir ../shared/data [--searches 1000000]
+    python -m bench.bench_behaviour_served --data-dir ../shared/data [--searches 1000000] [--no-auth]
 
 ``AISLE_BENCH_SERVED_DIR`` (default ``var/bench-served``) holds the bucket and data dir; the catalog is
 kept between runs, the tenant's log, rankers, experiments and behaviour tables are removed first.
@@ -25,6 +27,8 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
+import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -123,7 +127,71 @@ def wait_served(client: httpx.Client, url: str, version: int) -> float:
     raise TimeoutError(f"search did not serve ranker v{version} within {SERVE_TIMEOUT_S:.0f} s")
 
 
-def main(data_dir: Path, searches: int | None = None) -> None:
+def _cli(env: dict[str, str], *args: str) -> str:
+    """``aisle ARGS`` in a subprocess with ``env``; its stdout."""
+    done = subprocess.run(
+        [sys.executable, "-m", "aisle.cli", *args],
+        env={**os.environ, **env},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return done.stdout.strip()
+
+
+def serve_and_train(work: Path, qrels: dict[str, dict[str, float]], *, auth: bool) -> dict[str, Any]:
+    """Steps 2-5 of the module docstring over ``work``'s bucket and data dir. With ``auth`` the token
+    service runs too, a client of the tenant (search:read, recs:read, recs:write) is registered with
+    ``aisle auth add-client`` and every request carries the token ``aisle auth token`` got for it."""
+    env = {
+        "AISLE_STORAGE_URL": f"file://{work / 'bucket'}",
+        "AISLE_DATA_DIR": str(work / "data"),
+        "AISLE_AUTH": "on" if auth else "off",
+    }
+    started: list[ServiceProcess] = []
+    headers = {}
+    try:
+        if auth:
+            key = work / "bench-client.pem"
+            key.unlink(missing_ok=True)
+            scopes = "search:read,recs:read,recs:write"
+            _cli(env, "auth", "add-client", "--tenants", TENANT, "--scopes", scopes,
+                 "--client-id", "bench-served", "--key-out", str(key), "--replace")  # fmt: skip
+            token_service = ServiceProcess.as_served("auth", env, workers=1)
+            started.append(token_service)
+            token_service.wait_ready()
+            env["AISLE_AUTH_URL"] = token_service.url
+            token = _cli(env, "auth", "token", "--client-id", "bench-served", "--key-file", str(key))
+            headers["Authorization"] = f"Bearer {token}"  # 15 minutes: longer than what follows
+        edit = ServiceProcess.as_served("edit", env, workers=1)
+        started.append(edit)
+        search = ServiceProcess.as_served("search", env | {"AISLE_ANALYTICS": "false"}, workers=1)
+        started.append(search)
+        edit.wait_ready()
+        search.wait_ready()
+        out: dict[str, Any] = {}
+        with httpx.Client(timeout=60.0, headers=headers) as client:
+            out["before"], out["stage0"] = ndcg_over_http(client, search.url, qrels)
+            print(
+                f"before the job: NDCG@10 {out['before']:.4f}, {len(qrels)} dev queries "
+                f"(rerank: {out['stage0']}; auth {env['AISLE_AUTH']})"
+            )
+            t = time.perf_counter()
+            job = train_over_http(client, edit.url)
+            out["job_s"] = time.perf_counter() - t
+            result = out["result"] = job.get("result") or {}
+            assert job["status"] == "completed", job
+            version = out["version"] = int(result["rankerVersion"])
+            print(f"job result: {result}")
+            out["served_s"] = wait_served(client, search.url, version) if result["deployed"] else float("nan")
+            out["after"], out["stage1"] = ndcg_over_http(client, search.url, qrels)
+        return out
+    finally:
+        for service in reversed(started):
+            service.stop()
+
+
+def main(data_dir: Path, searches: int | None = None, auth: bool = True) -> None:
     searches = searches or int(os.environ.get("AISLE_BENCH_SERVED_SEARCHES", SEARCHES))
     work = Path(
         os.environ.get("AISLE_BENCH_SERVED_DIR", Path(__file__).resolve().parents[1] / "var" / "bench-served")
@@ -137,34 +205,16 @@ def main(data_dir: Path, searches: int | None = None) -> None:
     print(f"SIMULATED traffic: {searches} searches, {figures['clicks']} clicks in {sim_s:.0f} s (in process)")
     print(f"  answers per variant: {figures['variants']}")
     qrels = {q: j for q, j in world.dev.items() if any(r > 1 for r in j.values())}
-    env = {
-        "AISLE_STORAGE_URL": f"file://{work / 'bucket'}",
-        "AISLE_DATA_DIR": str(work / "data"),
-        "AISLE_AUTH": "off",
-    }
-    edit = ServiceProcess.as_served("edit", env, workers=1)
-    search = ServiceProcess.as_served("search", env | {"AISLE_ANALYTICS": "false"}, workers=1)
-    try:
-        edit.wait_ready()
-        search.wait_ready()
-        with httpx.Client(timeout=60.0) as client:
-            before, before_stage = ndcg_over_http(client, search.url, qrels)
-            print(f"before the job: NDCG@10 {before:.4f}, {len(qrels)} dev queries (rerank: {before_stage})")
-            t = time.perf_counter()
-            job = train_over_http(client, edit.url)
-            job_s = time.perf_counter() - t
-            result = job.get("result") or {}
-            assert job["status"] == "completed", job
-            version = int(result["rankerVersion"])
-            print(f"job result: {result}")
-            served_s = wait_served(client, search.url, version) if result["deployed"] else float("nan")
-            after, after_stage = ndcg_over_http(client, search.url, qrels)
-    finally:
-        search.stop()
-        edit.stop()
+    served = serve_and_train(work, qrels, auth=auth)
+    before, before_stage, after, after_stage = (served[k] for k in ("before", "stage0", "after", "stage1"))
+    result, job_s, served_s, version = (served[k] for k in ("result", "job_s", "served_s", "version"))
+    from aisle.search.training.clicks import MIN_CLICKS, MIN_SEARCHES
+
+    if searches >= MIN_SEARCHES and figures["clicks"] >= MIN_CLICKS:  # type: ignore[operator]
+        assert result["deployed"] and after_stage == f"rerank-v{version}", (result, after_stage)
     print(
         f"\nSIMULATED shoppers; Home Depot dev NDCG@10 over HTTP ({len(qrels)} queries); "
-        f"`python -m bench.bench_behaviour_served --searches {searches}`"
+        f"`python -m bench.bench_behaviour_served --searches {searches}{'' if auth else ' --no-auth'}`"
     )
     print(f"{'':<44} {'ranker served':<14} {'NDCG@10':<18}")
     print(f"{'before the job (exploration stopped)':<44} {before_stage:<14} {before:.4f}")
@@ -184,5 +234,6 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data-dir", type=Path, default=Path("../shared/data"))
     parser.add_argument("--searches", type=int, default=SEARCHES)
+    parser.add_argument("--no-auth", action="store_true", help="services with AISLE_AUTH=off")
     args = parser.parse_args()
-    main(args.data_dir.resolve(), args.searches)
+    main(args.data_dir.resolve(), args.searches, auth=not args.no_auth)

@@ -11,12 +11,14 @@ Protocol (SIMULATED shoppers, labelled so wherever these figures appear):
   from the dev judgments (0.03 for unjudged and irrelevant products: click noise, 0.25 and 0.6 for
   relevance 2 and 3), purchases after some clicks; the parameters live in ``aisle.demo.traffic`` and the
   learners never see them;
-- the loop: the first half of the searches is served without a ranker; the behaviour job then trains a
-  debiased click ranker (text features) on that half and, past :data:`EXPLORE_AFTER`, serves it to the
-  second half (as an experiment's variant would: the interventions position bias is estimated from;
-  below, the second half is served as the first). The final
-  learners read the whole log: the click table and the propensities estimated from it (intervention
-  harvesting across the two rankings, when there were two).
+- the loop (:func:`bench.click_traffic.simulate`): the first half of the searches is served without a
+  ranker; the behaviour job's refresh then runs, a debiased click ranker (text features) is trained on
+  that half and saved (not deployed) and, past :data:`bench.click_traffic.EXPLORE_AFTER`, explored as an
+  A/B experiment's variant: the second half goes through the platform's experiment assignment by
+  visitor, 50/50 between control (no ranker) and that ranker, each answer logged with its ``variant``
+  (below the bar, the second half is served as the first). The final learners read the whole log: the
+  click table and the propensities estimated from it (intervention harvesting across the experiment's
+  arms, when there were two).
 
 Rows: no ranker; naive click ranker (clicks per impression, no position); debiased click ranker (clicks
 per estimated examination, or LightGBM's own position debiasing when the log had one ranking); the
@@ -45,45 +47,25 @@ from pathlib import Path
 
 import numpy as np
 
+from bench.click_traffic import TENANT, Shoppers, simulate
+
 SIZES = (10_000, 100_000, 1_000_000)
-EXPLORE_AFTER = (50_000, 5_000)
-"""Searches and clicks after which the mid-run ranker is served to the second half: the interventions
-the propensity estimate needs, as an experiment's variant would give them (the platform's own gate for
-putting a click ranker in use is ``aisle.search.training.clicks.MIN_SEARCHES``, far higher)."""
-TENANT = "homedepot"
 
 
 def _holdout(query: str) -> bool:
     return int(hashlib.sha1(query.encode()).hexdigest(), 16) % 5 == 0
 
 
-class World:
-    """The catalog, index, pipeline features and scoring shared by every run."""
+class World(Shoppers):
+    """The shoppers' catalog and queries, plus the pipeline features and scoring shared by every run."""
 
     def __init__(self, data_dir: Path, work: Path, judgments: Path) -> None:
-        from aisle.core.storage import open_blob_store
-        from aisle.core.tenancy import Tenants
-        from aisle.demo import import_demo_catalogs
         from aisle.search.evaluation import load_judgments
-        from aisle.search.indexes import IndexRegistry
         from aisle.search.pipeline import SearchPipeline, default_stages
         from aisle.search.training.ranker import collect
 
-        self.work = work
-        self.tenants = Tenants(open_blob_store(f"file://{work / 'bucket'}"), ttl=3600)
-        import_demo_catalogs(
-            self.tenants, work / "data", data_dir, only=(TENANT,), if_missing=True, echo=print
-        )
-        self.indexes = IndexRegistry(self.tenants, work / "data")
-        self.index = self.indexes.get(TENANT)
-        self.config = self.tenants.config(TENANT)
-        self.ids = [row["id"] for row in self.index.rows]
-        self.dev = load_judgments(data_dir / "homedepot" / "judgments_dev.csv")  # the shoppers' minds
+        super().__init__(data_dir, work)
         self.score_qrels = load_judgments(judgments)
-        self.queries = [
-            q.strip() for q in (data_dir / "homedepot" / "queries_dev.txt").read_text().splitlines()
-        ]
-        self.queries = [q for q in self.queries if q]
         start = time.perf_counter()
         plain = SearchPipeline(default_stages(), budget_s=5.0)
         wanted = {q: j for q, j in self.score_qrels.items() if any(r > 1 for r in j.values())}
@@ -91,7 +73,6 @@ class World:
             plain, self.index, self.config, wanted, candidates=self.config.global_.ranking.candidates
         )
         self.row_of = {q: i for i, q in enumerate(self.qs.queries)}
-        self.norm: dict[str, str] = {}  # raw query -> the normalised query the log records
         self.holdout = [i for i, q in enumerate(self.qs.queries) if _holdout(q)]
         self.train = [i for i, q in enumerate(self.qs.queries) if not _holdout(q)]
         print(
@@ -111,100 +92,26 @@ class World:
         return float(np.mean(out))
 
 
-def simulate(world: World, run: Path, n: int, seed: int = 7) -> dict[str, object]:
-    """Serve ``n`` simulated searches in two halves (see module docstring); returns the log's figures."""
-    from prometheus_client import CollectorRegistry, Counter
+def explorer(world: World, run: Path):  # type: ignore[no-untyped-def]
+    """The mid-run trainer (:data:`bench.click_traffic.Explore`): the debiased click ranker on text
+    features from the first half's log, saved as the next version and not put in use."""
 
-    from aisle.analytics.engine import AnalyticsEngine
-    from aisle.analytics.log import ParquetLog
-    from aisle.analytics.recorder import Recorder
-    from aisle.analytics.records import Outcome
-    from aisle.core.storage import open_blob_store
-    from aisle.demo.traffic import ClickModel
-    from aisle.search.engine import SearchEngine
-    from aisle.search.query import SearchQuery
-    from aisle.search.ranking.store import RankerStore
-    from aisle.services.common.outcomes import Outcomes
-    from aisle.vectors.search import VectorSearch
-    from aisle.vectors.store import VectorStore
+    def explore(record) -> int | None:  # type: ignore[no-untyped-def]
+        from aisle.core.storage import open_blob_store
+        from aisle.search.ranking.store import RankerRecord, RankerStore
 
-    store = open_blob_store(f"file://{run / 'bucket'}")
-    parquet = ParquetLog(store, run / "cache", writer="bench")
-    recorder = Recorder(parquet, flush_s=3600, capacity=2 * n * 12 + 10, batch=200_000, start=False)
-    counter = Counter("records", "bench", registry=CollectorRegistry())
-    outcomes = Outcomes(AnalyticsEngine(store, parquet, recorder), counter)
-    rankers = RankerStore(store, check_every=0)
-    engine = SearchEngine(
-        world.tenants, world.indexes, VectorSearch(VectorStore(world.work / "data")), rankers=rankers
-    )
-    model = ClickModel(eta=1.0, depth=10)
-    rng = np.random.default_rng(seed)
-    order = list(world.queries)
-    rng.shuffle(order)
-    weights = 1.0 / np.arange(1, len(order) + 1) ** 1.07
-    picks = rng.choice(len(order), size=n, p=weights / weights.sum())
-    visitors = rng.integers(0, 20_000, n)
-    figures: dict[str, object] = {"searches": n}
-    norm = world.norm
-    clicks = 0
-    for phase in (0, 1):
-        if phase == 1:
-            figures["v1"] = deploy_v1(world, run, parquet, rankers)
-        pages: dict[str, tuple[object, list[float]]] = {}
-        for pick, visitor in zip(picks[phase * n // 2 : (phase + 1) * n // 2], visitors, strict=False):
-            text = order[pick]
-            page = pages.get(text)
-            if page is None:
-                result = engine.search(TENANT, SearchQuery(text, size=10))
-                judged = world.dev.get(text, {})
-                p = [
-                    model.click_probability(k, judged.get(str(x["id"]), 1.0))
-                    for k, x in enumerate(result.products, 1)
-                ]
-                page = pages[text] = (result, p)
-                norm[text] = result.query_graph.normalized
-            result, p = page
-            query = SearchQuery(text, size=10, visitor_id=f"sim-{visitor}")
-            token = outcomes.search_answer(TENANT, "search", query, result)  # type: ignore[arg-type]
-            at = time.time()
-            for k in np.flatnonzero(rng.random(len(p)) < np.asarray(p)).tolist():
-                product = str(result.products[k]["id"])  # type: ignore[attr-defined]
-                clicks += 1
-                outcomes.record(
-                    Outcome(TENANT, f"{token}-c{k}", "click", at + 5, f"sim-{visitor}", product, token, k + 1)
-                )
-                if rng.random() < model.conversion_probability(world.dev.get(text, {}).get(product, 1.0)):
-                    outcomes.record(
-                        Outcome(
-                            TENANT,
-                            f"{token}-p{k}",
-                            "purchase",
-                            at + 60,
-                            f"sim-{visitor}",
-                            product,
-                            token,
-                            quantity=1.0,
-                            price=10.0,
-                        )
-                    )
-        recorder.flush()
-    figures["clicks"] = clicks
-    return figures
+        booster, _ = train_from_log(world, run, record.version, corrected=True, which=None)
+        if booster is None:
+            return None
+        saved = RankerStore(open_blob_store(f"file://{run / 'bucket'}")).save(
+            TENANT,
+            booster.model_to_string(),
+            RankerRecord(version=0, features=[], queries=0, candidates=0),
+            use=False,
+        )
+        return saved.version
 
-
-def deploy_v1(world: World, run: Path, parquet: object, rankers: object) -> str:
-    """The behaviour job after the first half: refresh, train the debiased click ranker, deploy if allowed."""
-    from aisle.analytics.behaviour_store import refresh
-    from aisle.search.ranking.store import RankerRecord
-
-    record = refresh(parquet, TENANT)  # type: ignore[arg-type]
-    booster, _ = train_from_log(world, run, record.version, corrected=True, which=None)
-    if booster is None or record.searches < EXPLORE_AFTER[0] or record.clicks < EXPLORE_AFTER[1]:
-        return f"not deployed ({record.searches} searches, {record.clicks} clicks: under the threshold)"
-    rankers.save(
-        TENANT, booster.model_to_string(), RankerRecord(version=0, features=[], queries=0, candidates=0)
-    )  # type: ignore[attr-defined]
-    return f"deployed after {record.searches} searches, {record.clicks} clicks"
+    return explore
 
 
 def train_from_log(  # type: ignore[no-untyped-def]
@@ -334,7 +241,7 @@ def main(data_dir: Path, judgments: Path | None = None, sizes: tuple[int, ...] |
         run = work / f"run-{n}"
         shutil.rmtree(run, ignore_errors=True)
         start = time.perf_counter()
-        figures = simulate(world, run, n)
+        figures = simulate(world, run, n, explorer(world, run))
         record = refresh(ParquetLog(open_blob_store(f"file://{run / 'bucket'}"), run / "cache"), TENANT)
         theta = record.propensities
         print(

@@ -100,3 +100,32 @@ def test_empty_log_publishes_empty_tables(tmp_path: Path) -> None:
     parquet = ParquetLog(open_blob_store(f"file://{tmp_path / 'b'}"), tmp_path / "c")
     record = refresh(parquet, "t", now=NOW)
     assert (record.searches, record.clicks, record.rows["query_product"]) == (0, 0, 0)
+
+
+def test_an_experiments_arms_are_the_interventions_position_bias_is_estimated_from(tmp_path: Path) -> None:
+    """30 queries, each answered by an experiment's two arms in opposite orders (25 answers per arm):
+    every pair is shown at two positions by two arms, and the click table keeps the arms apart."""
+    parquet = ParquetLog(open_blob_store(f"file://{tmp_path / 'b'}"), tmp_path / "c", writer="w")
+    records: list[Answer | Outcome] = []
+    for q in range(30):
+        for arm, shown in (("e1:control", (f"a{q}", f"b{q}")), ("e1:explore", (f"b{q}", f"a{q}"))):
+            for s in range(25):
+                token = f"{q}-{arm}-{s}"
+                at = NOW - DAY + q * 100 + s
+                records.append(
+                    Answer("t", token, "search", at, shown, 2, query=f"q{q}", variant=arm, visitor_id="v")
+                )
+                if s % 2 == 0:  # the first position clicked every other answer, the second every fifth
+                    records.append(_event(f"{token}-1", "click", at + 1, shown[0], token))
+                if s % 5 == 0:
+                    records.append(_event(f"{token}-2", "click", at + 1, shown[1], token))
+    parquet.write(records)
+    record = refresh(parquet, "t", now=NOW)
+    assert record.propensities is not None and record.propensities[0] == 1.0
+    assert (record.propensity_pairs, record.propensity_across_arms) == (60, 60)
+    assert record.propensities[1] == pytest.approx(5 / 13, abs=0.01)  # 5 clicks of 25 against 13 of 25
+    clicks = BehaviourStore(parquet.store).table("t", "clicks")
+    assert clicks.num_rows == 120 and set(clicks["variant"].to_pylist()) == {"e1:control", "e1:explore"}
+    row = {(r["product_id"], r["variant"]): r for r in clicks.to_pylist() if r["query"] == "q0"}
+    assert (row[("a0", "e1:control")]["position"], row[("a0", "e1:explore")]["position"]) == (1, 2)
+    assert (row[("a0", "e1:control")]["impressions"], row[("a0", "e1:control")]["clicks"]) == (25, 13)

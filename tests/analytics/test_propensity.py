@@ -42,3 +42,26 @@ def test_refuses_inconsistent_counts() -> None:
         estimate_propensities(np.array([0]), np.array([1]), np.array([1]), np.array([2]))
     with pytest.raises(ValueError, match="same length"):
         estimate_propensities(np.array([0, 1]), np.array([1]), np.array([1]), np.array([0]))
+
+
+def test_counts_the_pairs_an_experiments_arms_moved() -> None:
+    """Pairs 0-299 shown at one position by arm 0 and another by arm 1; pairs 300-399 moved within arm 0
+    only (a ranker change outside the experiment); pairs 400-449 at one position in both arms."""
+    truth = 1.0 / np.arange(1, 11)
+    rng = np.random.default_rng(4)
+    rows = []
+    for p in range(450):
+        appeal = rng.uniform(0.1, 0.9)
+        a, b = rng.choice(10, size=2, replace=False) + 1
+        placed = [(a, 0), (b, 1)] if p < 300 else [(a, 0), (b, 0)] if p < 400 else [(a, 0), (a, 1)]
+        for k, arm in placed:
+            n = int(rng.integers(100, 300))
+            rows.append((p, k, n, rng.binomial(n, truth[k - 1] * appeal), arm))
+    pair, position, n, c, arm = (np.asarray(col) for col in zip(*rows, strict=True))
+    est = estimate_propensities(pair, position, n, c, ranking=arm)
+    assert est is not None and (est.pairs, est.across_rankings) == (400, 300)
+    np.testing.assert_allclose(est.theta, truth, atol=0.06)
+    unnamed = estimate_propensities(pair, position, n, c)
+    assert unnamed is not None and unnamed.across_rankings == 0 and unnamed.theta == est.theta
+    with pytest.raises(ValueError, match="same length"):
+        estimate_propensities(pair, position, n, c, ranking=arm[:-1])

@@ -27,6 +27,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import duckdb
+import numpy as np
 import pyarrow as pa
 
 from aisle.analytics.attribution import _source
@@ -47,8 +48,8 @@ def _events(con: duckdb.DuckDBPyConnection, lo: float, hi: float) -> None:
     con.execute(
         f"""
         CREATE OR REPLACE TEMP TABLE shown AS
-          SELECT token, ts, query, total, unnest(product_ids) AS product_id,
-                 generate_subscripts(product_ids, 1) AS position
+          SELECT token, ts, query, total, coalesce(variant, '') AS variant,
+                 unnest(product_ids) AS product_id, generate_subscripts(product_ids, 1) AS position
           FROM answers_log WHERE kind = 'search' AND ts >= {lo!r} AND ts < {hi!r};
         CREATE OR REPLACE TEMP TABLE answered AS
           SELECT token, ts, query, total FROM answers_log
@@ -162,20 +163,23 @@ def _products(con: duckdb.DuckDBPyConnection, since: float, first: float, days: 
 
 
 def click_table(con: duckdb.DuckDBPyConnection, since: float) -> pa.Table:
-    """Per (query, product, position) since ``since``: ``impressions, clicks`` (the learners' input)."""
+    """Per (query, product, position, variant) since ``since``: ``impressions, clicks`` (the learners'
+    input); ``variant`` is the answers' experiment arms (the log's tags, "" outside experiments)."""
     return con.sql(
         f"""
-        SELECT s.query, s.product_id, s.position, count(*) AS impressions,
+        SELECT s.query, s.product_id, s.position, s.variant, count(*) AS impressions,
                coalesce(sum(x.clicks), 0) AS clicks
         FROM shown s LEFT JOIN acted x USING (token, product_id)
         WHERE s.ts >= {since!r} AND s.query <> ''
-        GROUP BY s.query, s.product_id, s.position ORDER BY s.query, s.position, s.product_id
+        GROUP BY s.query, s.product_id, s.position, s.variant
+        ORDER BY s.query, s.position, s.product_id, s.variant
         """
     ).to_arrow_table()
 
 
 def propensities_of(clicks: pa.Table) -> Propensities | None:
-    """:func:`~aisle.analytics.propensity.estimate_propensities` over a :func:`click_table`."""
+    """:func:`~aisle.analytics.propensity.estimate_propensities` over a :func:`click_table`, each row's
+    ranking its experiment arms (``variant``)."""
     if clicks.num_rows == 0:
         return None
     keys = [
@@ -184,11 +188,14 @@ def propensities_of(clicks: pa.Table) -> Propensities | None:
     ]
     index: dict[str, int] = {}
     pair = [index.setdefault(k, len(index)) for k in keys]
+    arms: dict[str, int] = {}
+    ranking = [arms.setdefault(v, len(arms)) for v in clicks["variant"].to_pylist()]
     return estimate_propensities(
         pair,  # type: ignore[arg-type]
         clicks["position"].to_numpy(),
         clicks["impressions"].to_numpy(),
         clicks["clicks"].to_numpy(),
+        ranking=np.asarray(ranking, dtype=np.int64),
     )
 
 

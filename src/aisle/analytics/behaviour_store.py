@@ -46,6 +46,9 @@ class BehaviourRecord(BaseModel):
         None, description="Examination propensity per position (position 1 = 1), estimated from the log."
     )
     propensity_pairs: int = 0
+    propensity_across_arms: int = Field(
+        0, description="Of those pairs, the ones an experiment's arms showed at different positions."
+    )
     rows: dict[str, int] = Field(default_factory=dict)
 
 
@@ -124,5 +127,6 @@ def refresh(log: ParquetLog, tenant: str, now: float | None = None) -> Behaviour
         queries=longest.num_rows,
         propensities=list(propensities.theta) if propensities is not None else None,
         propensity_pairs=propensities.pairs if propensities is not None else 0,
+        propensity_across_arms=propensities.across_rankings if propensities is not None else 0,
     )
     return BehaviourStore(log.store).publish(tenant, tables, record)

@@ -10,6 +10,13 @@ harvesting* (Agarwal, Zaitsev, Wang, Li, Najork and Joachims, WSDM 2019). :func:
 fits the PBM by expectation-maximisation on those pairs alone (the EM of Chuklin et al., section 4.2),
 over aggregated counts, and returns ``theta`` relative to position 1.
 
+What identifies a ranking: the position a pair was shown at, pooled over the whole log, so a pair moved
+by any change counts. An A/B experiment whose arms rank differently (a ranker version against none) is
+the cleanest source: its arms run at the same time on visitors split at random, so a pair's positions in
+the two arms differ by the ranking alone, not by the season. Each row may name its ``ranking`` (the
+answers' experiment arms, the log's ``variant``); the estimate then says how many of its pairs were
+moved across arms (:attr:`Propensities.across_rankings`).
+
 Nothing here knows how the clicks were made: a learner evaluated on simulated shoppers gets only what
 the log holds.
 """
@@ -37,11 +44,14 @@ class Propensities:
         theta: ``theta[k - 1]`` for positions 1..len(theta), non-increasing is not forced (the data says).
         pairs: (query, product) pairs seen at two or more positions that the estimate rests on.
         impressions: impressions of those pairs.
+        across_rankings: of those pairs, the ones shown at different positions by different rankings
+            (the rows' ``ranking`` ids: experiment arms); 0 when the rows name none.
     """
 
     theta: tuple[float, ...]
     pairs: int
     impressions: int
+    across_rankings: int = 0
 
     def at(self, positions: np.ndarray) -> np.ndarray:
         """Propensities of 1-based ``positions`` (an int array); positions past the estimate get the last
@@ -60,6 +70,7 @@ def estimate_propensities(
     iterations: int = 2000,
     min_pairs: int = MIN_PAIRS,
     min_impressions: int = MIN_IMPRESSIONS,
+    ranking: np.ndarray | None = None,
 ) -> Propensities | None:
     """Fit the PBM's ``theta`` on aggregated counts by EM.
 
@@ -71,6 +82,7 @@ def estimate_propensities(
             bench's logs, about 8 s for 100k searches' click table on a busy core).
         min_pairs: fewest pairs seen at two positions or more to estimate from.
         min_impressions: rows with fewer impressions are left out (see :data:`MIN_IMPRESSIONS`).
+        ranking: (n,) int id of the ranking that showed each row (an experiment arm), or None.
 
     Returns:
         The propensities relative to position 1, or None when the log holds fewer than ``min_pairs``
@@ -81,12 +93,13 @@ def estimate_propensities(
     """
     pair, position = np.asarray(pair, np.int64), np.asarray(position, np.int64)
     n_imp, n_clk = np.asarray(impressions, np.float64), np.asarray(clicks, np.float64)
-    if not (len(pair) == len(position) == len(n_imp) == len(n_clk)):
-        raise ValueError("pair, position, impressions and clicks must have the same length")
+    arm = np.zeros(len(pair), np.int64) if ranking is None else np.asarray(ranking, np.int64)
+    if not (len(pair) == len(position) == len(n_imp) == len(n_clk) == len(arm)):
+        raise ValueError("pair, position, impressions, clicks and ranking must have the same length")
     if np.any(n_clk > n_imp):
         raise ValueError("a row has more clicks than impressions")
     keep = (position >= 1) & (position <= max_position) & (n_imp >= max(min_impressions, 1))
-    pair, position, n_imp, n_clk = pair[keep], position[keep], n_imp[keep], n_clk[keep]
+    pair, position, n_imp, n_clk, arm = pair[keep], position[keep], n_imp[keep], n_clk[keep], arm[keep]
     if len(pair) == 0:
         return None
     # intervention harvesting: only pairs shown at two positions or more tell examination from appeal
@@ -97,6 +110,10 @@ def estimate_propensities(
     rows = several[dense]
     if int(several.sum()) < min_pairs:
         return None
+    # a pair at two positions or more and in two rankings or more has two rows differing in both
+    _, pair_arm = np.unique(np.stack([dense, arm]), axis=1, return_inverse=True)
+    arms = np.bincount(np.unique(np.stack([dense, pair_arm.ravel()]), axis=1)[0], minlength=len(several))
+    across = int((several & (arms >= 2)).sum())
     _, dense = np.unique(dense[rows], return_inverse=True)
     k, n, c = position[rows] - 1, n_imp[rows], n_clk[rows]
     theta = np.full(max_position, 0.5)
@@ -124,4 +141,4 @@ def estimate_propensities(
         if exposure_k[j] == 0:
             relative[j] = relative[j - 1]
     last = int(np.flatnonzero(exposure_k > 0).max()) + 1
-    return Propensities(tuple(float(x) for x in relative[:last]), int(several.sum()), int(n.sum()))
+    return Propensities(tuple(float(x) for x in relative[:last]), int(several.sum()), int(n.sum()), across)

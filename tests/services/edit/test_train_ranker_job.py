@@ -113,6 +113,9 @@ def test_below_the_traffic_threshold_the_ranker_is_saved_not_deployed(
     result = job["result"]
     assert result["deployed"] is False and result["searches"] == 40 * len(WORDS)
     assert result["propensities"] is not None and result["propensities"][0] == 1.0
+    # reversed orders move 4 of each word's 5 products (the middle one stays at 3); the two rankings
+    # are not tagged as an experiment's arms: pairs harvested, none across arms
+    assert result["propensityPairs"] == 4 * len(WORDS) and result["propensityAcrossArms"] == 0
     rankers = RankerStore(store)
     assert [r.source for r in rankers.versions("shop")] == ["behaviour"]
     assert rankers.versions("shop")[0].features[-len(BEHAVIOUR_FEATURES) :] == list(BEHAVIOUR_FEATURES)
@@ -147,3 +150,26 @@ def test_unknown_source_is_refused(client: TestClient) -> None:
     resp = client.post("/rankers/train", params={"tenant": "shop", "source": "magic"})
     assert resp.status_code == 422
     assert client.post("/rankers/train", params={"tenant": "nobody"}).status_code == 404
+
+
+def test_below_the_threshold_search_keeps_serving_the_previous_ranker(
+    client: TestClient, store: BlobStore, settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from aisle.services.search.app import create_app as search_app
+
+    monkeypatch.setattr(click_training, "MIN_SEARCHES", 100)
+    monkeypatch.setattr(click_training, "MIN_CLICKS", 50)
+    first = _finished(client, client.post("/rankers/train", params={"tenant": "shop"}).json()["jobId"])
+    assert first["result"]["deployed"] is True
+    monkeypatch.setattr(click_training, "MIN_SEARCHES", 10**9)  # the log is now below the threshold
+    second = _finished(client, client.post("/rankers/train", params={"tenant": "shop"}).json()["jobId"])
+    assert second["status"] == "completed", second
+    result = second["result"]
+    assert result["deployed"] is False and result["rankerVersion"] == first["result"]["rankerVersion"] + 1
+    rankers = RankerStore(store, check_every=0)
+    assert [r.version for r in rankers.versions("shop")] == [1, 2]  # saved all the same
+    assert rankers.in_use("shop") == 1
+    with TestClient(search_app(settings)) as search:
+        body = search.post("/search", json={"query": "drill", "tenant": "shop"}).json()
+    stages = [s["stage"] for s in body["queryGraph"]["stages_tried"]]
+    assert "rerank-v1" in stages and "rerank-v2" not in stages

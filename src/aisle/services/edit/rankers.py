@@ -70,6 +70,8 @@ def train_ranker_handler(settings: Settings, store: BlobStore) -> JobHandler:
             "searches": behaviour.searches,
             "clicks": behaviour.clicks,
             "propensities": behaviour.propensities,
+            "propensityPairs": behaviour.propensity_pairs,
+            "propensityAcrossArms": behaviour.propensity_across_arms,
         }
 
     return handle

@@ -203,15 +203,21 @@ def wait_idle(service: ServiceProcess, headers: dict[str, str], timeout_s: float
 
 
 def worker_rss(service: ServiceProcess) -> str:
-    """Each process's resident memory (MiB): the ``aisle serve`` parent's children are the workers."""
+    """Each process's resident memory, MiB, as ``RSS/PSS`` (the ``aisle serve`` parent, then its workers).
+
+    PSS (``/proc/<pid>/smaps_rollup``) divides each shared page by the processes mapping it: the vector
+    tables the workers map from the same files count once over the workers, where RSS counts them in
+    each."""
     from bench.http_load import process_tree
 
     sizes = []
     for pid in process_tree(service.proc.pid):
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                sizes.append(int(line.split()[1]) / 1024)
-    return " ".join(f"{s:.0f}" for s in sizes)
+        fields = {}
+        for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines()[1:]:
+            name, _, value = line.partition(":")
+            fields[name.strip()] = int(value.split()[0]) / 1024
+        sizes.append((fields["Rss"], fields["Pss"]))
+    return " ".join(f"{rss:.0f}/{pss:.0f}" for rss, pss in sizes)
 
 
 def main(
@@ -278,8 +284,8 @@ def main(
             title = "fashion mix" if tenant == "fashion" else "Home Depot dev queries"
             table(title, tenant, queries, tenant == "homedepot", ts, engines, services, fs)
         print(
-            f"\naisle: resident memory after the bench, MiB (parent, workers): auth off {worker_rss(off)}; "
-            f"auth on {worker_rss(on)}"
+            "\naisle: resident memory after the bench, RSS/PSS MiB (parent, workers): "
+            f"auth off {worker_rss(off)}; auth on {worker_rss(on)}"
         )
     finally:
         off.stop()

@@ -37,6 +37,39 @@ in one run and 3.1 ms in the next), so they are printed, not claimed.
 Tried and not kept: granian 2.8.9 (``--interface asgi``, one worker) in place of uvicorn, same app, same
 POST fashion mix, alternating three times: 2.07 ms (1 client) and 2.13 ms (16 clients) of server CPU per
 request against uvicorn's 1.77 and 1.87 ms, so uvicorn stays.
+
+Per-request cost outside the engine and memory per worker (issue 32, second pass; notes with every
+figure in the lean helper's results). Measured in process: the seven middlewares a request passes
+before the fast lane (FastAPI's ServerError, ExceptionTelemetry and AppBodyLimit, Aisle's request id,
+metrics, body limit, Server-Timing) cost 15-16 us of CPU per request; folded into one (Aisle's four)
+12-13 us. Parsing the body (orjson + pydantic) costs 9 us and building the query 7 us. uvicorn (with
+httptools and uvloop) costs 50 us per request at 32 clients and 90 us at 1 client, serving a constant
+12 kB answer. So the CPU outside the engine is about 0.1 ms of the 2-3 ms a search costs; the profile's
+24% "in uvicorn's send" is wall-clock samples of workers preempted there, not CPU. Tried and not kept:
+the folded middleware (3 us), and a transport joining uvicorn's two writes per response into one
+(strace: 1,002 writes for 1,000 answers instead of 2,002; CPU 49 vs 50 us a request, search A/B 0.97-1.01x).
+
+Memory, kept: vector tables memory-mapped (one copy in the page cache for all workers) and MiniLM loaded
+only where a tenant's searches embed with it. Resident memory after this bench, per search worker,
+RSS / PSS MiB (four demo tenants, text vectors of fashion and Home Depot, hybrid on for both; no rules,
+ranker nor fallback in that build; the bench runs two services of two workers, so PSS divides a shared
+page by four); three before/after pairs, before = main at 90389cf, same build:
+
+=====  =========================  =======================
+run    before                     after
+=====  =========================  =======================
+1      1253-1256 / 1025-1028      1042-1073 / 615-645
+2      1253-1255 / 1031-1033      1028-1044 / 604-611
+3      1252-1258 / 1025-1031      1039-1068 / 617-646
+=====  =========================  =======================
+
+RSS counts the mapped vector pages a worker has touched (about 260 MB of the two tables' 300 MB after
+the bench, in process), so it stays above the 800 MB goal; one worker's anonymous memory went from 926
+to 522 MB (in process, same queries). The biggest structure left is the catalog rows as Python dicts
+(177 MB over the four tenants, in every worker). Server CPU per request did not move beyond the noise:
+as a ratio to Typesense's CPU in the same run (auth off / on), fashion 32 clients 1.01 / 1.11, 1.14 /
+1.23, 0.98 / 1.20 before and 1.04 / 1.04, 1.23 / 1.31, 1.07 / 1.07 after; Home Depot 32 clients 1.11 /
+0.94, 1.10 / 1.03, 1.01 / 1.01 before and 0.96 / 1.04, 0.97 / 1.08, 1.00 / 1.05 after.
 """
 
 from __future__ import annotations
@@ -203,15 +236,21 @@ def wait_idle(service: ServiceProcess, headers: dict[str, str], timeout_s: float
 
 
 def worker_rss(service: ServiceProcess) -> str:
-    """Each process's resident memory (MiB): the ``aisle serve`` parent's children are the workers."""
+    """Each process's resident memory, MiB, as ``RSS/PSS`` (the ``aisle serve`` parent, then its workers).
+
+    PSS (``/proc/<pid>/smaps_rollup``) divides each shared page by the processes mapping it: the vector
+    tables the workers map from the same files count once over the workers, where RSS counts them in
+    each."""
     from bench.http_load import process_tree
 
     sizes = []
     for pid in process_tree(service.proc.pid):
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                sizes.append(int(line.split()[1]) / 1024)
-    return " ".join(f"{s:.0f}" for s in sizes)
+        fields = {}
+        for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines()[1:]:
+            name, _, value = line.partition(":")
+            fields[name.strip()] = int(value.split()[0]) / 1024
+        sizes.append((fields["Rss"], fields["Pss"]))
+    return " ".join(f"{rss:.0f}/{pss:.0f}" for rss, pss in sizes)
 
 
 def main(
@@ -278,8 +317,8 @@ def main(
             title = "fashion mix" if tenant == "fashion" else "Home Depot dev queries"
             table(title, tenant, queries, tenant == "homedepot", ts, engines, services, fs)
         print(
-            f"\naisle: resident memory after the bench, MiB (parent, workers): auth off {worker_rss(off)}; "
-            f"auth on {worker_rss(on)}"
+            "\naisle: resident memory after the bench, RSS/PSS MiB (parent, workers): "
+            f"auth off {worker_rss(off)}; auth on {worker_rss(on)}"
         )
     finally:
         off.stop()

@@ -82,3 +82,28 @@ def test_wrong_shapes_are_refused() -> None:
         index.add(np.array([0, 1]), np.zeros((2, 4), dtype=np.float32))
     with pytest.raises(ValueError):
         index.add(np.array([-1]), np.ones((1, 8), dtype=np.float32))
+
+
+def test_a_loaded_index_is_mapped_and_copied_on_change(tmp_path: Path) -> None:
+    """load maps the files (workers share them); a change stays in the process that made it, and a
+    save beside a mapped copy leaves that copy reading the files it mapped."""
+    rng = np.random.default_rng(6)
+    vectors = _unit(rng, 300)
+    UsearchAnnIndex.build(vectors).save(tmp_path / "ann")
+    mapped = UsearchAnnIndex.load(tmp_path / "ann")
+    other = UsearchAnnIndex.load(tmp_path / "ann")
+    assert isinstance(mapped.rows(np.array([0])), np.ndarray)
+    assert mapped.search(vectors[7], 1).keys[0] == 7
+    mapped.remove(np.array([7]))  # a removal from a mapped graph (usearch would crash on the view)
+    mapped.add(np.array([8]), vectors[9:10])
+    assert 7 not in mapped.search(vectors[7], 5).keys
+    assert set(mapped.search(vectors[9], 2).keys.tolist()) == {8, 9}
+    on_disk = np.load(tmp_path / "ann" / "vectors.npy")
+    assert np.array_equal(on_disk, vectors)  # copy-on-write: the file is unchanged
+    assert other.search(vectors[7], 1).keys[0] == 7
+    mapped.save(tmp_path / "ann")
+    assert other.search(vectors[7], 1).keys[0] == 7  # still the files it mapped
+    assert np.array_equal(other.vectors_of(np.array([8])), vectors[8:9])
+    again = UsearchAnnIndex.load(tmp_path / "ann")
+    assert 7 not in again.search(vectors[7], 5).keys
+    assert np.array_equal(again.vectors_of(np.array([8])), vectors[9:10])

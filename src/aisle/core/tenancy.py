@@ -105,6 +105,10 @@ class Tenants:
         """Configurations held in the cache."""
         return len(self._cache)
 
+    def query_encoder(self, tenant: str) -> str:
+        """How the tenant's hybrid search embeds a query (``static`` or ``minilm``; its configuration)."""
+        return self.config(tenant).global_.hybrid.query_encoder
+
     def config(self, tenant: str) -> TenantConfig:
         """Load and validate the tenant's five files.
 

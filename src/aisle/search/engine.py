@@ -351,10 +351,10 @@ class SearchEngine:
     # -- process life ---------------------------------------------------------------------------
 
     def warm_up(self) -> None:
-        """Open every tenant's index, ranker token table, text and photo vectors, and run the text and
-        photo models once (and build the suggestion indexes in a background thread), so no first
-        request pays for them (each seconds; left to the first request, they overran the 250 ms search
-        deadline). A tenant that fails to load is logged and skipped."""
+        """Open every tenant's index, ranker token table, text and photo vectors, run the photo model and
+        MiniLM (only when a tenant's searches embed with it: 140 MB a worker, issue 32) once, and build the
+        suggestion indexes in a background thread, so no search pays for them (each seconds, past the
+        250 ms deadline). A tenant that fails to load is logged and skipped."""
         names = self.tenants.names()
         for tenant in names:
             try:
@@ -369,8 +369,8 @@ class SearchEngine:
             target=self._warm_suggesters, args=(names,), name="suggest-warm", daemon=True
         ).start()
         try:
-            # has() opens each table, so every tenant is asked (a list, not any())
-            if [tenant for tenant in names if self.vectors.store.has(tenant)]:
+            # every tenant's table is opened (a list, not any()); MiniLM only where searches embed with it
+            if [t for t in names if self.vectors.embeds_with_model(t, self.tenants.query_encoder)]:
                 self.vectors.encode("warm up")
             if not isinstance(self.neighbours, RemoteNeighbours) and [
                 t for t in names if self.vectors.store.has(t, "image")

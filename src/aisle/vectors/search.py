@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -96,6 +96,14 @@ class VectorSearch:
             while len(self._queries) > QUERY_CACHE:
                 self._queries.popitem(last=False)
         return vector
+
+    def embeds_with_model(self, tenant: str, encoder_of: Callable[[str], str]) -> bool:
+        """Whether the tenant's searches embed their queries with MiniLM (:meth:`encode_query`): it has a
+        text table, and its encoder (``encoder_of(tenant)``, read only then) is "minilm" or the table has
+        no static query encoder. Opens the table (:meth:`VectorStore.has`)."""
+        if not self.store.has(tenant):
+            return False
+        return encoder_of(tenant) != "static" or self.store.table(tenant).query is None
 
     def encode_query(self, table: VectorTable, text: str, encoder: str = "static") -> np.ndarray:
         """``text``'s query vector for ``table``: float32, (384,), unit length. ``encoder`` "static"

@@ -22,7 +22,8 @@ Protocol (SIMULATED shoppers, labelled so wherever these figures appear):
 
 Rows: no ranker; naive click ranker (clicks per impression, no position); debiased click ranker (clicks
 per estimated examination, or LightGBM's own position debiasing when the log had one ranking); the
-debiased click ranker with the behaviour features too (a failure mode kept on show); judgment ranker;
+debiased click ranker with the behaviour features too (a failure mode kept on show); the same trained
+as the platform's ``train_ranker`` job trains it (:func:`train_as_job`: the deployed path); judgment ranker;
 judgments plus clicks (judgment labels, text and behaviour features, as ``aisle ranker train --source
 behaviour --judgments`` trains it). Last, the in-process latency of a search served by the judgment
 ranker with and without the behaviour features.
@@ -153,6 +154,34 @@ def train_from_log(  # type: ignore[no-untyped-def]
     return fit_clicks(qs, position_debiased=corrected and theta is None), candidates
 
 
+def train_as_job(world: World, run: Path, version: int, which: set[str] | None):  # type: ignore[no-untyped-def]
+    """The platform's own trainer on the published behaviour ``version``, as the edit service's
+    ``train_ranker`` job calls it (:func:`aisle.search.training.clicks.train_click_ranker`: candidates
+    collected by the tenant's pipeline over the logged queries, the behaviour features joined), on the
+    log rows of ``which`` (raw dev queries; None: all). Saved in the world's bucket, never put in use
+    (the simulation serves from the run's bucket). Returns the booster."""
+    from aisle.core.storage import open_blob_store
+    from aisle.search.ranking.behaviour import BehaviourTables
+    from aisle.search.ranking.store import RankerStore
+    from aisle.search.training.clicks import ClickLog, train_click_ranker
+    from aisle.services.edit.rankers import click_log
+
+    store = open_blob_store(f"file://{run / 'bucket'}")
+    log = click_log(store, TENANT, version)
+    if which is not None:
+        kept = {norm for raw, norm in world.norm.items() if raw in which}
+        rows = [i for i, q in enumerate(log.queries) if q in kept]
+        log = ClickLog(
+            [log.queries[i] for i in rows], [log.products[i] for i in rows], log.positions[rows],
+            log.impressions[rows], log.clicks[rows], log.propensities, log.searches, log.total_clicks,
+        )  # fmt: skip
+    record, _ = train_click_ranker(
+        world.tenants, TENANT, world.work / "data", log, use=False,
+        behaviour=BehaviourTables(store, check_every=0).current(TENANT),
+    )  # fmt: skip
+    return RankerStore(world.tenants.store, check_every=0).load(TENANT, record.version).booster
+
+
 def judged_set(world: World, run: Path | None = None, version: int | None = None):  # type: ignore[no-untyped-def]
     """The scored queries' candidates labelled by the dev judgments (the tuning set); with a run, the
     behaviour features of its published ``version`` appended (the serving code's own
@@ -267,6 +296,10 @@ def main(data_dir: Path, judgments: Path | None = None, sizes: tuple[int, ...] |
             dev_s = _score(world, cands, dev_b, every) if dev_b is not None else base[0]
             hold_s = _score(world, cands, hold_b, world.holdout) if hold_b is not None else base[1]
             print(_row(f"{name} @{n}", dev_s, hold_s, base))
+        behaved = judged_set(world, run, record.version)
+        job_dev = _score(world, behaved, train_as_job(world, run, record.version, None), every)
+        job_hold = _score(world, behaved, train_as_job(world, run, record.version, train_raw), world.holdout)
+        print(_row(f"as the train_ranker job @{n}", job_dev, job_hold, base))
         combined = judged_set(world, run, record.version)
         # AISLE_BENCH_CLICK_CV=0 skips this row's 5-fold CV (5 fits over every candidate): dev shows nan
         quick = os.environ.get("AISLE_BENCH_CLICK_CV", "1") == "0"

@@ -75,3 +75,38 @@ def test_attribute_rules_are_enforced() -> None:
 def test_bad_tenant_names(name: str) -> None:
     with pytest.raises(BadRequest):
         check_tenant_name(name)
+
+
+def test_an_unchanged_configuration_is_kept_past_its_ttl(any_blob_store: BlobStore) -> None:
+    tenants = make_tenant(any_blob_store)
+    first = tenants.config("shop")
+    assert tenants.config("shop") is first  # re-read (ttl 0), same bytes: the same object
+    raw = orjson.loads(any_blob_store.get("shop/global_configuration.json"))
+    raw["currency"] = "EUR"
+    any_blob_store.put("shop/global_configuration.json", orjson.dumps(raw))
+    changed = tenants.config("shop")
+    assert changed is not first and changed.global_.currency == "EUR"
+    assert changed.attributes == first.attributes
+    any_blob_store.delete("shop/attribute_configuration.json")
+    with pytest.raises(TenantNotFound):
+        tenants.config("shop")
+
+
+def test_a_change_within_the_ttl_shows_after_it(blob_store: BlobStore) -> None:
+    tenants = Tenants(blob_store, ttl=3600)
+    tenants.write_config("shop", fashion.configs())
+    first = tenants.config("shop")
+    usd = first.global_.model_copy(update={"currency": "USD"})
+    Tenants(blob_store).write_config("shop", {"global_configuration.json": usd})
+    assert tenants.config("shop") is first  # another process's write: held for the ttl
+    tenants.ttl = 0
+    assert tenants.config("shop").global_.currency == "USD"
+
+
+def test_an_emptied_file_is_invalid_json_not_missing(blob_store: BlobStore) -> None:
+    tenants = make_tenant(blob_store)
+    tenants.config("shop")
+    blob_store.put("shop/user_group_configuration.json", b"")
+    with pytest.raises(ConfigInvalid) as err:
+        tenants.config("shop")
+    assert "not valid JSON" in err.value.message

@@ -22,6 +22,7 @@ import polars as pl
 
 from aisle.core.errors import ErrorCode, NotFound
 from aisle.core.storage import BlobNotFound, BlobStore
+from aisle.core.storage.signature import read_object
 
 POINTER = "catalog/current.json"
 
@@ -57,7 +58,7 @@ class CatalogStore:
 
     def current_version(self) -> str | None:
         try:
-            return str(orjson.loads(self.scope.get(POINTER))["version"])
+            return str(orjson.loads(read_object(self.scope, POINTER))["version"])
         except BlobNotFound:
             return None
 

@@ -12,6 +12,7 @@ from pydantic import BaseModel, ValidationError
 
 from aisle.core.errors import BadRequest, ConfigInvalid, ErrorCode, TenantNotFound
 from aisle.core.storage import BlobNotFound, BlobStore, PrefixBlobStore
+from aisle.core.storage.signature import read_object
 from aisle.core.tenant_config import (
     CONFIG_FILES,
     AttributeConfiguration,
@@ -74,13 +75,18 @@ def tenant_scope(store: BlobStore, tenant: str) -> PrefixBlobStore:
 class Tenants:
     """Finds tenants in object storage and loads their configuration, cached for ``ttl`` seconds.
 
-    A configuration change in storage is picked up at most ``ttl`` seconds later.
+    A configuration change in storage is picked up at most ``ttl`` seconds later. Past ``ttl`` the five
+    files are read again (plain file reads on a local store:
+    :func:`~aisle.core.storage.signature.read_object`) and, when their bytes are unchanged, the same
+    :class:`TenantConfig` object is kept: nothing is validated again, and caches keyed on its identity
+    (the index registry's check, experiment arms) stay valid.
     """
 
     def __init__(self, store: BlobStore, ttl: float = 2.0) -> None:
         self.store = store
         self.ttl = ttl
         self._cache: dict[str, tuple[float, TenantConfig]] = {}
+        self._raw: dict[str, tuple[bytes | None, ...]] = {}  # the files' bytes behind each cached config
         self._lock = threading.Lock()
 
     def names(self) -> list[str]:
@@ -120,15 +126,25 @@ class Tenants:
         hit = self._cache.get(tenant)
         if hit is not None and now - hit[0] < self.ttl:
             return hit[1]
-        if not self.exists(tenant):
+        if not TENANT_NAME.match(tenant or ""):
             raise TenantNotFound(tenant)
         scope = self.scope(tenant)
-        parsed: dict[str, BaseModel] = {}
+        raws: list[bytes | None] = []
         for file in CONFIG_FILES:
             try:
-                raw = scope.get(file)
+                raws.append(read_object(scope, file))
             except BlobNotFound as exc:
-                raise ConfigInvalid(tenant, file, "required file is missing") from exc
+                if file == MARKER_FILE:
+                    raise TenantNotFound(tenant) from exc
+                raws.append(None)  # reported below, in file order, as before
+        if hit is not None and self._raw.get(tenant) == tuple(raws):
+            with self._lock:
+                self._cache[tenant] = (now, hit[1])
+            return hit[1]
+        parsed: dict[str, BaseModel] = {}
+        for file, raw in zip(CONFIG_FILES, raws, strict=True):
+            if raw is None:
+                raise ConfigInvalid(tenant, file, "required file is missing")
             parsed[file] = parse_config_file(tenant, file, raw)
         config = TenantConfig(
             tenant=tenant,
@@ -140,6 +156,7 @@ class Tenants:
         )
         with self._lock:
             self._cache[tenant] = (now, config)
+            self._raw[tenant] = tuple(raws)
         return config
 
     def write_config(self, tenant: str, files: dict[str, BaseModel]) -> None:
@@ -159,3 +176,4 @@ class Tenants:
             scope.put(file, raw)
         with self._lock:
             self._cache.pop(tenant, None)
+            self._raw.pop(tenant, None)

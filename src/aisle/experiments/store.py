@@ -27,7 +27,7 @@ from aisle.core.errors import Conflict, ErrorCode, NotFound
 from aisle.core.storage import BlobNotFound, BlobStore
 from aisle.core.storage.documents import VersionedDocuments
 from aisle.core.storage.revisions import RevisionLog
-from aisle.core.storage.signature import file_signature
+from aisle.core.storage.signature import file_signature, read_object
 from aisle.core.tenancy import check_tenant_name, tenant_scope
 from aisle.experiments.model import Experiment, ExperimentBody, HistoryEntry, Status
 
@@ -187,7 +187,7 @@ class LiveExperiments:
         if local is not None and held is not None and fresh:
             return held[3]
         try:
-            content: bytes | None = self.store.get(path)
+            content: bytes | None = read_object(self.store, path)
         except BlobNotFound:
             content = None
         if held is not None and held[2] == content:

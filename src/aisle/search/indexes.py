@@ -85,7 +85,10 @@ class IndexRegistry:
         if (
             entry is not None
             and entry[1].version == version
-            and entry[1].config.model_dump() == config.attributes.model_dump()
+            and (
+                entry[1].config is config.attributes
+                or entry[1].config.model_dump() == config.attributes.model_dump()
+            )
         ):
             self._open[tenant] = (now, entry[1], config.attributes)
             return entry[1]

@@ -18,6 +18,7 @@ from aisle.catalog.schema import PATH_SEP
 from aisle.catalog.store import Catalog
 from aisle.core.tenant_config import Attribute, AttributeConfiguration, AttributeRole, AttributeType
 from aisle.search.attributes import AttributeDictionary, build_dictionary
+from aisle.search.index.fuzzy import FuzzyTerms
 from aisle.search.index.schema import ANALYZER, build_analyzer, keyword_field, numeric_field
 from aisle.search.spelling import SpellingCorrector, catalog_vocabulary
 
@@ -180,6 +181,14 @@ class TenantIndex:
 
     def num_docs(self) -> int:
         return int(self.searcher.num_docs)
+
+    def fuzzy_terms(self) -> FuzzyTerms:
+        """This index's typo expansions (:class:`~aisle.search.index.fuzzy.FuzzyTerms`), made on first
+        use: shared by every search of this index, gone with it when a new one is opened."""
+        fuzzy = self.derived.get("fuzzy_terms")
+        if fuzzy is None:
+            fuzzy = self.derived.setdefault("fuzzy_terms", FuzzyTerms(self.searcher))
+        return fuzzy  # type: ignore[no-any-return]
 
     def product_ids(self) -> list[str]:
         """The product id of each catalog row, in row order (built once per index)."""

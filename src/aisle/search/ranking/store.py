@@ -24,6 +24,7 @@ from pydantic import BaseModel, Field
 
 from aisle.core.errors import ErrorCode, NotFound
 from aisle.core.storage import BlobNotFound, BlobStore
+from aisle.core.storage.signature import read_object
 from aisle.core.tenancy import tenant_scope
 from aisle.search.ranking.behaviour import BEHAVIOUR_FEATURES, BehaviourTables
 
@@ -121,7 +122,7 @@ class RankerStore:
     def in_use(self, tenant: str) -> int | None:
         """The version the tenant's searches use, or None."""
         try:
-            return int(orjson.loads(self._scope(tenant).get(POINTER))["version"])
+            return int(orjson.loads(read_object(self._scope(tenant), POINTER))["version"])
         except BlobNotFound:
             return None
 

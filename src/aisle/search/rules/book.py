@@ -18,7 +18,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from aisle.core.storage import BlobNotFound, BlobStore
-from aisle.core.storage.signature import file_signature
+from aisle.core.storage.signature import file_signature, read_object
 from aisle.core.tenancy import check_tenant_name, tenant_scope
 from aisle.search.normalize import normalize
 from aisle.search.rules.model import Rule
@@ -151,7 +151,7 @@ class RuleBooks:
 
     def _read(self, tenant: str) -> bytes | None:
         try:
-            return self.store.get(f"{tenant}/{INDEX_PATH}")
+            return read_object(self.store, f"{tenant}/{INDEX_PATH}")
         except BlobNotFound:
             return None
 

@@ -4,15 +4,13 @@ and pyarrow read."""
 
 from __future__ import annotations
 
-import importlib.util
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import duckdb
 import pytest
-from tests.conftest import require
+from tests.support.spark import local_spark
 
 from aisle.analytics.behaviour_store import BEHAVIOUR_DIR, TABLES, BehaviourStore, refresh
 from aisle.analytics.log import ParquetLog
@@ -29,14 +27,8 @@ pytestmark = pytest.mark.filterwarnings("ignore:PySpark does not yet fully suppo
 @pytest.fixture(scope="module")
 def spark() -> Iterator[SparkSession]:
     """One local Spark session (skips, or fails in CI, without Java or pyspark)."""
-    require(shutil.which("java") is not None, "Java (17 or newer) is needed for Spark")
-    require(importlib.util.find_spec("pyspark") is not None, "the spark extra is not installed")
-    from aisle.recs.spark.session import spark_session
-
-    session = spark_session("local[1]", {"spark.sql.shuffle.partitions": "1"})
-    session.sparkContext.setLogLevel("ERROR")
-    yield session
-    session.stop()
+    with local_spark(1, 1) as session:
+        yield session
 
 
 def _log(tmp: Path) -> ParquetLog:

@@ -8,8 +8,6 @@ the float rounding of sums taken in another order ("ties aside": partners whose 
 
 from __future__ import annotations
 
-import importlib.util
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -18,6 +16,7 @@ import numpy as np
 import polars as pl
 import pytest
 from tests.conftest import require
+from tests.support.spark import local_spark
 
 from aisle.recs.models.bought_together import BoughtTogetherParams, train_bought_together
 
@@ -34,14 +33,8 @@ pytestmark = [
 @pytest.fixture(scope="module")
 def spark() -> Iterator[SparkSession]:
     """One local Spark session for the module (skips, or fails in CI, without Java or pyspark)."""
-    require(shutil.which("java") is not None, "Java (17 or newer) is needed for Spark")
-    require(importlib.util.find_spec("pyspark") is not None, "the spark extra is not installed")
-    from aisle.recs.spark.session import spark_session
-
-    session = spark_session("local[2]", {"spark.sql.shuffle.partitions": "4"})
-    session.sparkContext.setLogLevel("ERROR")
-    yield session
-    session.stop()
+    with local_spark(2, 4) as session:
+        yield session
 
 
 def _parquet(spark: SparkSession, df: pl.DataFrame, folder: Path) -> Any:

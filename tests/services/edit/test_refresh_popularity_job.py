@@ -10,6 +10,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 from fastapi.testclient import TestClient
+from tests.support.jobs import finished_job
 from tests.support.recs import write_tenant
 
 from aisle.analytics.log import ParquetLog
@@ -52,21 +53,12 @@ def client(settings: Settings, store: BlobStore) -> Iterator[TestClient]:
         yield c
 
 
-def _finished(client: TestClient, job_id: str) -> dict:  # type: ignore[type-arg]
-    for _ in range(600):
-        job = client.get(f"/jobs/{job_id}", params={"tenant": "shop"}).json()
-        if job["status"] in ("completed", "failed"):
-            return job  # type: ignore[no-any-return]
-        time.sleep(0.05)
-    raise AssertionError(f"job {job_id} did not finish: {job}")
-
-
 def test_refresh_publishes_the_next_version_from_the_logged_events(
     client: TestClient, store: BlobStore
 ) -> None:
     resp = client.post("/popularity/refresh", params={"tenant": "shop"})
     assert resp.status_code == 202 and resp.json()["kind"] == "refresh_popularity", resp.text
-    job = _finished(client, resp.json()["jobId"])
+    job = finished_job(client, "shop", resp.json()["jobId"])
     assert job["status"] == "completed", job
     assert job["result"]["popularityVersion"] == 1 and job["result"]["events"] == 4
     scope = Tenants(store).scope("shop")
@@ -75,7 +67,9 @@ def test_refresh_publishes_the_next_version_from_the_logged_events(
     assert items["item_id"].to_list() == ["b", "c", "a"]
     windows = popularity_store.read_table(scope, 1, "windows").filter(pl.col("window_days") == 90.0)
     assert dict(zip(windows["item_id"], windows["purchases"], strict=True)) == {"a": 0, "b": 1, "c": 0}
-    again = _finished(client, client.post("/popularity/refresh", params={"tenant": "shop"}).json()["jobId"])
+    again = finished_job(
+        client, "shop", client.post("/popularity/refresh", params={"tenant": "shop"}).json()["jobId"]
+    )
     assert again["result"]["popularityVersion"] == 2 and popularity_store.current_version(scope) == 2
 
 

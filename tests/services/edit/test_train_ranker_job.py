@@ -11,6 +11,7 @@ import numpy as np
 import polars as pl
 import pytest
 from fastapi.testclient import TestClient
+from tests.support.jobs import finished_job
 from tests.support.recs import write_tenant
 
 from aisle.analytics.log import ParquetLog
@@ -94,21 +95,12 @@ def client(settings: Settings, store: BlobStore) -> Iterator[TestClient]:
         yield c
 
 
-def _finished(client: TestClient, job_id: str) -> dict:  # type: ignore[type-arg]
-    for _ in range(600):
-        job = client.get(f"/jobs/{job_id}", params={"tenant": "shop"}).json()
-        if job["status"] in ("completed", "failed"):
-            return job  # type: ignore[no-any-return]
-        time.sleep(0.05)
-    raise AssertionError(f"job {job_id} did not finish: {job}")
-
-
 def test_below_the_traffic_threshold_the_ranker_is_saved_not_deployed(
     client: TestClient, store: BlobStore
 ) -> None:
     resp = client.post("/rankers/train", params={"tenant": "shop", "source": "behaviour"})
     assert resp.status_code == 202, resp.text
-    job = _finished(client, resp.json()["jobId"])
+    job = finished_job(client, "shop", resp.json()["jobId"])
     assert job["status"] == "completed", (job.get("error"), job.get("message"))
     result = job["result"]
     assert result["deployed"] is False and result["searches"] == 40 * len(WORDS)
@@ -127,7 +119,9 @@ def test_above_the_threshold_it_is_deployed_and_served(
 ) -> None:
     monkeypatch.setattr(click_training, "MIN_SEARCHES", 100)
     monkeypatch.setattr(click_training, "MIN_CLICKS", 50)
-    job = _finished(client, client.post("/rankers/train", params={"tenant": "shop"}).json()["jobId"])
+    job = finished_job(
+        client, "shop", client.post("/rankers/train", params={"tenant": "shop"}).json()["jobId"]
+    )
     assert job["status"] == "completed" and job["result"]["deployed"] is True, job
     rankers = RankerStore(store, check_every=0)
     assert rankers.in_use("shop") == job["result"]["rankerVersion"]
@@ -159,10 +153,14 @@ def test_below_the_threshold_search_keeps_serving_the_previous_ranker(
 
     monkeypatch.setattr(click_training, "MIN_SEARCHES", 100)
     monkeypatch.setattr(click_training, "MIN_CLICKS", 50)
-    first = _finished(client, client.post("/rankers/train", params={"tenant": "shop"}).json()["jobId"])
+    first = finished_job(
+        client, "shop", client.post("/rankers/train", params={"tenant": "shop"}).json()["jobId"]
+    )
     assert first["result"]["deployed"] is True
     monkeypatch.setattr(click_training, "MIN_SEARCHES", 10**9)  # the log is now below the threshold
-    second = _finished(client, client.post("/rankers/train", params={"tenant": "shop"}).json()["jobId"])
+    second = finished_job(
+        client, "shop", client.post("/rankers/train", params={"tenant": "shop"}).json()["jobId"]
+    )
     assert second["status"] == "completed", second
     result = second["result"]
     assert result["deployed"] is False and result["rankerVersion"] == first["result"]["rankerVersion"] + 1

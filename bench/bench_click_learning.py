@@ -231,7 +231,9 @@ def _row(name: str, dev: float, hold: float, base: tuple[float, float]) -> str:
     return f"{name:<34} {dev:.4f} ({dev - base[0]:+.4f})   {hold:.4f} ({hold - base[1]:+.4f})"
 
 
-def main(data_dir: Path, judgments: Path | None = None, sizes: tuple[int, ...] | None = None) -> None:
+def main(
+    data_dir: Path, judgments: Path | None = None, sizes: tuple[int, ...] | None = None, seed: int = 7
+) -> None:
     from aisle.analytics.behaviour_store import refresh
     from aisle.analytics.log import ParquetLog
     from aisle.core.storage import open_blob_store
@@ -270,11 +272,12 @@ def main(data_dir: Path, judgments: Path | None = None, sizes: tuple[int, ...] |
         run = work / f"run-{n}"
         shutil.rmtree(run, ignore_errors=True)
         start = time.perf_counter()
-        figures = simulate(world, run, n, explorer(world, run))
+        figures = simulate(world, run, n, explorer(world, run), seed=seed)
         record = refresh(ParquetLog(open_blob_store(f"file://{run / 'bucket'}"), run / "cache"), TENANT)
         theta = record.propensities
         print(
-            f"\n{n} simulated searches, {figures['clicks']} clicks ({time.perf_counter() - start:.0f} s); "
+            f"\n{n} simulated searches (seed {seed}), {figures['clicks']} clicks "
+            f"({time.perf_counter() - start:.0f} s); "
             f"mid-run click ranker: {figures['v1']}; propensities from the log: "
             + (
                 ", ".join(f"{t:.2f}" for t in theta) + f" ({record.propensity_pairs} pairs)"
@@ -320,5 +323,6 @@ if __name__ == "__main__":
     parser.add_argument("--data-dir", type=Path, default=Path("../shared/data"))
     parser.add_argument("--judgments", type=Path, default=None)
     parser.add_argument("--sizes", default=",".join(map(str, SIZES)))
+    parser.add_argument("--seed", type=int, default=7, help="the simulated shoppers' random seed")
     args = parser.parse_args()
-    main(args.data_dir.resolve(), args.judgments, tuple(int(x) for x in args.sizes.split(",")))
+    main(args.data_dir.resolve(), args.judgments, tuple(int(x) for x in args.sizes.split(",")), args.seed)

@@ -74,6 +74,9 @@ def _by_score(
     """The products of ``category`` by the order's score, highest first, unscored ones after them in
     catalog order. Cached per (catalog version, category, order) on the artifact, which is replaced
     when a new version is published."""
+    if popularity.sorted_version != table.version:  # a new catalog: drop the old one's orders
+        popularity.sorted_categories = {}
+        popularity.sorted_version = table.version
     key = (table.version, category, order)
     hit = popularity.sorted_categories.get(key)
     if hit is None:

@@ -40,7 +40,9 @@ class ServedPopularity:
     ranked: dict[str, list[str]] = field(default_factory=dict)
     sorted_categories: dict[tuple[str, Any, str], list[str]] = field(default_factory=dict, repr=False)
     """(catalog version, category, order) -> that category's items by score: a cache of
-    :mod:`aisle.recs.serving.backfill`, one entry per category a request backfilled from."""
+    :mod:`aisle.recs.serving.backfill`, one entry per category a request backfilled from, for the
+    catalog version :attr:`sorted_version` only (replaced, not grown, when the catalog changes)."""
+    sorted_version: Any = field(default=None, repr=False)
 
     @classmethod
     def of(

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from aisle.core.config import Settings
 from aisle.core.errors import BadRequest, ErrorCode
@@ -150,18 +151,25 @@ class RecsEditor:
         refuse_if_attached(scope, model_id)
         return self._submit(scope, tenant, "undeploy", model_id)
 
-    def submit(self, tenant: str, kind: str) -> Job:
+    def submit(self, tenant: str, kind: str, params: dict[str, Any] | None = None) -> Job:
         """Submit a tenant-wide job of ``kind`` (one of the handlers the service added, such as the search
-        ranker's ``train_ranker``). Raises TenantNotFound (404)."""
-        return self._submit(self.scope(tenant), tenant, kind, None)
+        ranker's ``train_ranker``) with its request ``params``. Raises TenantNotFound (404)."""
+        return self._submit(self.scope(tenant), tenant, kind, None, params)
 
     def job(self, tenant: str, job_id: str) -> Job:
         """A job's status, ``percent`` 0-100 and message. Raises JobNotFound (404)."""
         return JobStore(self.scope(tenant), tenant).get(job_id)
 
-    def _submit(self, scope: PrefixBlobStore, tenant: str, kind: str, model_id: str | None) -> Job:
+    def _submit(
+        self,
+        scope: PrefixBlobStore,
+        tenant: str,
+        kind: str,
+        model_id: str | None,
+        params: dict[str, Any] | None = None,
+    ) -> Job:
         """Persist an accepted job and wake this replica's runner (another replica may still claim it)."""
-        job = JobStore(scope, tenant).submit(kind, model_id)
+        job = JobStore(scope, tenant).submit(kind, model_id, params)
         self.jobs.wake()
         return job
 

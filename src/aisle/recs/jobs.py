@@ -59,6 +59,9 @@ class Job(BaseModel):
         "refresh_popularity (product popularity and trending for recommendations)."
     )
     modelId: str | None = None
+    params: dict[str, Any] = Field(
+        default_factory=dict, description="What the job was asked for (e.g. train_ranker's deploy mode)."
+    )
     status: JobStatus = JobStatus.accepted
     percent: int = 0
     message: str = "accepted"
@@ -87,9 +90,15 @@ class JobStore:
         self.scope = scope
         self.tenant = tenant
 
-    def submit(self, kind: str, model_id: str | None = None) -> Job:
-        """Persist a new accepted job and its pending marker."""
-        job = Job(jobId=f"job-{secrets.token_hex(8)}", tenant=self.tenant, kind=kind, modelId=model_id)
+    def submit(self, kind: str, model_id: str | None = None, params: dict[str, Any] | None = None) -> Job:
+        """Persist a new accepted job (with its request ``params``) and its pending marker."""
+        job = Job(
+            jobId=f"job-{secrets.token_hex(8)}",
+            tenant=self.tenant,
+            kind=kind,
+            modelId=model_id,
+            params=params or {},
+        )
         self.save(job)
         self.scope.put(f"jobs/pending/{job.jobId}", b"")
         return job

@@ -1,11 +1,13 @@
 """The edit service's ``train_ranker`` job: a tenant with (hand-made, simulated) traffic gets a ranker
-learned from its clicks, saved as a version, deployed only above the traffic threshold, and served."""
+learned from its clicks, saved as a version, deployed only above the traffic threshold (``deploy=threshold``)
+or by winning an A/B trial against the live setting (``deploy=experiment``, the default), and served."""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -18,8 +20,10 @@ from aisle.analytics.log import ParquetLog
 from aisle.analytics.records import Answer, Outcome
 from aisle.core.config import Settings
 from aisle.core.storage import BlobStore, open_blob_store
-from aisle.core.tenancy import Tenants
+from aisle.core.tenancy import Tenants, tenant_scope
 from aisle.core.tenant_config import Attribute
+from aisle.experiments.model import Experiment
+from aisle.experiments.store import ExperimentStore
 from aisle.search.indexes import IndexRegistry
 from aisle.search.pipeline import SearchPipeline, default_stages
 from aisle.search.query import SearchQuery
@@ -27,6 +31,7 @@ from aisle.search.ranking.behaviour import BEHAVIOUR_FEATURES
 from aisle.search.ranking.store import RankerStore
 from aisle.search.training import clicks as click_training
 from aisle.services.edit.app import create_app
+from aisle.services.edit.ranker_trials import TREATMENT, needed_visitors
 
 WORDS = [
     "drill",
@@ -76,6 +81,13 @@ def _traffic(store: BlobStore, tmp: Path, searches_per_word: int) -> None:
     ParquetLog(store, tmp / "cache").write(records)
 
 
+def _train(client: TestClient, **params: object) -> str:
+    """Start a train_ranker job for tenant ``shop`` with ``params``; its job id."""
+    resp = client.post("/rankers/train", params={"tenant": "shop", **params})
+    assert resp.status_code == 202, resp.text
+    return str(resp.json()["jobId"])
+
+
 @pytest.fixture
 def settings(tmp_path: Path) -> Settings:
     return Settings(auth="off", storage_url=f"file://{tmp_path / 'bucket'}", data_dir=tmp_path / "data")
@@ -119,9 +131,7 @@ def test_above_the_threshold_it_is_deployed_and_served(
 ) -> None:
     monkeypatch.setattr(click_training, "MIN_SEARCHES", 100)
     monkeypatch.setattr(click_training, "MIN_CLICKS", 50)
-    job = finished_job(
-        client, "shop", client.post("/rankers/train", params={"tenant": "shop"}).json()["jobId"]
-    )
+    job = finished_job(client, "shop", _train(client, deploy="threshold"))
     assert job["status"] == "completed" and job["result"]["deployed"] is True, job
     rankers = RankerStore(store, check_every=0)
     assert rankers.in_use("shop") == job["result"]["rankerVersion"]
@@ -143,6 +153,10 @@ def test_above_the_threshold_it_is_deployed_and_served(
 def test_unknown_source_is_refused(client: TestClient) -> None:
     resp = client.post("/rankers/train", params={"tenant": "shop", "source": "magic"})
     assert resp.status_code == 422
+    for bad in ({"deploy": "always"}, {"minimumDetectableEffect": 0}, {"minimumDetectableEffect": 2}):
+        resp = client.post("/rankers/train", params={"tenant": "shop", **bad})
+        assert resp.status_code == 422, (bad, resp.text)
+        assert next(iter(bad)) in resp.text
     assert client.post("/rankers/train", params={"tenant": "nobody"}).status_code == 404
 
 
@@ -153,14 +167,10 @@ def test_below_the_threshold_search_keeps_serving_the_previous_ranker(
 
     monkeypatch.setattr(click_training, "MIN_SEARCHES", 100)
     monkeypatch.setattr(click_training, "MIN_CLICKS", 50)
-    first = finished_job(
-        client, "shop", client.post("/rankers/train", params={"tenant": "shop"}).json()["jobId"]
-    )
+    first = finished_job(client, "shop", _train(client, deploy="threshold"))
     assert first["result"]["deployed"] is True
     monkeypatch.setattr(click_training, "MIN_SEARCHES", 10**9)  # the log is now below the threshold
-    second = finished_job(
-        client, "shop", client.post("/rankers/train", params={"tenant": "shop"}).json()["jobId"]
-    )
+    second = finished_job(client, "shop", _train(client, deploy="threshold"))
     assert second["status"] == "completed", second
     result = second["result"]
     assert result["deployed"] is False and result["rankerVersion"] == first["result"]["rankerVersion"] + 1
@@ -171,3 +181,110 @@ def test_below_the_threshold_search_keeps_serving_the_previous_ranker(
         body = search.post("/search", json={"query": "drill", "tenant": "shop"}).json()
     stages = [s["stage"] for s in body["queryGraph"]["stages_tried"]]
     assert "rerank-v1" in stages and "rerank-v2" not in stages
+
+
+# ---- deploy=experiment (the default): a trial decides ------------------------------------------
+MDE = 0.5  # a large effect, so a few hundred visitors per arm decide the trial
+
+
+@pytest.fixture
+def past_threshold(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(click_training, "MIN_SEARCHES", 100)  # the hand-made log is past the threshold
+    monkeypatch.setattr(click_training, "MIN_CLICKS", 50)
+
+
+def _trial_traffic(
+    store: BlobStore, tmp: Path, experiment_id: str, start: float, ctr: dict[str, float], n: int
+) -> None:
+    """``n`` visitors per arm, one search each, after the trial started; a click with the arm's rate."""
+    rng = np.random.default_rng(5)
+    records: list[Answer | Outcome] = []
+    for arm, rate in ctr.items():
+        for i in range(n):
+            token, visitor, at = f"trial-{arm}-{i}", f"tv-{arm}-{i}", start + 0.01 + i * 1e-4
+            records.append(
+                Answer("shop", token, "search", at, ("drill-4", "drill-0"), 2, query="drill",
+                       variant=f"{experiment_id}:{arm}", visitor_id=visitor)
+            )  # fmt: skip
+            if rng.random() < rate:
+                records.append(Outcome("shop", f"{token}-c", "click", at + 0.2, visitor, "drill-4", token, 1))
+    ParquetLog(store, tmp / "trial-cache").write(records)
+    time.sleep(max(0.0, start + 1.0 - time.time()))  # every record is in the past when the job reads
+
+
+def _first_trial(client: TestClient, store: BlobStore) -> tuple[dict[str, Any], Experiment]:
+    job = finished_job(client, "shop", _train(client, minimumDetectableEffect=MDE))
+    assert job["status"] == "completed", (job["error"], job["message"])
+    result = job["result"]
+    assert result["deploy"] == "experiment" and result["deployed"] is False
+    assert result["trial"] is not None and result["judgedTrials"] == []
+    experiment = ExperimentStore(tenant_scope(store, "shop")).get(result["trial"]["experimentId"])
+    return result, experiment
+
+
+@pytest.mark.usefixtures("past_threshold")
+def test_past_the_threshold_the_ranker_goes_on_trial_not_live(client: TestClient, store: BlobStore) -> None:
+    result, experiment = _first_trial(client, store)
+    assert experiment.status == "running" and experiment.primaryMetric == "clickThroughRate"
+    control, treatment = experiment.variants
+    assert not control.changes.changes_search()
+    assert treatment.id == TREATMENT and treatment.changes.ranker == result["rankerVersion"]
+    assert RankerStore(store, check_every=0).in_use("shop") is None  # nothing live before it wins
+
+
+@pytest.mark.usefixtures("past_threshold")
+def test_a_trial_won_on_click_through_promotes_its_ranker(
+    client: TestClient, store: BlobStore, tmp_path: Path
+) -> None:
+    result, experiment = _first_trial(client, store)
+    start = experiment.startedAt.timestamp()
+    assert needed_visitors(0.3, MDE) is not None and needed_visitors(0.3, MDE) < 400  # type: ignore[operator]
+    _trial_traffic(store, tmp_path, experiment.id, start, {"control": 0.3, TREATMENT: 0.6}, 400)
+    job = finished_job(client, "shop", _train(client, minimumDetectableEffect=MDE))
+    assert job["status"] == "completed", job
+    verdict = job["result"]["judgedTrials"][0]
+    assert verdict["outcome"] == "promoted", verdict
+    assert verdict["rankerVersion"] == result["rankerVersion"] and verdict["visitors"] == [400, 400]
+    assert RankerStore(store, check_every=0).in_use("shop") == result["rankerVersion"]
+    stored = ExperimentStore(tenant_scope(store, "shop")).get(experiment.id)
+    assert stored.status == "promoted" and stored.promotedVariant == TREATMENT
+    # the next version is put on trial against the new live setting
+    assert job["result"]["trial"]["rankerVersion"] == result["rankerVersion"] + 1
+
+
+@pytest.mark.usefixtures("past_threshold")
+def test_a_trial_without_a_significant_gain_is_stopped_and_nothing_goes_live(
+    client: TestClient, store: BlobStore, tmp_path: Path
+) -> None:
+    _, experiment = _first_trial(client, store)
+    start = experiment.startedAt.timestamp()
+    _trial_traffic(store, tmp_path, experiment.id, start, {"control": 0.5, TREATMENT: 0.3}, 400)
+    job = finished_job(client, "shop", _train(client, minimumDetectableEffect=MDE))
+    verdict = job["result"]["judgedTrials"][0]
+    assert verdict["outcome"] == "rejected" and verdict["lift"] < 0, verdict
+    assert RankerStore(store, check_every=0).in_use("shop") is None
+    assert ExperimentStore(tenant_scope(store, "shop")).get(experiment.id).status == "stopped"
+
+
+@pytest.mark.usefixtures("past_threshold")
+def test_a_trial_short_of_its_visitors_keeps_running_and_no_second_one_starts(
+    client: TestClient, store: BlobStore, tmp_path: Path
+) -> None:
+    result, experiment = _first_trial(client, store)
+    start = experiment.startedAt.timestamp()
+    _trial_traffic(store, tmp_path, experiment.id, start, {"control": 0.3, TREATMENT: 0.9}, 10)
+    job = finished_job(client, "shop", _train(client, minimumDetectableEffect=MDE))
+    verdict = job["result"]["judgedTrials"][0]
+    assert verdict["outcome"] == "collecting" and verdict["neededVisitors"] > 10, verdict
+    assert job["result"]["trial"] is None  # one trial at a time
+    assert job["result"]["rankerVersion"] == result["rankerVersion"] + 1  # trained and saved all the same
+    assert ExperimentStore(tenant_scope(store, "shop")).get(experiment.id).status == "running"
+    assert RankerStore(store, check_every=0).in_use("shop") is None
+
+
+@pytest.mark.usefixtures("past_threshold")
+def test_never_only_saves(client: TestClient, store: BlobStore) -> None:
+    job = finished_job(client, "shop", _train(client, deploy="never"))
+    assert job["result"]["trial"] is None and job["result"]["deployed"] is False
+    assert ExperimentStore(tenant_scope(store, "shop")).list() == []
+    assert RankerStore(store, check_every=0).in_use("shop") is None

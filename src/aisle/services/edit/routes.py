@@ -22,6 +22,7 @@ from aisle.services.common.errors import error_responses
 from aisle.services.common.params import ResourceIdPath, TenantQuery
 from aisle.services.edit.deps import Editor, KnownTenant
 from aisle.services.edit.popularity import REFRESH_POPULARITY
+from aisle.services.edit.ranker_trials import DEFAULT_MDE
 from aisle.services.edit.rankers import TRAIN_RANKER
 from aisle.services.edit.schemas import (
     ContainerCreate,
@@ -108,11 +109,32 @@ def train_search_ranker(
         Literal["behaviour"],
         Query(description="What to learn from: behaviour (the tenant's logged searches and clicks)."),
     ] = "behaviour",
+    deploy: Annotated[
+        Literal["experiment", "threshold", "never"],
+        Query(
+            description="How the new version may go live. experiment: running ranker trials are judged "
+            "first (promoted on a significant click-through win once both arms have the visitors the "
+            "test needs, stopped otherwise), then, past the traffic threshold, the new version is put "
+            "on trial against the live setting (an A/B experiment, 50/50 by visitor) unless a trial is "
+            "still collecting visitors. threshold: in use directly past the traffic threshold. never: "
+            "saved only."
+        ),
+    ] = "experiment",
+    minimumDetectableEffect: Annotated[
+        float,
+        Query(
+            gt=0,
+            le=1,
+            description="Relative click-through lift a new trial is sized to detect (0.05: +5%).",
+        ),
+    ] = DEFAULT_MDE,
 ) -> Job:
     """Start a job that refreshes the tenant's behaviour features and trains its search ranker from them
-    (debiased for position); it is put in use only above the traffic threshold. Poll ``GET /jobs/{jobId}``:
-    the result names the ranker version and whether it was deployed."""
-    return editor.submit(tenant, TRAIN_RANKER)
+    (debiased for position), saved as the next version. Poll ``GET /jobs/{jobId}``: the result names the
+    ranker version, whether it was deployed, the trial started for it (``trial``) and what became of
+    the running trials (``judgedTrials``: promoted, rejected, invalid or still collecting)."""
+    params = {"source": source, "deploy": deploy, "minimumDetectableEffect": minimumDetectableEffect}
+    return editor.submit(tenant, TRAIN_RANKER, params)
 
 
 @router.post(

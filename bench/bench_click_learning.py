@@ -22,8 +22,14 @@ Protocol (SIMULATED shoppers, labelled so wherever these figures appear):
 
 Rows: no ranker; naive click ranker (clicks per impression, no position); debiased click ranker (clicks
 per estimated examination, or LightGBM's own position debiasing when the log had one ranking); the
-debiased click ranker with the behaviour features too (a failure mode kept on show); the same trained
-as the platform's ``train_ranker`` job trains it (:func:`train_as_job`: the deployed path); judgment ranker;
+debiased click ranker with the behaviour features too; the same trained as the platform's
+``train_ranker`` job trains it (:func:`train_as_job`: the deployed path), then that model reordering
+every candidate (the failure mode a ranker served past its log's depth shows). Every click-trained
+ranker learns from the products shoppers were shown only, so it is scored as it is served: reordering
+the first ``rerank_depth`` candidates (the depth shown in its log,
+:func:`aisle.search.training.clicks.shown_depth`), the rest in the pipeline's order. The mid-run
+exploration ranker reorders every candidate (it is the bench's, to show products below the first
+page). Judgment ranker;
 judgments plus clicks (judgment labels, text and behaviour features, as ``aisle ranker train --source
 behaviour --judgments`` trains it). Last, the in-process latency of a search served by the judgment
 ranker with and without the behaviour features.
@@ -101,7 +107,7 @@ def explorer(world: World, run: Path):  # type: ignore[no-untyped-def]
         from aisle.core.storage import open_blob_store
         from aisle.search.ranking.store import RankerRecord, RankerStore
 
-        booster, _ = train_from_log(world, run, record.version, corrected=True, which=None)
+        booster, _, _ = train_from_log(world, run, record.version, corrected=True, which=None)
         if booster is None:
             return None
         saved = RankerStore(open_blob_store(f"file://{run / 'bucket'}")).save(
@@ -120,10 +126,11 @@ def train_from_log(  # type: ignore[no-untyped-def]
 ):
     """Train a ranker from the published behaviour ``version`` (click table and propensities) alone,
     on the logged queries of ``which`` (raw dev queries; None: all); with ``behaviour`` the behaviour
-    features join the text features. Returns (booster or None, the candidate set to score it on)."""
+    features join the text features. Returns (booster or None, the candidate set to score it on, the
+    depth it is served within)."""
     from aisle.analytics.behaviour_store import BehaviourStore
     from aisle.core.storage import open_blob_store
-    from aisle.search.training.clicks import click_grades, click_pairs, fit_clicks, shown_only
+    from aisle.search.training.clicks import click_grades, click_pairs, fit_clicks, shown_depth, shown_only
 
     published = BehaviourStore(open_blob_store(f"file://{run / 'bucket'}"))
     table = published.table(TENANT, "clicks", version)
@@ -150,8 +157,9 @@ def train_from_log(  # type: ignore[no-untyped-def]
     candidates = judged_set(world, run, version) if behaviour else world.qs
     qs = shown_only(candidates, world.ids, keyed, positions)
     if len(qs.queries) < 10:
-        return None, candidates
-    return fit_clicks(qs, position_debiased=corrected and theta is None), candidates
+        return None, candidates, None
+    depth = shown_depth(table["position"].to_numpy(), table["impressions"].to_numpy())
+    return fit_clicks(qs, position_debiased=corrected and theta is None), candidates, depth
 
 
 def train_as_job(world: World, run: Path, version: int, which: set[str] | None):  # type: ignore[no-untyped-def]
@@ -159,7 +167,7 @@ def train_as_job(world: World, run: Path, version: int, which: set[str] | None):
     ``train_ranker`` job calls it (:func:`aisle.search.training.clicks.train_click_ranker`: candidates
     collected by the tenant's pipeline over the logged queries, the behaviour features joined), on the
     log rows of ``which`` (raw dev queries; None: all). Saved in the world's bucket, never put in use
-    (the simulation serves from the run's bucket). Returns the booster."""
+    (the simulation serves from the run's bucket). Returns the booster and its ``rerank_depth``."""
     from aisle.core.storage import open_blob_store
     from aisle.search.ranking.behaviour import BehaviourTables
     from aisle.search.ranking.store import RankerStore
@@ -179,7 +187,9 @@ def train_as_job(world: World, run: Path, version: int, which: set[str] | None):
         world.tenants, TENANT, world.work / "data", log, use=False,
         behaviour=BehaviourTables(store, check_every=0).current(TENANT),
     )  # fmt: skip
-    return RankerStore(world.tenants.store, check_every=0).load(TENANT, record.version).booster
+    return RankerStore(world.tenants.store, check_every=0).load(
+        TENANT, record.version
+    ).booster, record.rerank_depth
 
 
 def judged_set(world: World, run: Path | None = None, version: int | None = None):  # type: ignore[no-untyped-def]
@@ -210,17 +220,22 @@ def judged_set(world: World, run: Path | None = None, version: int | None = None
         qs.features.append(x)
         qs.labels.append(np.asarray([label(judged.get(pid)) for pid in ids], dtype=np.int32))
         qs.pipeline_top.append(world.qs.pipeline_top[i])
+        qs.served.append(world.qs.served[i] if world.qs.served else None)
     return qs
 
 
-def _score(world: World, qs, booster, which: list[int]) -> float:  # type: ignore[no-untyped-def]
+def _score(world: World, qs, booster, which: list[int], depth: int | None = None) -> float:  # type: ignore[no-untyped-def]
+    """Mean NDCG@10 of ``booster`` over queries ``which`` of ``qs``, reordering the first ``depth``
+    candidates (None: all), as serving does."""
     from aisle.search.evaluation import ndcg_at_k
     from aisle.search.training.ranker import ranked_ids
 
     return float(
         np.mean(
             [
-                ndcg_at_k(ranked_ids(qs, i, booster, world.ids), world.score_qrels[qs.queries[i]])
+                ndcg_at_k(
+                    ranked_ids(qs, i, booster, world.ids, depth=depth), world.score_qrels[qs.queries[i]]
+                )
                 for i in which
             ]
         )
@@ -290,19 +305,30 @@ def main(
             ("debiased click ranker", True, False),
             ("debiased + behaviour features", True, True),
         ):
-            dev_b, cands = train_from_log(
+            dev_b, cands, depth = train_from_log(
                 world, run, record.version, corrected=corrected, which=None, behaviour=with_behaviour
             )
-            hold_b, _ = train_from_log(
+            hold_b, _, _ = train_from_log(
                 world, run, record.version, corrected=corrected, which=train_raw, behaviour=with_behaviour
             )
-            dev_s = _score(world, cands, dev_b, every) if dev_b is not None else base[0]
-            hold_s = _score(world, cands, hold_b, world.holdout) if hold_b is not None else base[1]
+            dev_s = _score(world, cands, dev_b, every, depth) if dev_b is not None else base[0]
+            hold_s = _score(world, cands, hold_b, world.holdout, depth) if hold_b is not None else base[1]
             print(_row(f"{name} @{n}", dev_s, hold_s, base))
         behaved = judged_set(world, run, record.version)
-        job_dev = _score(world, behaved, train_as_job(world, run, record.version, None), every)
-        job_hold = _score(world, behaved, train_as_job(world, run, record.version, train_raw), world.holdout)
-        print(_row(f"as the train_ranker job @{n}", job_dev, job_hold, base))
+        (job_b, depth), (job_hold_b, _) = (
+            train_as_job(world, run, record.version, None),
+            train_as_job(world, run, record.version, train_raw),
+        )
+        job_dev, job_hold = (
+            _score(world, behaved, job_b, every, depth),
+            _score(world, behaved, job_hold_b, world.holdout, depth),
+        )
+        print(_row(f"as the train_ranker job @{n} (depth {depth})", job_dev, job_hold, base))
+        every_dev, every_hold = (
+            _score(world, behaved, job_b, every),
+            _score(world, behaved, job_hold_b, world.holdout),
+        )
+        print(_row(f"  the same, every candidate @{n}", every_dev, every_hold, base))
         combined = judged_set(world, run, record.version)
         # AISLE_BENCH_CLICK_CV=0 skips this row's 5-fold CV (5 fits over every candidate): dev shows nan
         quick = os.environ.get("AISLE_BENCH_CLICK_CV", "1") == "0"

@@ -1,10 +1,19 @@
-"""Click grades for the ranker learned from behaviour: position correction and the traffic threshold."""
+"""Click grades for the ranker learned from behaviour: position correction, the traffic threshold, and the
+depth it reorders within when served."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from aisle.search.training.clicks import MIN_CLICKS, MIN_SEARCHES, click_grades, click_pairs, may_deploy
+from aisle.search.ranking.store import depth_order
+from aisle.search.training.clicks import (
+    MIN_CLICKS,
+    MIN_SEARCHES,
+    click_grades,
+    click_pairs,
+    may_deploy,
+    shown_depth,
+)
 
 
 def test_pairs_aggregate_positions_and_weigh_examinations() -> None:
@@ -38,3 +47,30 @@ def test_the_traffic_threshold() -> None:
     assert not may_deploy(MIN_SEARCHES - 1, MIN_CLICKS)
     assert not may_deploy(MIN_SEARCHES, MIN_CLICKS - 1)
     assert may_deploy(MIN_SEARCHES, MIN_CLICKS)
+
+
+def test_the_shown_depth_is_the_last_position_with_a_real_share_of_impressions() -> None:
+    positions = np.array([1, 2, 3, 10, 11, 40])
+    impressions = np.array([1000, 900, 800, 120, 15, 3])  # page 2 (11) is real, a deep page 4 (40) is not
+    assert shown_depth(positions, impressions) == 11
+    assert shown_depth(np.array([1, 2]), np.array([5, 5])) == 2
+    assert shown_depth(np.zeros(0, dtype=int), np.zeros(0)) is None
+
+
+def test_a_depth_reorders_only_the_first_served_candidates() -> None:
+    features = np.arange(6, dtype=np.float32)[:, None]  # score = the row number: higher row first
+    served = np.array([5, 0, 3, 1, 4, 2])  # the pipeline's order without a ranker
+    seen: list[int] = []
+
+    def score(x: np.ndarray) -> np.ndarray:
+        seen.append(len(x))
+        return x[:, 0].astype(np.float64)
+
+    order, scores = depth_order(score, features, served, 3)
+    assert order.tolist() == [5, 3, 0, 1, 4, 2]  # rows 5, 0, 3 reordered; 1, 4, 2 as served
+    assert seen == [3]  # only the reordered rows are scored
+    assert np.all(np.diff(scores[order]) < 0)  # scores fall along the order
+    full, _ = depth_order(score, features, served, None)
+    assert full.tolist() == [5, 4, 3, 2, 1, 0]
+    assert depth_order(score, features, None, 10)[0].tolist() == [5, 4, 3, 2, 1, 0]  # deeper than n: all
+    assert depth_order(score, features, None, 2)[0].tolist() == [1, 0, 2, 3, 4, 5]  # no served: row order

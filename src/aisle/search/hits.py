@@ -23,10 +23,13 @@ class Candidates:
     (NaN for products only the vector search found); ``cosine`` (n,) float32 MiniLM cosine to the query
     (NaN when the tenant has no vectors or the product has none); ``vectors`` (n, d) float32 the
     products' unit embeddings (zero rows for products without one), or None without vectors.
-    Lexical candidates come first, in lexical order.
+    Lexical candidates come first, in lexical order. ``served`` (n,) int64: indices into ``ords`` in the
+    order the pipeline serves them without a learned ranker (the hybrid stage's fused order); None:
+    ``ords``' own order.
     """
 
     ords: np.ndarray
     lexical: np.ndarray
     cosine: np.ndarray
     vectors: np.ndarray | None = None
+    served: np.ndarray | None = None

@@ -148,6 +148,17 @@ def test_above_the_threshold_it_is_deployed_and_served(
     assert served.graph is not None and any(
         s["stage"].startswith("rerank-v") for s in served.graph.stages_tried
     )
+    # served only within the depth its log's shoppers were shown: here every product of a word (5);
+    # the same model limited to depth 1 reorders nothing, so search keeps BM25's first product
+    record = rankers.versions("shop")[-1]
+    assert record.rerank_depth == 5
+    booster = rankers.load("shop", record.version).booster
+    shallow = record.model_copy(update={"rerank_depth": 1})
+    rankers.save("shop", booster.model_to_string(), shallow)
+    limited = SearchPipeline(default_stages(rankers=rankers), budget_s=5.0).run(
+        index, config, SearchQuery("drill")
+    )
+    assert [h.ord for h in limited.output.hits] == [h.ord for h in plain.output.hits]
 
 
 def test_unknown_source_is_refused(client: TestClient) -> None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -58,10 +59,18 @@ class RankerRecord(BaseModel):
     traffic: dict[str, int] | None = Field(
         default=None, description="For a ranker learned from behaviour: the searches and clicks of its log."
     )
+    rerank_depth: int | None = Field(
+        default=None,
+        ge=1,
+        description="How many of the pipeline's first candidates it reorders (the rest follow in the "
+        "pipeline's order): for a ranker learned from clicks, the depth shoppers were shown in its log, "
+        "the only rows it has labels for. None: every candidate (a ranker learned from judgments).",
+    )
 
 
 class Ranker:
-    """A loaded ranker: ``score(features (n, F) float32) -> (n,) float64``, higher ranks first."""
+    """A loaded ranker: ``score(features (n, F) float32) -> (n,) float64``, higher ranks first;
+    ``order`` applies it within its record's ``rerank_depth``."""
 
     def __init__(self, record: RankerRecord, booster: lightgbm.Booster) -> None:
         self.record = record
@@ -78,6 +87,37 @@ class Ranker:
 
     def score(self, features: np.ndarray) -> np.ndarray:
         return np.asarray(self.booster.predict(features, num_threads=1), dtype=np.float64)
+
+    def order(self, features: np.ndarray, served: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """The candidates' new order and scores within the record's ``rerank_depth`` (see
+        :func:`depth_order`)."""
+        return depth_order(self.score, features, served, self.record.rerank_depth)
+
+
+def depth_order(
+    score: Callable[[np.ndarray], np.ndarray],
+    features: np.ndarray,
+    served: np.ndarray | None,
+    depth: int | None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Rerank candidates with ``score`` (features (m, F) -> (m,) float64) within ``depth``.
+
+    ``features`` (n, F) float32 rows of the candidates, ``served`` (n,) int64 their order without a
+    ranker (None: row order). Returns ``(order (n,) int64 row indices, scores (n,) float64)``. With a
+    ``depth`` d < n, only the first d served rows are scored and reordered; the rest keep the served
+    order after them, scored below every reordered row (from its lowest score - 1, falling by 1 / n per
+    row), so the scores still fall along the order. ``depth`` None: every row.
+    """
+    n = len(features)
+    if depth is None or depth >= n:
+        scores = score(features)
+        return np.argsort(-scores, kind="stable"), scores
+    served = np.arange(n) if served is None else served
+    head = served[:depth]
+    scores = np.empty(n)
+    scores[head] = score(features[head])
+    scores[served[depth:]] = scores[head].min() - 1.0 - np.arange(n - depth) / n
+    return np.concatenate([head[np.argsort(-scores[head], kind="stable")], served[depth:]]), scores
 
 
 def _booster(model_text: str) -> lightgbm.Booster:

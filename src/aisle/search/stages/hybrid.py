@@ -105,7 +105,6 @@ class Hybrid:
         lex_full = np.full(len(ords), np.nan, dtype=np.float32)
         lex_full[:n_lex] = lex_scores
         cosine = np.where(has, cos, np.nan).astype(np.float32)
-        ctx.retrieval.candidates = Candidates(ords, lex_full, cosine, embeddings)
         if cfg.method == "rrf":
             fused = np.zeros(len(ords), dtype=np.float64)
             fused[:n_lex] += 1.0 / (cfg.rrf_k + 1 + np.arange(n_lex))
@@ -115,6 +114,7 @@ class Hybrid:
         else:
             fused = _blend(lex_scores, cos, has, cfg.blend_weight)
         order = np.argsort(-fused, kind="stable")
+        ctx.retrieval.candidates = Candidates(ords, lex_full, cosine, embeddings, served=order)
         offset, size = ctx.window()
         page = order[offset : offset + size]
         ctx.output.hits = [Hit(int(ords[i]), float(fused[i])) for i in page]

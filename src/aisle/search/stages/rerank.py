@@ -4,7 +4,10 @@ Runs after :class:`~aisle.search.stages.hybrid.Hybrid`. When the tenant has a ra
 (``aisle ranker train``; see :mod:`aisle.search.ranking.store`) and ``global_configuration.ranking``
 is enabled, the candidates the hybrid stage fused (or, without vectors, the first
 ``ranking.candidates`` lexical hits) are scored by the ranker on the features of
-:mod:`aisle.search.ranking.features`, and the page is cut from that order. ``total`` and facets are
+:mod:`aisle.search.ranking.features`, and the page is cut from that order. A ranker learned from clicks
+reorders only the first ``rerank_depth`` candidates of the order the pipeline serves without it (what
+its log's shoppers were shown, the only rows it has labels for); the rest follow in that order
+(:meth:`~aisle.search.ranking.store.Ranker.order`). ``total`` and facets are
 unchanged: the ranker reorders, it does not add or remove matches.
 
 Without a ranker store (``Rerank()``) the stage does nothing; the search engine gives it the tenants'
@@ -12,8 +15,6 @@ rankers (:func:`aisle.search.pipeline.default_stages`).
 """
 
 from __future__ import annotations
-
-import numpy as np
 
 from aisle.search.context import Hit, SearchContext
 from aisle.search.ranking.behaviour import with_behaviour
@@ -68,10 +69,11 @@ class Rerank:
             ids = [str(rows[o]["id"]) for o in candidates.ords.tolist()]
             query = ctx.graph.normalized if ctx.graph is not None else ""
             features = with_behaviour(features, self.rankers.behaviour.current(ctx.index.tenant), query, ids)
-        scores = ranker.score(features)
+        order, scores = ranker.order(features, candidates.served)
         offset, size = ctx.window()
-        order = np.argsort(-scores, kind="stable")[offset : offset + size]
-        ctx.output.hits = [Hit(int(candidates.ords[i]), float(scores[i])) for i in order]
+        ctx.output.hits = [
+            Hit(int(candidates.ords[i]), float(scores[i])) for i in order[offset : offset + size]
+        ]
         assert ctx.graph is not None
         ctx.graph.stages_tried.append({"stage": f"rerank-v{ranker.version}", "hits": len(candidates.ords)})
         return ctx

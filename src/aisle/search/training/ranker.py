@@ -32,7 +32,7 @@ from aisle.search.index.reader import TenantIndex
 from aisle.search.query import SearchQuery
 from aisle.search.ranking.behaviour import BEHAVIOUR_FEATURES, BehaviourLookup, with_behaviour
 from aisle.search.ranking.features import FEATURES, candidate_features
-from aisle.search.ranking.store import RankerRecord, RankerStore
+from aisle.search.ranking.store import RankerRecord, RankerStore, depth_order
 from aisle.search.stages.rerank import Rerank
 from aisle.search.stages.retrieve import lexical_candidates
 
@@ -82,6 +82,9 @@ class QuerySet:
     pipeline_top: list[list[str]] = field(default_factory=list)
     positions: list[np.ndarray] = field(default_factory=list)
     """Per query, the mean position (1-based) each row was shown at: click-trained sets only."""
+    served: list[np.ndarray | None] = field(default_factory=list)
+    """Per query, the rows in the order the pipeline serves them (None: row order; empty list: not
+    kept), for a ranker that reorders only the first of them (:func:`ranked_ids`)."""
 
     @property
     def rows(self) -> int:
@@ -141,6 +144,7 @@ def collect(
         out.features.append(features)
         out.labels.append(np.asarray([label(judged.get(ids[o])) for o in ords.tolist()], dtype=np.int32))
         out.pipeline_top.append(top)
+        out.served.append(found.served if found is not None else None)
         if progress is not None and (n % 500 == 0 or n == len(scorable)):
             progress(f"features: {n}/{len(scorable)} queries, {out.rows} candidates")
     return out
@@ -168,12 +172,20 @@ def fit(
     return lightgbm.train(params or DEFAULT_PARAMS, data, num_boost_round=rounds)
 
 
-def ranked_ids(qs: QuerySet, i: int, booster: lightgbm.Booster, ids: list[str], k: int = 10) -> list[str]:
-    """Query ``i``'s top ``k`` ids by ``booster`` (the pipeline's own page when it has no candidates)."""
+def ranked_ids(
+    qs: QuerySet, i: int, booster: lightgbm.Booster, ids: list[str], k: int = 10, depth: int | None = None
+) -> list[str]:
+    """Query ``i``'s top ``k`` ids by ``booster`` (the pipeline's own page when it has no candidates),
+    reordering only its first ``depth`` candidates (None: all) as serving does
+    (:meth:`aisle.search.ranking.store.Ranker.order`; candidates are in the pipeline's order)."""
     if len(qs.ords[i]) == 0:
         return qs.pipeline_top[i][:k]
-    scores = np.asarray(booster.predict(qs.features[i], num_threads=1), dtype=np.float64)
-    return [ids[o] for o in qs.ords[i][np.argsort(-scores, kind="stable")[:k]].tolist()]
+
+    def score(x: np.ndarray) -> np.ndarray:
+        return np.asarray(booster.predict(x, num_threads=1), dtype=np.float64)
+
+    order, _ = depth_order(score, qs.features[i], qs.served[i] if qs.served else None, depth)
+    return [ids[o] for o in qs.ords[i][order[:k]].tolist()]
 
 
 @dataclass

@@ -34,7 +34,7 @@ from aisle.search.experiment_admin import ExperimentAdmin
 
 DeployMode = Literal["experiment", "threshold", "never"]
 TREATMENT = "ranker"
-"""The trial's treatment variant id."""
+"""The treatment variant id of the trials the job starts (a trial started by hand may name it otherwise)."""
 DEFAULT_MDE = 0.05
 """Relative click-through lift a trial is sized to detect (5%: at a 40% click-through rate, about
 9,500 visitors per arm at 80% power)."""
@@ -93,8 +93,9 @@ def judge(
     if results["sampleRatio"]["mismatch"]:
         admin.stop(tenant, experiment.id)
         return verdict | {"outcome": "invalid"}
-    if results["winner"] == TREATMENT and experiment.variant(TREATMENT) is not None:
-        admin.promote(tenant, experiment.id, TREATMENT)
+    treatment_id = experiment.variants[1].id
+    if results["winner"] == treatment_id:
+        admin.promote(tenant, experiment.id, treatment_id)
         return verdict | {"outcome": "promoted"}
     admin.stop(tenant, experiment.id)
     return verdict | {"outcome": "rejected"}

@@ -11,10 +11,15 @@
    tenant registered with ``aisle auth add-client``, every request with the token ``aisle auth token``
    got for it.
 3. Home Depot dev NDCG@10 over HTTP (``POST /search``, every dev query with a relevant judgment).
-4. ``POST /rankers/train?source=behaviour`` on the edit service, ``GET /jobs/{jobId}`` polled (progress
-   printed) until it ends; its result must say ``deployed: true`` (past ``MIN_SEARCHES``/``MIN_CLICKS``).
-5. ``POST /search`` until ``queryGraph.stages_tried`` names ``rerank-v<the new version>`` (the served
-   ranker), then NDCG@10 over HTTP again.
+4. ``POST /rankers/train?source=behaviour`` on the edit service (its default ``deploy=experiment``),
+   ``GET /jobs/{jobId}`` polled (progress printed) until it ends; past ``MIN_SEARCHES``/``MIN_CLICKS``
+   its result must name a ranker trial it started (the new version against the live setting, 50/50 by
+   visitor), nothing deployed.
+5. The trial's traffic: ``TRIAL_SEARCHES`` more simulated searches by new visitors, in process through
+   the platform's experiment assignment, recorded like the rest (:func:`bench.click_traffic.simulate_trial`).
+6. The job again: it judges the trial (promoted on a significant click-through win, stopped otherwise)
+   and, on a promotion, ``POST /search`` until ``queryGraph.stages_tried`` names ``rerank-v<version>``;
+   then NDCG@10 over HTTP again (searches without a visitor id get the live setting).
 
     python -m bench.bench_behaviour_served --data-dir ../shared/data [--searches 1000000] [--no-auth]
 
@@ -30,15 +35,17 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import httpx
 
-from bench.click_traffic import TENANT, Shoppers, simulate
+from bench.click_traffic import TENANT, Shoppers, simulate, simulate_trial
 from bench.search_server import ServiceProcess
 
 SEARCHES = 1_000_000
+TRIAL_SEARCHES = 200_000
 JOB_TIMEOUT_S = 3600.0
 SERVE_TIMEOUT_S = 60.0
 
@@ -139,8 +146,11 @@ def _cli(env: dict[str, str], *args: str) -> str:
     return done.stdout.strip()
 
 
-def serve_and_train(work: Path, qrels: dict[str, dict[str, float]], *, auth: bool) -> dict[str, Any]:
-    """Steps 2-5 of the module docstring over ``work``'s bucket and data dir. With ``auth`` the token
+def serve_and_train(
+    work: Path, qrels: dict[str, dict[str, float]], trial: Callable[[], dict[str, Any]], *, auth: bool
+) -> dict[str, Any]:
+    """Steps 2-6 of the module docstring over ``work``'s bucket and data dir; ``trial`` serves the
+    trial's traffic (step 5). With ``auth`` the token
     service runs too, a client of the tenant (search:read, recs:read, recs:write) is registered with
     ``aisle auth add-client`` and every request carries the token ``aisle auth token`` got for it."""
     env = {
@@ -183,7 +193,19 @@ def serve_and_train(work: Path, qrels: dict[str, dict[str, float]], *, auth: boo
             assert job["status"] == "completed", job
             version = out["version"] = int(result["rankerVersion"])
             print(f"job result: {result}")
-            out["served_s"] = wait_served(client, search.url, version) if result["deployed"] else float("nan")
+            out["verdict"] = None
+            if result["trial"] is not None:
+                out["trial_traffic"] = trial()
+                print(f"trial traffic: {out['trial_traffic']}")
+                again = train_over_http(client, edit.url)
+                assert again["status"] == "completed", again
+                out["result2"] = again["result"]
+                print(f"second job result: {again['result']}")
+                out["verdict"] = next(
+                    v for v in again["result"]["judgedTrials"] if v["rankerVersion"] == version
+                )
+            promoted = result["deployed"] or (out["verdict"] or {}).get("outcome") == "promoted"
+            out["served_s"] = wait_served(client, search.url, version) if promoted else float("nan")
             out["after"], out["stage1"] = ndcg_over_http(client, search.url, qrels)
         return out
     finally:
@@ -205,13 +227,15 @@ def main(data_dir: Path, searches: int | None = None, auth: bool = True) -> None
     print(f"SIMULATED traffic: {searches} searches, {figures['clicks']} clicks in {sim_s:.0f} s (in process)")
     print(f"  answers per variant: {figures['variants']}")
     qrels = {q: j for q, j in world.dev.items() if any(r > 1 for r in j.values())}
-    served = serve_and_train(work, qrels, auth=auth)
+    trial_searches = int(os.environ.get("AISLE_BENCH_SERVED_TRIAL_SEARCHES", TRIAL_SEARCHES))
+    served = serve_and_train(work, qrels, lambda: simulate_trial(world, work, trial_searches), auth=auth)
     before, before_stage, after, after_stage = (served[k] for k in ("before", "stage0", "after", "stage1"))
     result, job_s, served_s, version = (served[k] for k in ("result", "job_s", "served_s", "version"))
+    verdict = served["verdict"]
     from aisle.search.training.clicks import MIN_CLICKS, MIN_SEARCHES
 
     if searches >= MIN_SEARCHES and figures["clicks"] >= MIN_CLICKS:  # type: ignore[operator]
-        assert result["deployed"] and after_stage == f"rerank-v{version}", (result, after_stage)
+        assert result["trial"] is not None and not result["deployed"], result
     print(
         f"\nSIMULATED shoppers; Home Depot dev NDCG@10 over HTTP ({len(qrels)} queries); "
         f"`python -m bench.bench_behaviour_served --searches {searches}{'' if auth else ' --no-auth'}`"
@@ -219,11 +243,19 @@ def main(data_dir: Path, searches: int | None = None, auth: bool = True) -> None
     print(f"{'':<44} {'ranker served':<14} {'NDCG@10':<18}")
     print(f"{'before the job (exploration stopped)':<44} {before_stage:<14} {before:.4f}")
     gain = after - before
-    label = "after the job (" + ("behaviour ranker deployed)" if result["deployed"] else "not deployed)")
+    outcome = (verdict or {}).get("outcome", "no trial")
+    label = f"after the trial and the second job ({outcome})"
     print(f"{label:<44} {after_stage:<14} {after:.4f} ({gain:+.4f})")
+    if verdict is not None:
+        print(
+            f"trial of v{version}: {served['trial_traffic']['searches']} searches, visitors per arm "
+            f"{verdict['visitors']} (needed {verdict['neededVisitors']}), click-through lift "
+            f"{verdict['lift']:+.2%}, p {verdict['pValue']:.2g}: {outcome}; the second job put "
+            f"v{(served['result2']['trial'] or {}).get('rankerVersion', '-')} on trial"
+        )
     print(
         f"traffic {searches} searches / {figures['clicks']} clicks written in {sim_s:.0f} s; exploration: "
-        f"{figures['v1']}; job: {job_s:.0f} s, ranker v{version}, deployed {result['deployed']}, "
+        f"{figures['v1']}; first job: {job_s:.0f} s, ranker v{version}, deployed {result['deployed']}, "
         f"behaviour v{result['behaviourVersion']} ({result['searches']} searches, "
         f"{result['clicks']} clicks), "
         f"propensities {[round(x, 2) for x in result['propensities'] or []]}; served {served_s:.1f} s after"

@@ -95,84 +95,73 @@ def stop_exploration(store: Any, experiment_id: str) -> None:
     ExperimentStore(tenant_scope(store, TENANT)).transition(experiment_id, "stopped", "stopped", ("running",))
 
 
-def simulate(
-    world: Shoppers, run: Path, n: int, explore: Explore, seed: int = 7, echo: Callable[[str], None] = print
-) -> dict[str, object]:
-    """Serve ``n`` simulated searches in two halves (see module docstring) into ``run``'s bucket; returns
-    the log's figures: searches, clicks, ``v1`` (what the exploration did) and per-variant searches."""
-    from prometheus_client import CollectorRegistry, Counter
+class _Served:
+    """The in-process serving and recording of one run's bucket (see :func:`simulate`)."""
 
-    from aisle.analytics.behaviour_store import refresh
-    from aisle.analytics.engine import AnalyticsEngine
-    from aisle.analytics.log import ParquetLog
-    from aisle.analytics.recorder import Recorder
-    from aisle.analytics.records import Outcome
-    from aisle.core.storage import open_blob_store
-    from aisle.demo.traffic import ClickModel
-    from aisle.experiments.store import LiveExperiments
-    from aisle.search.engine import SearchEngine
-    from aisle.search.experiments import SearchArms
-    from aisle.search.query import SearchQuery
-    from aisle.search.ranking.store import RankerStore
-    from aisle.services.common.outcomes import Outcomes
-    from aisle.vectors.search import VectorSearch
-    from aisle.vectors.store import VectorStore
+    def __init__(self, world: Shoppers, run: Path, capacity: int) -> None:
+        from prometheus_client import CollectorRegistry, Counter
 
-    store = open_blob_store(f"file://{run / 'bucket'}")
-    parquet = ParquetLog(store, run / "cache", writer="bench")
-    recorder = Recorder(parquet, flush_s=3600, capacity=2 * n * 12 + 10, batch=200_000, start=False)
-    counter = Counter("records", "bench", registry=CollectorRegistry())
-    outcomes = Outcomes(AnalyticsEngine(store, parquet, recorder), counter)
-    rankers = RankerStore(store, check_every=0)
-    arms = SearchArms(LiveExperiments(store, verify_every=3600))
-    engine = SearchEngine(
-        world.tenants,
-        world.indexes,
-        VectorSearch(VectorStore(world.work / "data")),
-        rankers=rankers,
-        arms=arms,
-    )
-    model = ClickModel(eta=1.0, depth=10)
-    rng = np.random.default_rng(seed)
-    order = list(world.queries)
-    rng.shuffle(order)
-    weights = 1.0 / np.arange(1, len(order) + 1) ** 1.07
-    picks = rng.choice(len(order), size=n, p=weights / weights.sum())
-    visitors = rng.integers(0, 20_000, n)
-    figures: dict[str, object] = {"searches": n}
-    clicks = 0
-    experiment = None
-    per_variant: dict[str, int] = {}
-    start = time.perf_counter()
-    for phase in (0, 1):
-        if phase == 1:
-            record = refresh(parquet, TENANT)
-            enough = record.searches >= EXPLORE_AFTER[0] and record.clicks >= EXPLORE_AFTER[1]
-            version = explore(record) if enough else None
-            if version is None:
-                figures["v1"] = f"none ({record.searches} searches, {record.clicks} clicks: under the bar)"
-            else:
-                experiment = start_exploration(store, world.tenants, rankers, version)
-                figures["v1"] = (
-                    f"v{version} explored as experiment {experiment} (50/50 by visitor) after "
-                    f"{record.searches} searches, {record.clicks} clicks"
-                )
-            figures["explore_version"] = version if experiment else None
-            echo(f"mid-run: {figures['v1']}")
+        from aisle.analytics.engine import AnalyticsEngine
+        from aisle.analytics.log import ParquetLog
+        from aisle.analytics.recorder import Recorder
+        from aisle.core.storage import open_blob_store
+        from aisle.demo.traffic import ClickModel
+        from aisle.experiments.store import LiveExperiments
+        from aisle.search.engine import SearchEngine
+        from aisle.search.experiments import SearchArms
+        from aisle.search.ranking.store import RankerStore
+        from aisle.services.common.outcomes import Outcomes
+        from aisle.vectors.search import VectorSearch
+        from aisle.vectors.store import VectorStore
+
+        self.world = world
+        self.store = open_blob_store(f"file://{run / 'bucket'}")
+        self.parquet = ParquetLog(self.store, run / "cache", writer="bench")
+        self.recorder = Recorder(self.parquet, flush_s=3600, capacity=capacity, batch=200_000, start=False)
+        counter = Counter("records", "bench", registry=CollectorRegistry())
+        self.outcomes = Outcomes(AnalyticsEngine(self.store, self.parquet, self.recorder), counter)
+        self.rankers = RankerStore(self.store, check_every=0)
+        self.arms = SearchArms(LiveExperiments(self.store, verify_every=3600))
+        self.engine = SearchEngine(
+            world.tenants,
+            world.indexes,
+            VectorSearch(VectorStore(world.work / "data")),
+            rankers=self.rankers,
+            arms=self.arms,
+        )
+        self.model = ClickModel(eta=1.0, depth=10)
+
+    def serve(
+        self,
+        texts: list[str],
+        visitors: np.ndarray,
+        rng: np.random.Generator,
+        in_experiments: bool,
+        echo: Callable[[str], None],
+        counted: int = 0,
+    ) -> tuple[int, dict[str, int]]:
+        """Serve ``texts[i]`` to visitor ``sim-<visitors[i]>`` (through the running experiments' arms
+        when ``in_experiments``), draw and record the shoppers' clicks and purchases; a query's page is
+        searched once per arm. Returns (clicks, answers per variant tag)."""
+        from aisle.analytics.records import Outcome
+        from aisle.search.query import SearchQuery
+
+        world, model = self.world, self.model
         pages: dict[tuple[str, str], tuple[Any, list[float]]] = {}
         variant_of: dict[str, str] = {}
-        half = zip(picks[phase * n // 2 : (phase + 1) * n // 2], visitors, strict=False)
-        for done, (pick, visitor_n) in enumerate(half):
-            text = order[pick]
+        per_variant: dict[str, int] = {}
+        clicks = 0
+        start = time.perf_counter()
+        for done, (text, visitor_n) in enumerate(zip(texts, visitors, strict=True)):
             visitor = f"sim-{visitor_n}"
             variant = variant_of.get(visitor)
             if variant is None:
-                chosen = arms.variants(TENANT, visitor) if experiment else []
+                chosen = self.arms.variants(TENANT, visitor) if in_experiments else []
                 variant = variant_of[visitor] = ",".join(f"{e.id}:{v.id}" for e, v in chosen)
             query = SearchQuery(text, size=10, visitor_id=visitor)
             page = pages.get((text, variant))
             if page is None:
-                result = engine.search(TENANT, query)
+                result = self.engine.search(TENANT, query)
                 judged = world.dev.get(text, {})
                 p = [
                     model.click_probability(k, judged.get(str(x["id"]), 1.0))
@@ -182,15 +171,15 @@ def simulate(
                 world.norm[text] = result.query_graph.normalized
             result, p = page
             per_variant[variant] = per_variant.get(variant, 0) + 1
-            token = outcomes.search_answer(TENANT, "search", query, result)
+            token = self.outcomes.search_answer(TENANT, "search", query, result)
             at = time.time()
             for k in np.flatnonzero(rng.random(len(p)) < np.asarray(p)).tolist():
                 product = str(result.products[k]["id"])
                 clicks += 1
                 click = Outcome(TENANT, f"{token}-c{k}", "click", at + 5, visitor, product, token, k + 1)
-                outcomes.record(click)
+                self.outcomes.record(click)
                 if rng.random() < model.conversion_probability(world.dev.get(text, {}).get(product, 1.0)):
-                    outcomes.record(
+                    self.outcomes.record(
                         Outcome(
                             TENANT, f"{token}-p{k}", "purchase", at + 60, visitor, product, token,
                             quantity=1.0, price=10.0,
@@ -198,10 +187,77 @@ def simulate(
                     )  # fmt: skip
             if (done + 1) % 100_000 == 0:
                 took = time.perf_counter() - start
-                echo(f"  {phase * n // 2 + done + 1} searches, {clicks} clicks, {took:.0f} s")
-        recorder.flush()
+                echo(f"  {counted + done + 1} searches, {clicks} clicks, {took:.0f} s")
+        self.recorder.flush()
+        return clicks, per_variant
+
+
+def _queries(world: Shoppers, n: int, rng: np.random.Generator) -> list[str]:
+    """``n`` dev queries drawn by the Zipf law (exponent 1.07) over a shuffle of them."""
+    order = list(world.queries)
+    rng.shuffle(order)
+    weights = 1.0 / np.arange(1, len(order) + 1) ** 1.07
+    return [order[i] for i in rng.choice(len(order), size=n, p=weights / weights.sum())]
+
+
+def simulate(
+    world: Shoppers, run: Path, n: int, explore: Explore, seed: int = 7, echo: Callable[[str], None] = print
+) -> dict[str, object]:
+    """Serve ``n`` simulated searches in two halves (see module docstring) into ``run``'s bucket; returns
+    the log's figures: searches, clicks, ``v1`` (what the exploration did) and per-variant searches."""
+    from aisle.analytics.behaviour_store import refresh
+
+    served = _Served(world, run, capacity=2 * n * 12 + 10)
+    rng = np.random.default_rng(seed)
+    texts = _queries(world, n, rng)
+    visitors = rng.integers(0, 20_000, n)
+    figures: dict[str, object] = {"searches": n}
+    clicks = 0
+    experiment = None
+    per_variant: dict[str, int] = {}
+    for phase in (0, 1):
+        if phase == 1:
+            record = refresh(served.parquet, TENANT)
+            enough = record.searches >= EXPLORE_AFTER[0] and record.clicks >= EXPLORE_AFTER[1]
+            version = explore(record) if enough else None
+            if version is None:
+                figures["v1"] = f"none ({record.searches} searches, {record.clicks} clicks: under the bar)"
+            else:
+                experiment = start_exploration(served.store, world.tenants, served.rankers, version)
+                figures["v1"] = (
+                    f"v{version} explored as experiment {experiment} (50/50 by visitor) after "
+                    f"{record.searches} searches, {record.clicks} clicks"
+                )
+            figures["explore_version"] = version if experiment else None
+            echo(f"mid-run: {figures['v1']}")
+        half = slice(phase * n // 2, (phase + 1) * n // 2)
+        got, variants = served.serve(
+            texts[half], visitors[half], rng, experiment is not None, echo, counted=phase * n // 2
+        )
+        clicks += got
+        for tag, count in variants.items():
+            per_variant[tag] = per_variant.get(tag, 0) + count
     if experiment is not None:
-        stop_exploration(store, experiment)
+        stop_exploration(served.store, experiment)
     figures["clicks"] = clicks
     figures["variants"] = per_variant
     return figures
+
+
+def simulate_trial(
+    world: Shoppers,
+    run: Path,
+    n: int,
+    seed: int = 17,
+    visitors: int = 40_000,
+    echo: Callable[[str], None] = print,
+) -> dict[str, object]:
+    """Serve ``n`` more simulated searches by ``visitors`` new visitors through the tenant's running
+    experiments (a ranker trial the train_ranker job started), recorded like the rest of the log.
+    Returns the searches, clicks and answers per variant tag."""
+    served = _Served(world, run, capacity=n * 12 + 10)
+    rng = np.random.default_rng(seed)
+    texts = _queries(world, n, rng)
+    who = rng.integers(0, visitors, n) + 1_000_000  # not the first visitors: a fresh assignment
+    clicks, per_variant = served.serve(texts, who, rng, True, echo)
+    return {"searches": n, "clicks": clicks, "variants": per_variant}

@@ -233,6 +233,19 @@ def _first_trial(client: TestClient, store: BlobStore) -> tuple[dict[str, Any], 
     return result, experiment
 
 
+def _judged(
+    client: TestClient, store: BlobStore, tmp: Path, ctr: dict[str, float], n: int
+) -> tuple[dict[str, Any], Experiment, dict[str, Any]]:
+    """A first trial, ``n`` visitors per arm at click-through ``ctr``, then the job again: (the first
+    job's result, the trial, the second job's result)."""
+    result, experiment = _first_trial(client, store)
+    assert experiment.startedAt is not None
+    _trial_traffic(store, tmp, experiment.id, experiment.startedAt.timestamp(), ctr, n)
+    job = finished_job(client, "shop", _train(client, minimumDetectableEffect=MDE))
+    assert job["status"] == "completed", job
+    return result, experiment, job["result"]
+
+
 @pytest.mark.usefixtures("past_threshold")
 def test_past_the_threshold_the_ranker_goes_on_trial_not_live(client: TestClient, store: BlobStore) -> None:
     result, experiment = _first_trial(client, store)
@@ -247,50 +260,46 @@ def test_past_the_threshold_the_ranker_goes_on_trial_not_live(client: TestClient
 def test_a_trial_won_on_click_through_promotes_its_ranker(
     client: TestClient, store: BlobStore, tmp_path: Path
 ) -> None:
-    result, experiment = _first_trial(client, store)
-    start = experiment.startedAt.timestamp()
-    assert needed_visitors(0.3, MDE) is not None and needed_visitors(0.3, MDE) < 400  # type: ignore[operator]
-    _trial_traffic(store, tmp_path, experiment.id, start, {"control": 0.3, TREATMENT: 0.6}, 400)
-    job = finished_job(client, "shop", _train(client, minimumDetectableEffect=MDE))
-    assert job["status"] == "completed", job
-    verdict = job["result"]["judgedTrials"][0]
+    assert (needed_visitors(0.3, MDE) or 10**9) < 400
+    result, experiment, second = _judged(client, store, tmp_path, {"control": 0.3, TREATMENT: 0.6}, 400)
+    verdict = second["judgedTrials"][0]
     assert verdict["outcome"] == "promoted", verdict
     assert verdict["rankerVersion"] == result["rankerVersion"] and verdict["visitors"] == [400, 400]
     assert RankerStore(store, check_every=0).in_use("shop") == result["rankerVersion"]
     stored = ExperimentStore(tenant_scope(store, "shop")).get(experiment.id)
     assert stored.status == "promoted" and stored.promotedVariant == TREATMENT
     # the next version is put on trial against the new live setting
-    assert job["result"]["trial"]["rankerVersion"] == result["rankerVersion"] + 1
+    assert second["trial"]["rankerVersion"] == result["rankerVersion"] + 1
 
 
 @pytest.mark.usefixtures("past_threshold")
-def test_a_trial_without_a_significant_gain_is_stopped_and_nothing_goes_live(
-    client: TestClient, store: BlobStore, tmp_path: Path
+@pytest.mark.parametrize(
+    ("ctr", "visitors", "outcome", "status"),
+    [
+        ({"control": 0.5, TREATMENT: 0.3}, 400, "rejected", "stopped"),  # a loss, at the horizon
+        ({"control": 0.3, TREATMENT: 0.9}, 10, "collecting", "running"),  # short of its visitors
+    ],
+)
+def test_a_trial_without_a_win_puts_nothing_live(
+    client: TestClient,
+    store: BlobStore,
+    tmp_path: Path,
+    ctr: dict[str, float],
+    visitors: int,
+    outcome: str,
+    status: str,
 ) -> None:
-    _, experiment = _first_trial(client, store)
-    start = experiment.startedAt.timestamp()
-    _trial_traffic(store, tmp_path, experiment.id, start, {"control": 0.5, TREATMENT: 0.3}, 400)
-    job = finished_job(client, "shop", _train(client, minimumDetectableEffect=MDE))
-    verdict = job["result"]["judgedTrials"][0]
-    assert verdict["outcome"] == "rejected" and verdict["lift"] < 0, verdict
+    result, experiment, second = _judged(client, store, tmp_path, ctr, visitors)
+    verdict = second["judgedTrials"][0]
+    assert verdict["outcome"] == outcome, verdict
+    assert ExperimentStore(tenant_scope(store, "shop")).get(experiment.id).status == status
     assert RankerStore(store, check_every=0).in_use("shop") is None
-    assert ExperimentStore(tenant_scope(store, "shop")).get(experiment.id).status == "stopped"
-
-
-@pytest.mark.usefixtures("past_threshold")
-def test_a_trial_short_of_its_visitors_keeps_running_and_no_second_one_starts(
-    client: TestClient, store: BlobStore, tmp_path: Path
-) -> None:
-    result, experiment = _first_trial(client, store)
-    start = experiment.startedAt.timestamp()
-    _trial_traffic(store, tmp_path, experiment.id, start, {"control": 0.3, TREATMENT: 0.9}, 10)
-    job = finished_job(client, "shop", _train(client, minimumDetectableEffect=MDE))
-    verdict = job["result"]["judgedTrials"][0]
-    assert verdict["outcome"] == "collecting" and verdict["neededVisitors"] > 10, verdict
-    assert job["result"]["trial"] is None  # one trial at a time
-    assert job["result"]["rankerVersion"] == result["rankerVersion"] + 1  # trained and saved all the same
-    assert ExperimentStore(tenant_scope(store, "shop")).get(experiment.id).status == "running"
-    assert RankerStore(store, check_every=0).in_use("shop") is None
+    assert second["rankerVersion"] == result["rankerVersion"] + 1  # trained and saved all the same
+    if outcome == "collecting":  # even a large lift waits for the horizon (no peeking)
+        assert verdict["neededVisitors"] > visitors and verdict["lift"] > 0
+        assert second["trial"] is None  # one trial at a time
+    else:
+        assert verdict["lift"] < 0 and second["trial"] is not None
 
 
 @pytest.mark.usefixtures("past_threshold")

@@ -119,50 +119,51 @@ def _shop(blob_store: BlobStore, tmp_path: Path, attributes: list[Attribute]) ->
 def test_spec_field_names_are_added_and_replace_in_place(blob_store: BlobStore, tmp_path: Path) -> None:
     attributes = [
         Attribute(name="name", type="text", role="title", searchable=True),
+        Attribute(name="title"),  # a column named like a spec field: the alias takes its place
         Attribute(name="maker", role="brand", returned=False),
         Attribute(name="price", type="number", role="price"),
         Attribute(name="colour", role="color"),
         Attribute(name="qty", type="integer"),
         Attribute(name="sale", type="boolean"),
-        Attribute(name="title"),
     ]
     index = _shop(blob_store, tmp_path, attributes)
     assert index.rows[:] == [
         {
             "id": "d1",
             "name": "Cordless Drill 18V",
+            "title": "Cordless Drill 18V",
             "price": 99.5,
             "colour": "Red",
             "qty": 3,
             "sale": True,
-            "title": "Cordless Drill 18V",
             "brand": "Acme",
             "color": "Red",
         },
         {
             "id": "d2",
             "name": "Hand Saw – Ünïcode ✓",
+            "title": "Hand Saw – Ünïcode ✓",
             "price": None,
             "colour": "Blue",
             "qty": None,
             "sale": False,
-            "title": "Hand Saw – Ünïcode ✓",
             "brand": "Bolt",
             "color": "Blue",
         },
         {
             "id": "d3",
             "name": "Hammer",
+            "title": "Hammer",
             "price": 12.0,
             "colour": None,
             "qty": 7,
             "sale": None,
-            "title": "Hammer",
             "brand": None,
             "color": None,
         },
     ]
-    assert [list(r) for r in index.rows] == [list(index.rows[0])] * 3  # one key order
+    order = ["id", "name", "title", "price", "colour", "qty", "sale", "brand", "color"]
+    assert [list(r) for r in index.rows] == [order] * 3
     assert [type(index.rows[0][k]) for k in ("price", "qty", "sale")] == [float, int, bool]
 
 

@@ -9,12 +9,14 @@ and hands out a fresh ``dict`` per read.
 
 from __future__ import annotations
 
+import io
 import pickle
 from array import array
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, overload
 
 _PROTOCOL = 5
+_loads = pickle.loads
 
 
 class ProductRows(Sequence[dict[str, Any]]):
@@ -44,18 +46,16 @@ class ProductRows(Sequence[dict[str, Any]]):
         self.fields: tuple[str, ...] = tuple(fields)
         self._index = {name: i for i, name in enumerate(self.fields)}
         width = len(self.fields)
-        parts: list[bytes] = []
         offsets = array("q", [0])
         end = 0
         dumps = pickle.dumps
-        for values in rows:
-            if len(values) != width:
-                raise ValueError(f"row {len(parts)} has {len(values)} values for {width} fields")
-            part = dumps(tuple(values), protocol=_PROTOCOL)
-            parts.append(part)
-            end += len(part)
-            offsets.append(end)
-        self._buffer = b"".join(parts)
+        with io.BytesIO() as out:  # getvalue() hands over its buffer: no second copy at the end
+            for values in rows:
+                if len(values) != width:
+                    raise ValueError(f"row {len(offsets) - 1} has {len(values)} values for {width} fields")
+                end += out.write(dumps(tuple(values), protocol=_PROTOCOL))
+                offsets.append(end)
+            self._buffer = out.getvalue()
         self._offsets = offsets
 
     def __len__(self) -> int:
@@ -68,9 +68,13 @@ class ProductRows(Sequence[dict[str, Any]]):
     def __getitem__(self, o: slice) -> list[dict[str, Any]]: ...
 
     def __getitem__(self, o: int | slice) -> dict[str, Any] | list[dict[str, Any]]:
+        offsets = self._offsets
+        if type(o) is int and 0 <= o < len(offsets) - 1:  # the hot path (a page of hits), inlined
+            row = _loads(self._buffer[offsets[o] : offsets[o + 1]])
+            return dict(zip(self.fields, row, strict=False))  # widths checked when built
         if isinstance(o, slice):
             return [self[i] for i in range(*o.indices(len(self)))]
-        return dict(zip(self.fields, self._values(o), strict=False))  # widths checked when built
+        return dict(zip(self.fields, self._values(o), strict=False))
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
         for o in range(len(self)):
@@ -79,11 +83,6 @@ class ProductRows(Sequence[dict[str, Any]]):
     def value(self, o: int, field: str) -> Any:
         """Row ``o``'s value of ``field`` (as ``rows[o][field]``). Raises KeyError, IndexError."""
         return self._values(o)[self._index[field]]
-
-    @property
-    def nbytes(self) -> int:
-        """Bytes of the buffer and the offsets (the objects' own headers excluded)."""
-        return len(self._buffer) + self._offsets.itemsize * len(self._offsets)
 
     def _values(self, o: int) -> tuple[Any, ...]:
         n = len(self)

@@ -47,7 +47,7 @@ def main(data_dir: Path) -> None:
     qrels = load_judgments(data_dir / "homedepot" / "judgments_dev.csv")
     vectors = VectorSearch(VectorStore(data))
     pipeline = SearchPipeline(default_stages(vectors=vectors), budget_s=5.0)
-    ids = [row["id"] for row in index.rows]
+    ids = index.product_ids()
 
     start = time.perf_counter()
     qs = collect(pipeline, index, config, qrels)

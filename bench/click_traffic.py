@@ -54,7 +54,7 @@ class Shoppers:
         self.indexes = IndexRegistry(self.tenants, work / "data")
         self.index = self.indexes.get(TENANT)
         self.config = self.tenants.config(TENANT)
-        self.ids = [row["id"] for row in self.index.rows]
+        self.ids = self.index.product_ids()
         self.dev = load_judgments(data_dir / "homedepot" / "judgments_dev.csv")  # the shoppers' minds
         queries = (data_dir / "homedepot" / "queries_dev.txt").read_text().splitlines()
         self.queries = [q.strip() for q in queries if q.strip()]

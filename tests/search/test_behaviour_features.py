@@ -66,7 +66,7 @@ def test_a_ranker_on_behaviour_features_serves_what_shoppers_click(store: BlobSt
     )
     served = SearchPipeline(default_stages(rankers=rankers), budget_s=5.0)
     plain = SearchPipeline(default_stages(), budget_s=5.0)
-    ids = [row["id"] for row in index.rows]
+    ids = index.product_ids()
     unjudged = WORDS[len(WORDS) // 2 :]
     for word in unjudged:
         assert ids[plain.run(index, config, SearchQuery(word)).output.hits[0].ord] != f"{word}-4"

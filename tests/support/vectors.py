@@ -82,7 +82,7 @@ def mini_fashion(
             except ImageEncoderUnavailable:
                 has_images = False
             _share_model(data_dir)
-        ids = [row["id"] for row in index.rows]
+        ids = index.product_ids()
         return MiniTenant("fashion", url, data_dir, ids, photos, has_images)
 
 

@@ -40,7 +40,7 @@ def list_items(
         query, max(size, 1), count=True, offset=offset, order_by_field="ord", order=tantivy.Order.Asc
     )
     ords = index.ords(result.hits) if size else []
-    return [dict(index.rows[o]) for o in ords], hit_count(result)
+    return [index.rows[o] for o in ords], hit_count(result)
 
 
 def get_item(index: TenantIndex, product_id: str) -> dict:
@@ -48,7 +48,7 @@ def get_item(index: TenantIndex, product_id: str) -> dict:
     ord_ = index.ord_by_id.get(product_id)
     if ord_ is None:
         raise ProductNotFound(f"product '{product_id}' not found in tenant '{index.tenant}'")
-    return dict(index.rows[ord_])
+    return index.rows[ord_]
 
 
 def category_attribute(index: TenantIndex, name: str | None) -> Attribute:

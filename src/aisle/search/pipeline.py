@@ -251,7 +251,7 @@ def shape_result(ctx: SearchContext) -> SearchResult:
     relevance = ctx.query.sort == "relevance"
     products = []
     for hit in ctx.output.hits:
-        product = dict(rows[hit.ord])
+        product = rows[hit.ord]  # a new dict per read
         product["score"] = round(hit.score, 4) if relevance else None
         products.append(product)
     facets = _FACETS.validate_python(

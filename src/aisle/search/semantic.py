@@ -49,17 +49,18 @@ class NearestNeighbours:
             graph.filters.append(filter_clause(index, spec)[1])
         pool = [Hit(index.ord_by_id[n.id], n.score) for n in self.neighbours if n.id in index.ord_by_id]
         if query.sort != "relevance":
-            price = "price"
             sign = 1.0 if query.sort == "price_asc" else -1.0
-            priced = [h for h in pool if index.rows[h.ord].get(price) is not None]
-            unpriced = [h for h in pool if index.rows[h.ord].get(price) is None]
-            pool = sorted(priced, key=lambda h: sign * float(index.rows[h.ord][price])) + unpriced
+            prices = {h.ord: index.rows.value(h.ord, "price") for h in pool}  # every row has "price"
+            priced = [h for h in pool if prices[h.ord] is not None]
+            unpriced = [h for h in pool if prices[h.ord] is None]
+            pool = sorted(priced, key=lambda h: sign * float(prices[h.ord])) + unpriced
         graph.stages_tried.append({"stage": "vector", "hits": len(pool)})
         ctx.graph = graph
         ctx.output.total = len(pool)
         ctx.output.hits = pool[query.offset : query.offset + query.size]
         if pool:
-            ids = [index.rows[h.ord]["id"] for h in pool]
+            product_ids = index.product_ids()
+            ids = [product_ids[h.ord] for h in pool]
             ctx.retrieval.match_query = tantivy.Query.term_set_query(index.schema, "id", ids)
         return ctx
 

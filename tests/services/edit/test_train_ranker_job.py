@@ -142,7 +142,7 @@ def test_above_the_threshold_it_is_deployed_and_served(
         index, config, SearchQuery("drill")
     )
     plain = SearchPipeline(default_stages(), budget_s=5.0).run(index, config, SearchQuery("drill"))
-    ids = [row["id"] for row in index.rows]
+    ids = index.product_ids()
     assert ids[plain.output.hits[0].ord] != "drill-4"  # BM25 alone puts the wanted product lower
     assert ids[served.output.hits[0].ord] == "drill-4"  # learned from the clicks
     assert served.graph is not None and any(

@@ -28,7 +28,7 @@ def hydrate(products: list[ExternalProduct], index: TenantIndex | None) -> list[
             ord_ = index.ord_by_id.get(product.id) if index is not None else None
             if ord_ is None:
                 continue
-            row = dict(index.rows[ord_]) if index is not None else {}
+            row = index.rows[ord_] if index is not None else {}  # a new dict per read
         row["score"] = round(product.score, 4) if product.score is not None else None
         seen.add(product.id)
         out.append(row)

@@ -1,12 +1,13 @@
 """A loaded tenant index: the tantivy searcher plus what is needed to answer from memory.
 
-Hits carry a catalog row number (``ord``); products are rendered from pre-built row dicts, so no
-stored document is read on the hot path.
+Hits carry a catalog row number (``ord``); products are rendered from the rows held in memory
+(:class:`~aisle.search.index.rows.ProductRows`, compact), so no stored document is read on the hot path.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,7 @@ from aisle.catalog.store import Catalog
 from aisle.core.tenant_config import Attribute, AttributeConfiguration, AttributeRole, AttributeType
 from aisle.search.attributes import AttributeDictionary, build_dictionary
 from aisle.search.index.fuzzy import FuzzyTerms
+from aisle.search.index.rows import ProductRows
 from aisle.search.index.schema import ANALYZER, build_analyzer, keyword_field, numeric_field
 from aisle.search.spelling import SpellingCorrector, catalog_vocabulary
 
@@ -61,6 +63,31 @@ def price_buckets(prices: pl.Series, buckets: int = 5) -> list[tuple[float | Non
     return ranges
 
 
+def product_rows(products: pl.DataFrame, config: AttributeConfiguration, chunk: int = 8192) -> ProductRows:
+    """The rows a search answers with, one per catalog product in catalog order: ``id``, the returned
+    attributes in configuration order, then each spec field name (title, price, brand, color) the
+    configuration names otherwise, holding that attribute's value (None when no attribute has the role).
+    ``rows[o]`` equals ``products.select(returned).to_dicts()[o]`` with those spec fields set.
+    Read ``chunk`` rows at a time, so the Python values of only that many rows exist at once."""
+    sources: dict[str, str | None] = {"id": "id"}  # row key -> catalog column (None: always None)
+    for attr in config.attributes:
+        if attr.returned and attr.name in products.columns:
+            sources[attr.name] = attr.name
+    for attr in config.attributes:  # spec field names (title, price, brand, color) always present
+        if attr.role in SPEC_FIELDS and attr.name != SPEC_FIELDS[attr.role] and attr.name in products.columns:
+            sources[SPEC_FIELDS[attr.role]] = attr.name  # replaces a returned column of that name in place
+    for alias in SPEC_FIELDS.values():
+        sources.setdefault(alias, None)
+
+    def values() -> Iterator[tuple[Any, ...]]:
+        for start in range(0, products.height, chunk):
+            part = products.slice(start, chunk)
+            columns = [part[c].to_list() if c is not None else [None] * part.height for c in sources.values()]
+            yield from zip(*columns, strict=True)
+
+    return ProductRows(list(sources), values())
+
+
 def hit_count(result: tantivy.SearchResult) -> int:
     """The match count of a search run with ``count=True`` (absent from tantivy's type stubs)."""
     return int(getattr(result, "count", 0) or 0)
@@ -70,6 +97,8 @@ def hit_count(result: tantivy.SearchResult) -> int:
 class TenantIndex:
     """Searcher, schema, analyzer and the in-memory product rows of one tenant's catalog version.
 
+    ``rows[o]`` is catalog row ``o``'s returned fields as a new dict (see :func:`product_rows`);
+    ``ids[o]`` its product id (:meth:`product_ids`) and ``ord_by_id`` the way back.
     ``keyword_values`` maps, per keyword attribute, a lowercased value to every spelling the catalog
     uses for it (``"adidas" -> ["ADIDAS", "Adidas"]``), so filters are case-insensitive.
     ``searchable`` holds the raw values of the searchable attributes, one Series per attribute in
@@ -84,7 +113,8 @@ class TenantIndex:
     searcher: tantivy.Searcher
     schema: tantivy.Schema
     analyzer: tantivy.TextAnalyzer
-    rows: list[dict[str, Any]]
+    rows: ProductRows
+    ids: list[str]
     ord_by_id: dict[str, int]
     keyword_values: dict[str, dict[str, list[str]]] = field(default_factory=dict)
     speller: SpellingCorrector = field(default_factory=lambda: SpellingCorrector({}))
@@ -100,20 +130,8 @@ class TenantIndex:
         index.register_tokenizer(ANALYZER, analyzer)
         index.reload()
         products = catalog.products
-        returned = ["id"] + [a.name for a in config.attributes if a.returned and a.name in products.columns]
-        rows = products.select(returned).to_dicts()
-        for attr in config.attributes:  # spec field names (title, price, brand, color) always present
-            if (
-                attr.role in SPEC_FIELDS
-                and attr.name != SPEC_FIELDS[attr.role]
-                and attr.name in products.columns
-            ):
-                alias = SPEC_FIELDS[attr.role]
-                for row, value in zip(rows, products[attr.name].to_list(), strict=True):
-                    row[alias] = value
-        for row in rows:
-            for alias in SPEC_FIELDS.values():
-                row.setdefault(alias, None)
+        ids: list[str] = products["id"].to_list()
+        rows = product_rows(products, config)
         keyword_values: dict[str, dict[str, list[str]]] = {}
         for attr in config.attributes:
             if keyword_field(attr) and attr.name in products.columns:
@@ -150,7 +168,8 @@ class TenantIndex:
             schema=index.schema,
             analyzer=analyzer,
             rows=rows,
-            ord_by_id={row["id"]: i for i, row in enumerate(rows)},
+            ids=ids,
+            ord_by_id={pid: i for i, pid in enumerate(ids)},
             keyword_values=keyword_values,
             speller=SpellingCorrector(catalog_vocabulary(searchable)),
             dictionary=dictionary,
@@ -191,8 +210,6 @@ class TenantIndex:
         return fuzzy  # type: ignore[no-any-return]
 
     def product_ids(self) -> list[str]:
-        """The product id of each catalog row, in row order (built once per index)."""
-        ids = self.derived.get("product_ids")
-        if ids is None:
-            ids = self.derived["product_ids"] = [row["id"] for row in self.rows]
-        return ids
+        """The product id of each catalog row, in row order (``rows[o]["id"]`` without reading the row;
+        the same str objects as the keys of ``ord_by_id``)."""
+        return self.ids

@@ -65,8 +65,8 @@ class Rerank:
             return ctx
         features = candidate_features(ctx, candidates)
         if ranker.uses_behaviour:
-            rows = ctx.index.rows
-            ids = [str(rows[o]["id"]) for o in candidates.ords.tolist()]
+            product_ids = ctx.index.product_ids()
+            ids = [product_ids[o] for o in candidates.ords.tolist()]
             query = ctx.graph.normalized if ctx.graph is not None else ""
             features = with_behaviour(features, self.rankers.behaviour.current(ctx.index.tenant), query, ids)
         order, scores = ranker.order(features, candidates.served)

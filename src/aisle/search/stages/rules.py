@@ -208,7 +208,8 @@ class ApplyRuleActions:
         pinned = ids_query(index.schema, ids)
         if ctx.retrieval.filter_query is not None:
             found = index.searcher.search(_all([pinned, ctx.retrieval.filter_query]), len(ids))
-            ids = [index.rows[o]["id"] for o in index.ords(found.hits)]
+            product_ids = index.product_ids()
+            ids = [product_ids[o] for o in index.ords(found.hits)]
             if not ids:
                 return
             pinned = ids_query(index.schema, ids)

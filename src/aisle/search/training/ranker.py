@@ -116,7 +116,7 @@ def collect(
     plain = SearchPipeline(
         tuple(s for s in pipeline.stages if not isinstance(s, Rerank)), budget_s=max(pipeline.budget_s, 5.0)
     )
-    ids = [row["id"] for row in index.rows]
+    ids = index.product_ids()
     out = QuerySet()
     scorable = sorted(q for q, judged in qrels.items() if any(r > 1.0 for r in judged.values()))
     for n, query in enumerate(scorable, 1):
@@ -287,7 +287,7 @@ def train_ranker(
     qs = collect(
         pipeline, index, config, known, candidates=candidates, progress=progress, behaviour=behaviour
     )
-    ids = [row["id"] for row in index.rows]
+    ids = index.product_ids()
     cv = (
         cross_validate(qs, known, ids, folds=folds, rounds=rounds, progress=progress)
         if folds >= 2 and len(qs.queries) >= folds

@@ -21,8 +21,8 @@ Protocol (SIMULATED shoppers, labelled so wherever these figures appear):
   arms, when there were two).
 
 Rows: no ranker; naive click ranker (clicks per impression, no position); debiased click ranker (clicks
-per estimated examination, or LightGBM's own position debiasing when the log had one ranking); the
-debiased click ranker with the behaviour features too; the same trained as the platform's
+per estimated examination, or LightGBM's own position debiasing when the log had one ranking); each of
+the two with the behaviour features too; the debiased one trained as the platform's
 ``train_ranker`` job trains it (:func:`train_as_job`: the deployed path), then that model reordering
 every candidate (the failure mode a ranker served past its log's depth shows). Every click-trained
 ranker learns from the products shoppers were shown only, so it is scored as it is served: reordering
@@ -303,6 +303,7 @@ def main(
         for name, corrected, with_behaviour in (
             ("naive click ranker", False, False),
             ("debiased click ranker", True, False),
+            ("naive + behaviour features", False, True),
             ("debiased + behaviour features", True, True),
         ):
             dev_b, cands, depth = train_from_log(

@@ -59,12 +59,12 @@ PRIOR_WEIGHT = 10.0
 TOP_QUANTILE = 0.95
 """A rate at this quantile of well-seen pairs (or above) is grade 4."""
 MIN_SEARCHES = 1_000_000
-"""Searches below which a click-trained ranker is not deployed (the traffic threshold). Measured on
-simulated shoppers (``bench/bench_click_learning.py``, Home Depot dev queries): with the behaviour
-features, NDCG@10 -0.22 at 10k searches and -0.20 at 100k; at 1M it depends on the log: +0.017 and
-+0.016 in two runs, -0.010 to +0.000 in three others (the judgment ranker gains +0.0135 to +0.0150).
-Necessary, then, not sufficient: past it a ranker is deployed without proof that it beats the live one
-(an A/B result would be that proof; not wired yet)."""
+"""Searches below which a click-trained ranker is not deployed, nor put on trial (the traffic
+threshold). Measured on simulated shoppers (``bench/bench_click_learning.py``, Home Depot dev queries,
+served within its :func:`shown_depth`): with the behaviour features, NDCG@10 -0.072 at 10k searches,
+-0.001 at 100k, +0.092 and +0.093 at 1M on two logs (the judgment ranker gains +0.0146). Necessary, not
+sufficient: past it the ranker goes live only by winning an A/B trial against the live setting
+(``aisle.services.edit.ranker_trials``)."""
 MIN_CLICKS = 100_000
 """Clicks below which a click-trained ranker is not deployed (the 1M simulated searches had 401k)."""
 

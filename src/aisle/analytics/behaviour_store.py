@@ -25,6 +25,7 @@ from pydantic import BaseModel, Field
 from aisle.analytics.behaviour import DAY_S, WINDOWS, compute
 from aisle.analytics.log import ROOT, ParquetLog, day_of
 from aisle.core.storage import BlobNotFound, BlobStore
+from aisle.core.storage.versions import claim_version
 from aisle.core.tenancy import tenant_scope
 
 BEHAVIOUR_DIR = f"{ROOT}/behaviour"
@@ -87,18 +88,17 @@ class BehaviourStore:
 
     def publish(self, tenant: str, tables: dict[str, pa.Table], record: BehaviourRecord) -> BehaviourRecord:
         """Write the tables, then the record, then the pointer; ``record.version`` becomes the next free
-        version number."""
+        version number, taken by creating its first table
+        (:func:`~aisle.core.storage.versions.claim_version`: two refreshes racing each get their own).
+
+        Raises:
+            Conflict: ``model_artifact_exists``, other writers kept taking the next version number.
+        """
         scope = self._scope(tenant)
-        version = 1
-        current = self.current(tenant)
-        if current is not None:
-            version = current.version + 1
-        while scope.exists(f"{BEHAVIOUR_DIR}/v{version}/meta.json"):
-            version += 1
-        for name in TABLES:
-            buf = io.BytesIO()
-            pq.write_table(tables[name], buf, compression="zstd")
-            scope.put(f"{BEHAVIOUR_DIR}/v{version}/{name}.parquet", buf.getvalue())
+        first, *rest = TABLES
+        version = claim_version(scope, BEHAVIOUR_DIR, f"{first}.parquet", _parquet(tables[first]))
+        for name in rest:
+            scope.put(f"{BEHAVIOUR_DIR}/v{version}/{name}.parquet", _parquet(tables[name]))
         record = record.model_copy(
             update={"version": version, "rows": {n: tables[n].num_rows for n in TABLES}}
         )
@@ -130,3 +130,9 @@ def refresh(log: ParquetLog, tenant: str, now: float | None = None) -> Behaviour
         propensity_across_arms=propensities.across_rankings if propensities is not None else 0,
     )
     return BehaviourStore(log.store).publish(tenant, tables, record)
+
+
+def _parquet(table: pa.Table) -> bytes:
+    buf = io.BytesIO()
+    pq.write_table(table, buf, compression="zstd")
+    return buf.getvalue()

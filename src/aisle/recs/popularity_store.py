@@ -25,8 +25,8 @@ import orjson
 import polars as pl
 from pydantic import BaseModel, Field
 
-from aisle.core.errors import Conflict, ErrorCode
 from aisle.core.storage import BlobNotFound, BlobStore
+from aisle.core.storage.versions import claim_version
 from aisle.recs.popularity import PopularityParams, PopularityTables, compute_popularity
 
 POPULARITY_DIR = "models/popularity"
@@ -73,16 +73,10 @@ def publish(
     """Write ``tables`` as the next version (tables, then ``meta.json``, then the pointer).
 
     Raises:
-        Conflict: ``model_artifact_exists``, another writer took the same version number at the same
-            moment five times in a row.
+        Conflict: ``model_artifact_exists``, other writers kept taking the next version number
+            (:func:`~aisle.core.storage.versions.claim_version`).
     """
-    version = max(_versions(scope), default=0) + 1
-    for _ in range(5):
-        if _claim(scope, version, "items.parquet", _parquet(tables.items)):
-            break
-        version += 1
-    else:
-        raise Conflict("popularity versions kept being taken", code=ErrorCode.MODEL_ARTIFACT_EXISTS)
+    version = claim_version(scope, POPULARITY_DIR, "items.parquet", _parquet(tables.items))
     _claim(scope, version, "windows.parquet", _parquet(tables.windows))
     record = PopularityRecord(
         version=version,
@@ -113,11 +107,6 @@ def refresh(
     them. Raises ValueError (bad params or columns), Conflict (see :func:`publish`)."""
     params = params or PopularityParams()
     return publish(scope, compute_popularity(events, now, params), params, info)
-
-
-def _versions(scope: BlobStore) -> list[int]:
-    dirs = scope.list_dirs(POPULARITY_DIR)
-    return [int(d[1:]) for d in dirs if d[:1] == "v" and d[1:].isdigit()]
 
 
 def _claim(scope: BlobStore, version: int, name: str, data: bytes) -> bool:

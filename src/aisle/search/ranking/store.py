@@ -26,6 +26,7 @@ from pydantic import BaseModel, Field
 from aisle.core.errors import ErrorCode, NotFound
 from aisle.core.storage import BlobNotFound, BlobStore
 from aisle.core.storage.signature import read_object
+from aisle.core.storage.versions import claim_version
 from aisle.core.tenancy import tenant_scope
 from aisle.search.ranking.behaviour import BEHAVIOUR_FEATURES, BehaviourTables
 
@@ -172,9 +173,7 @@ class RankerStore:
         ``record.version`` is replaced by the next free version number.
         """
         scope = self._scope(tenant)
-        version = max((r.version for r in self.versions(tenant)), default=0) + 1
-        while not scope.put_if_absent(f"{RANKER_DIR}/v{version}/model.txt", model_text.encode()):
-            version += 1  # another trainer took it
+        version = claim_version(scope, RANKER_DIR, "model.txt", model_text.encode())
         record = record.model_copy(update={"version": version})
         scope.put(f"{RANKER_DIR}/v{version}/meta.json", record.model_dump_json(indent=2).encode())
         if use:

@@ -98,7 +98,7 @@ def stop_exploration(store: Any, experiment_id: str) -> None:
 class _Served:
     """The in-process serving and recording of one run's bucket (see :func:`simulate`)."""
 
-    def __init__(self, world: Shoppers, run: Path, capacity: int) -> None:
+    def __init__(self, world: Shoppers, run: Path, capacity: int, writer: str) -> None:
         from prometheus_client import CollectorRegistry, Counter
 
         from aisle.analytics.engine import AnalyticsEngine
@@ -116,7 +116,7 @@ class _Served:
 
         self.world = world
         self.store = open_blob_store(f"file://{run / 'bucket'}")
-        self.parquet = ParquetLog(self.store, run / "cache", writer="bench")
+        self.parquet = ParquetLog(self.store, run / "cache", writer=writer)
         self.recorder = Recorder(self.parquet, flush_s=3600, capacity=capacity, batch=200_000, start=False)
         counter = Counter("records", "bench", registry=CollectorRegistry())
         self.outcomes = Outcomes(AnalyticsEngine(self.store, self.parquet, self.recorder), counter)
@@ -207,7 +207,7 @@ def simulate(
     the log's figures: searches, clicks, ``v1`` (what the exploration did) and per-variant searches."""
     from aisle.analytics.behaviour_store import refresh
 
-    served = _Served(world, run, capacity=2 * n * 12 + 10)
+    served = _Served(world, run, capacity=2 * n * 12 + 10, writer="bench")
     rng = np.random.default_rng(seed)
     texts = _queries(world, n, rng)
     visitors = rng.integers(0, 20_000, n)
@@ -255,7 +255,7 @@ def simulate_trial(
     """Serve ``n`` more simulated searches by ``visitors`` new visitors through the tenant's running
     experiments (a ranker trial the train_ranker job started), recorded like the rest of the log.
     Returns the searches, clicks and answers per variant tag."""
-    served = _Served(world, run, capacity=n * 12 + 10)
+    served = _Served(world, run, capacity=n * 12 + 10, writer="bench-trial")
     rng = np.random.default_rng(seed)
     texts = _queries(world, n, rng)
     who = rng.integers(0, visitors, n) + 1_000_000  # not the first visitors: a fresh assignment

@@ -61,3 +61,20 @@ def test_close_writes_what_is_left_and_refuses_more() -> None:
     recorder.close()
     assert len(got) == 1
     assert not recorder.record(_answer(2)) and recorder.dropped == 1
+
+
+def test_a_reused_writer_name_adds_files_and_never_replaces_one(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import duckdb
+
+    from aisle.analytics.log import ParquetLog
+    from aisle.core.storage import open_blob_store
+
+    store = open_blob_store(f"file://{tmp_path / 'bucket'}")
+    first = ParquetLog(store, tmp_path / "cache", writer="bench").write([_answer(i) for i in range(3)])
+    again = ParquetLog(store, tmp_path / "cache", writer="bench").write([_answer(i) for i in range(10, 12)])
+    assert len(set(first + again)) == 2  # the second process skipped the name the first one took
+    log = ParquetLog(store, tmp_path / "cache")
+    day = log.days("t", "answers")[0]
+    files = log.files("t", "answers", day, day)
+    tokens = duckdb.sql(f"SELECT token FROM read_parquet({files!r}) ORDER BY token").fetchall()
+    assert [t for (t,) in tokens] == ["tok0", "tok1", "tok10", "tok11", "tok2"]

@@ -66,7 +66,8 @@ class ParquetLog:
         store: the bucket (the whole store, not a tenant's view: records name their tenant).
         cache_dir: where files of a remote bucket are copied to be read (a local bucket is read in place).
         writer: this process's name in file names (default: host, pid and a random suffix, so two
-            processes, or a restarted one, never write the same name).
+            processes, or a restarted one, never write the same name). Files are created, never
+            replaced: a writer given a name an earlier one used skips the sequence numbers it took.
     """
 
     def __init__(self, store: BlobStore, cache_dir: Path, writer: str | None = None) -> None:
@@ -94,11 +95,14 @@ class ParquetLog:
             pl.DataFrame(rows, schema=polars_schema(schema), orient="row").write_parquet(
                 buf, compression="zstd"
             )
-            with self._lock:
-                self._seq += 1
-                seq = self._seq
-            path = f"{partition(tenant, table, day)}/{self.writer}-{seq:08d}.parquet"
-            self.store.put(path, buf.getvalue())
+            data = buf.getvalue()
+            while True:  # a name taken by an earlier writer of the same name is skipped, never rewritten
+                with self._lock:
+                    self._seq += 1
+                    seq = self._seq
+                path = f"{partition(tenant, table, day)}/{self.writer}-{seq:08d}.parquet"
+                if self.store.put_if_absent(path, data):
+                    break
             written.append(path)
         return written
 

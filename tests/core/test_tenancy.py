@@ -110,3 +110,17 @@ def test_an_emptied_file_is_invalid_json_not_missing(blob_store: BlobStore) -> N
     with pytest.raises(ConfigInvalid) as err:
         tenants.config("shop")
     assert "not valid JSON" in err.value.message
+
+
+@pytest.mark.parametrize("neighbours", [-1, 1001, 2.5, "many", None])
+def test_a_bad_hybrid_neighbours_is_named(blob_store: BlobStore, neighbours: object) -> None:
+    tenants = make_tenant(blob_store)
+    raw = orjson.loads(blob_store.get("shop/global_configuration.json"))
+    raw.setdefault("hybrid", {})["neighbours"] = neighbours
+    blob_store.put("shop/global_configuration.json", orjson.dumps(raw))
+    with pytest.raises(ConfigInvalid) as err:
+        tenants.config("shop")
+    assert err.value.field == "hybrid.neighbours"
+    raw["hybrid"]["neighbours"] = 0  # the bounds: 0 (no nearest-neighbour search) .. 1000
+    blob_store.put("shop/global_configuration.json", orjson.dumps(raw))
+    assert tenants.config("shop").global_.hybrid.neighbours == 0

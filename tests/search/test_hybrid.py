@@ -97,3 +97,28 @@ def test_switched_off_per_tenant_and_for_price_sorts(setup) -> None:  # type: ig
     assert [p["id"] for p in off.products] == [p["id"] for p in plain.products]
     by_price = hybrid.search(index, config, SearchQuery("timepiece for my wrist", size=5, sort="price_asc"))
     assert not any(str(t["stage"]).startswith("hybrid") for t in by_price.query_graph.stages_tried)
+
+
+@pytest.mark.parametrize("neighbours", [0, 3, 40])
+def test_the_nearest_neighbour_leg_looks_up_hybrid_neighbours(setup, neighbours: int) -> None:  # type: ignore[no-untyped-def]
+    index, config, hybrid, lexical = setup
+    query = SearchQuery("timepiece for my wrist", size=5)
+    tuned = _with(config, method="rrf", neighbours=neighbours)  # RRF always searches the neighbours
+    ctx = hybrid.run(index, tuned, query)
+    assert ctx.graph is not None and ctx.graph.stage in tuned.global_.hybrid.expand_stages
+    plain = lexical.search(index, config, query)
+    found = ctx.retrieval.candidates
+    if found is None:  # no word matched and no neighbour was looked up: nothing to fuse
+        assert neighbours == 0 and plain.total == 0 and ctx.output.total == 0
+        return
+    lexical_ords = set(found.ords[: len(found.ords) - ctx.retrieval.vector_only].tolist())
+    stage = next(s for s in hybrid.stages if isinstance(s, Hybrid))
+    assert stage.vectors is not None
+    table = stage.vectors.store.table("fashion")
+    query_vec = stage.vectors.encode_query(table, ctx.graph.normalized, tuned.global_.hybrid.query_encoder)
+    near = [table.ids[int(k)] for k in table.ann.search(query_vec, neighbours).keys]
+    expected = [index.ord_by_id[i] for i in near if i is not None and index.ord_by_id[i] not in lexical_ords]
+    assert found.ords[len(lexical_ords) :].tolist() == expected
+    assert ctx.output.total == plain.total + len(expected)
+    if neighbours == 40:
+        assert expected  # words the catalog lacks: the vector leg adds products

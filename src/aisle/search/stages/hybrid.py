@@ -2,17 +2,17 @@
 
 Runs after :class:`~aisle.search.stages.retrieve.Retrieve` for relevance-sorted text queries when the
 tenant's ``global_configuration.hybrid`` is enabled and its text vectors are built. The first
-``candidates`` lexical hits and the ``candidates`` nearest products (passing the request filters and
-rule exclusions) are fused by reciprocal rank fusion, ``sum_i w_i / (k + rank_i)`` (Cormack, Clarke &
-Buettcher 2009, k = 60), or by a score blend ``(1 - a) * bm25 / max bm25 + a * cosine``; the page is
-cut from the fused list. Nearest products that matched no lexical stage join only when the lexical
-stage that answered is one of ``expand_stages`` (by default when not every query term matched), and
-they add to ``total`` (facets still count the lexical matches). With a blend and no learned ranker
+``candidates`` lexical hits and those of the ``neighbours`` nearest products that pass the request
+filters and rule exclusions are fused by reciprocal rank fusion, ``sum_i w_i / (k + rank_i)`` (Cormack,
+Clarke & Buettcher 2009, k = 60), or by a score blend ``(1 - a) * bm25 / max bm25 + a * cosine``; the
+page is cut from the fused list. Nearest products that matched no lexical stage join only when the
+lexical stage that answered is one of ``expand_stages`` (by default when not every query term matched),
+and they add to ``total`` (facets still count the lexical matches). With a blend and no learned ranker
 after it, the nearest-neighbour search is skipped when no such product could reach the page (see
 :func:`extras_may_reach_page`; on the Home Depot dev queries, 9 of 10 partial matches), and ``total``
-then counts the lexical matches only. The fused list is left in ``ctx.retrieval.candidates`` for the learned
-ranker (:mod:`aisle.search.stages.rerank`). The lexical candidates come from retrieval's own search
-(:attr:`~aisle.search.context.Retrieval.candidate_depth`).
+then counts the lexical matches only. The fused list is left in ``ctx.retrieval.candidates`` for the
+learned ranker (:mod:`aisle.search.stages.rerank`). The lexical candidates come from retrieval's own
+search (:attr:`~aisle.search.context.Retrieval.candidate_depth`).
 
 Without vectors (``Hybrid()``, as :func:`~aisle.search.pipeline.default_stages` builds it when given
 none, or a tenant without vectors) the stage does nothing; the search engine gives it the process's
@@ -86,7 +86,7 @@ class Hybrid:
         n_lex = len(lex_ords)
         cos, embeddings, has = _cosines(table, row_keys[lex_ords], query_vec)
         extra: list[int] = []
-        if ctx.graph.stage in cfg.expand_stages:
+        if ctx.graph.stage in cfg.expand_stages and cfg.neighbours > 0:
             offset, size = ctx.window()
             if (
                 ctx.retrieval.candidates_reranked
@@ -134,7 +134,7 @@ class Hybrid:
         allowed = None
         if ctx.retrieval.filters:
             allowed = self.vectors.mask(index.tenant, self.filter_rows.select(index, ctx.retrieval.filters))
-        near = table.ann.search(query_vec, cfg.candidates, allowed)
+        near = table.ann.search(query_vec, cfg.neighbours, allowed)
         near_ids = [table.ids[int(k)] for k in near.keys]
         fresh = [i for i in near_ids if i is not None and index.ord_by_id.get(i, -1) not in seen]
         return self._admissible(ctx, [i for i in fresh if i in index.ord_by_id])

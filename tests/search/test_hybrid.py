@@ -116,7 +116,8 @@ def test_the_nearest_neighbour_leg_looks_up_hybrid_neighbours(setup, neighbours:
     assert stage.vectors is not None
     table = stage.vectors.store.table("fashion")
     query_vec = stage.vectors.encode_query(table, ctx.graph.normalized, tuned.global_.hybrid.query_encoder)
-    near = [table.ids[int(k)] for k in table.ann.search(query_vec, neighbours).keys]
+    depth = neighbours if lexical_ords else max(neighbours, tuned.global_.hybrid.candidates)
+    near = [table.ids[int(k)] for k in table.ann.search(query_vec, depth).keys]
     expected = [index.ord_by_id[i] for i in near if i is not None and index.ord_by_id[i] not in lexical_ords]
     assert found.ords[len(lexical_ords) :].tolist() == expected
     assert ctx.output.total == plain.total + len(expected)

@@ -301,13 +301,13 @@ class HybridConfig(_Strict):
     # +0.0005..+0.0044), 10 0.4393, 0 0.4392 (20 queries then find nothing); the ranker trained at 100
     # served at 20: +0.0021 (+0.0007..+0.0035). The hybrid stage at 20 takes 0.66-0.76x the time of 100,
     # a whole search 0.83-0.88x (in process, alternated query by query; the usearch search itself costs
-    # the same at any k <= its ef of 64). Fewer than default_size leaves a query no word matched with
-    # less than a page.
+    # the same at any k <= its ef of 64). A query no word matches looks up max(neighbours, candidates).
     neighbours: Annotated[int, Field(ge=0, le=1000)] = Field(
         default=20,
         description="How many nearest products the vector search looks up (those among the lexical "
-        "candidates, or that the request filters or rules exclude, are then dropped); 0 skips the "
-        "nearest-neighbour search, so a query no word matches finds nothing.",
+        "candidates, or that the request filters or rules exclude, are then dropped); for a query no "
+        "word matches, at least `candidates` (the nearest products are then the whole answer). 0 skips "
+        "the nearest-neighbour search, so such a query finds nothing.",
     )
     rrf_k: Annotated[float, Field(ge=1, le=1000)] = 60.0
     vector_weight: Annotated[float, Field(ge=0, le=10)] = 1.0

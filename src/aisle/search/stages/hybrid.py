@@ -128,13 +128,16 @@ class Hybrid:
         self, ctx: SearchContext, table: VectorTable, query_vec: np.ndarray, seen: set[int]
     ) -> list[int]:
         """Catalog rows of the tenant's nearest products to ``query_vec`` that are not in ``seen`` and
-        pass the request filters, rule filters and exclusions, nearest first."""
+        pass the request filters, rule filters and exclusions, nearest first: ``neighbours`` of them
+        looked up, or ``candidates`` when more and no word matched (``seen`` empty: the nearest products
+        are then the whole answer, pages past the first included)."""
         assert self.vectors is not None
         index, cfg = ctx.index, ctx.config.global_.hybrid
         allowed = None
         if ctx.retrieval.filters:
             allowed = self.vectors.mask(index.tenant, self.filter_rows.select(index, ctx.retrieval.filters))
-        near = table.ann.search(query_vec, cfg.neighbours, allowed)
+        depth = cfg.neighbours if seen else max(cfg.neighbours, cfg.candidates)
+        near = table.ann.search(query_vec, depth, allowed)
         near_ids = [table.ids[int(k)] for k in near.keys]
         fresh = [i for i in near_ids if i is not None and index.ord_by_id.get(i, -1) not in seen]
         return self._admissible(ctx, [i for i in fresh if i in index.ord_by_id])

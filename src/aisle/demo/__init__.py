@@ -9,13 +9,19 @@ tenant's fallback to a local Typesense server holding hardware it does not sell 
 
 ``make run`` builds only the cheap steps before starting the services (``aisle demo --cheap``) and
 leaves the embeddings, SIMILAR_ITEMS and the ranker to a background builder (:mod:`aisle.demo.builder`).
+The cheap steps use two processes: the largest catalog (fashion) imports in a second process while
+the others import here, and the recommendation models train in a second process while the suggestion
+indexes and the external search demo are built here (measured on a quiet 2-core machine: 53.5 s of
+steps one after the other, catalogs 24.9, recommendation models 15.8, suggestions 7.4, external 5.2).
 """
 
 from __future__ import annotations
 
+import multiprocessing
 import tempfile
 import time
 from collections.abc import Callable, Collection
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -120,6 +126,29 @@ def _recs(settings, store, data: Path | None, heavy: bool) -> None:  # type: ign
             typer.echo(f"{container.tenant}: container '{container.container_id}' waits for its model")
 
 
+def _child() -> ProcessPoolExecutor:
+    """One worker process, started fresh (``spawn``: polars and tantivy thread pools do not survive a
+    fork)."""
+    return ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"))
+
+
+def _catalogs_child(
+    settings: Settings, data: Path | None, only: tuple[str, ...], if_missing: bool
+) -> list[str]:
+    """:func:`import_demo_catalogs` of ``only`` in a worker process, over the bucket ``settings`` names."""
+    from aisle.core.storage.resolver import open_blob_store_from_settings
+
+    tenants = Tenants(open_blob_store_from_settings(settings), ttl=0)
+    return import_demo_catalogs(tenants, settings.data_dir, data, only=only, if_missing=if_missing)
+
+
+def _recs_child(settings: Settings, data: Path | None) -> None:
+    """The cheap recommendation models (:func:`_recs`) in a worker process."""
+    from aisle.core.storage.resolver import open_blob_store_from_settings
+
+    _recs(settings, open_blob_store_from_settings(settings), data, heavy=False)
+
+
 def _vectors(settings, data: Path | None, images: bool) -> None:  # type: ignore[no-untyped-def]
     from aisle.demo.vectors import build_demo_vectors
 
@@ -136,6 +165,26 @@ def _external(settings, tenants, data: Path | None) -> None:  # type: ignore[no-
     from aisle.demo.external import build_demo_external
 
     build_demo_external(settings, tenants, data, echo=typer.echo)
+
+
+def _cheap_catalogs(
+    settings: Settings, tenants: Tenants, data: Path | None, only: Collection[str], if_missing: bool
+) -> list[str]:
+    """The demo catalogs, the largest (fashion) imported in a worker process beside the others."""
+    from aisle.catalog.datasets import demo_datasets
+
+    wanted = [ds.tenant for ds in demo_datasets() if not only or ds.tenant in only]
+    apart = tuple(t for t in wanted if t == "fashion")
+    here = [t for t in wanted if t not in apart]
+    with _child() as pool:
+        beside = pool.submit(_catalogs_child, settings, data, apart, if_missing) if apart else None
+        ready = (
+            import_demo_catalogs(tenants, settings.data_dir, data, only=here, if_missing=if_missing)
+            if here
+            else []
+        )
+        ready += beside.result() if beside is not None else []
+    return [t for t in wanted if t in ready]
 
 
 def build_demo(
@@ -159,15 +208,24 @@ def build_demo(
     """
     tenants = Tenants(store, ttl=0)
     before = set(tenants.names()) if if_missing else set()
-    ready = import_demo_catalogs(tenants, settings.data_dir, data, only=only, if_missing=if_missing)
+    if cheap:  # make run's wait: two processes (see module docstring)
+        ready = _cheap_catalogs(settings, tenants, data, only, if_missing)
+    else:
+        ready = import_demo_catalogs(tenants, settings.data_dir, data, only=only, if_missing=if_missing)
     import_demo_query_log(tenants, data)
-    # new tenants only: a kept tenant's suggestions are cached already (the search service's warm-up
-    # rebuilds what changed), so a second `make run` does not pay for them twice
-    _suggestions(settings, tenants, [t for t in ready if t not in before])
-    if vectors and not cheap:  # before the models: SIMILAR_ITEMS reuses the text vectors
-        _vectors(settings, data, images)
-    if recs:
-        _recs(settings, store, data, heavy=not cheap)
-    if ranker and not cheap:
-        _ranker(settings, tenants, data)
-    _external(settings, tenants, data)
+    models = None
+    with _child() as pool:
+        if recs and cheap:
+            models = pool.submit(_recs_child, settings, data)
+        # new tenants only: a kept tenant's suggestions are cached already (the search service's warm-up
+        # rebuilds what changed), so a second `make run` does not pay for them twice
+        _suggestions(settings, tenants, [t for t in ready if t not in before])
+        if vectors and not cheap:  # before the models: SIMILAR_ITEMS reuses the text vectors
+            _vectors(settings, data, images)
+        if recs and not cheap:
+            _recs(settings, store, data, heavy=True)
+        if ranker and not cheap:
+            _ranker(settings, tenants, data)
+        _external(settings, tenants, data)
+        if models is not None:
+            models.result()  # its error, if any, is this command's

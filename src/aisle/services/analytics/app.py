@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime
@@ -79,10 +80,26 @@ def create_app(settings: Settings | None = None, *, events: EventStore | None = 
         settings=settings, tenants=tenants, engine=AnalyticsEngine.from_settings(settings, blob, record=False)
     )
 
+    # one drain at a time, and none once the store is closed: cancelling the delivery task does not stop
+    # a drain already running in its thread, and closing the store's connections under it crashed the
+    # process (sqlite, a segmentation fault at shutdown)
+    draining = threading.Lock()
+
+    def drain_once() -> int:
+        with draining:
+            return drain_outboxes(state, events)
+
+    def drain_and_close() -> None:
+        with draining:
+            try:
+                drain_outboxes(state, events)  # SIGTERM: deliver what is waiting
+            finally:
+                events.close()
+
     async def deliver() -> None:
         while True:
             try:
-                await run_in_threadpool(drain_outboxes, state, events)
+                await run_in_threadpool(drain_once)
             except Exception:  # the event store or the bucket is down: the next round tries again
                 log.exception("analytics: draining the event outbox failed")
             await asyncio.sleep(settings.analytics_flush_seconds)
@@ -110,8 +127,7 @@ def create_app(settings: Settings | None = None, *, events: EventStore | None = 
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await task
-        await run_in_threadpool(drain_outboxes, state, events)  # SIGTERM: deliver what is waiting
-        events.close()
+        await run_in_threadpool(drain_and_close)
 
     app = service_app(
         "analytics",

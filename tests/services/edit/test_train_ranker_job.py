@@ -126,11 +126,10 @@ def test_below_the_traffic_threshold_the_ranker_is_saved_not_deployed(
     assert rankers.in_use("shop") is None  # no tenant gets worse on thin traffic
 
 
+@pytest.mark.usefixtures("past_threshold")
 def test_above_the_threshold_it_is_deployed_and_served(
-    client: TestClient, store: BlobStore, settings: Settings, monkeypatch: pytest.MonkeyPatch
+    client: TestClient, store: BlobStore, settings: Settings
 ) -> None:
-    monkeypatch.setattr(click_training, "MIN_SEARCHES", 100)
-    monkeypatch.setattr(click_training, "MIN_CLICKS", 50)
     job = finished_job(client, "shop", _train(client, deploy="threshold"))
     assert job["status"] == "completed" and job["result"]["deployed"] is True, job
     rankers = RankerStore(store, check_every=0)
@@ -171,13 +170,12 @@ def test_unknown_source_is_refused(client: TestClient) -> None:
     assert client.post("/rankers/train", params={"tenant": "nobody"}).status_code == 404
 
 
+@pytest.mark.usefixtures("past_threshold")
 def test_below_the_threshold_search_keeps_serving_the_previous_ranker(
     client: TestClient, store: BlobStore, settings: Settings, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from aisle.services.search.app import create_app as search_app
 
-    monkeypatch.setattr(click_training, "MIN_SEARCHES", 100)
-    monkeypatch.setattr(click_training, "MIN_CLICKS", 50)
     first = finished_job(client, "shop", _train(client, deploy="threshold"))
     assert first["result"]["deployed"] is True
     monkeypatch.setattr(click_training, "MIN_SEARCHES", 10**9)  # the log is now below the threshold

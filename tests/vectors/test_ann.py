@@ -7,8 +7,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from aisle.vectors import ann_usearch  # imports onnxruntime before usearch (the other order segfaults)
 from aisle.vectors.ann import exact_search
-from aisle.vectors.ann_usearch import UsearchAnnIndex
+from aisle.vectors.ann_usearch import STORED, UsearchAnnIndex
 
 
 def _unit(rng: np.random.Generator, n: int, d: int = 32) -> np.ndarray:
@@ -99,11 +100,58 @@ def test_a_loaded_index_is_mapped_and_copied_on_change(tmp_path: Path) -> None:
     assert 7 not in mapped.search(vectors[7], 5).keys
     assert set(mapped.search(vectors[9], 2).keys.tolist()) == {8, 9}
     on_disk = np.load(tmp_path / "ann" / "vectors.npy")
-    assert np.array_equal(on_disk, vectors)  # copy-on-write: the file is unchanged
+    assert np.array_equal(on_disk, vectors.astype(STORED))  # copy-on-write: the file is unchanged
     assert other.search(vectors[7], 1).keys[0] == 7
     mapped.save(tmp_path / "ann")
     assert other.search(vectors[7], 1).keys[0] == 7  # still the files it mapped
-    assert np.array_equal(other.vectors_of(np.array([8])), vectors[8:9])
+    assert np.array_equal(other.vectors_of(np.array([8])), _stored(vectors[8:9]))
     again = UsearchAnnIndex.load(tmp_path / "ann")
     assert 7 not in again.search(vectors[7], 5).keys
-    assert np.array_equal(again.vectors_of(np.array([8])), vectors[9:10])
+    assert np.array_equal(again.vectors_of(np.array([8])), _stored(vectors[9:10]))
+
+
+def _stored(x: np.ndarray) -> np.ndarray:
+    """``x`` as the index hands it back: rounded to the stored precision, as float32."""
+    return x.astype(STORED).astype(np.float32)
+
+
+def test_vectors_are_stored_in_half_precision_and_scored_in_float32(tmp_path: Path) -> None:
+    """Half the memory (issue 32); what comes out is float32, and a search's scores are exact search's
+    over the stored vectors, whichever way (graph or filtered) it went."""
+    rng = np.random.default_rng(8)
+    vectors = _unit(rng, 500)
+    UsearchAnnIndex.build(vectors).save(tmp_path / "ann")
+    assert np.load(tmp_path / "ann" / "vectors.npy").dtype == STORED
+    index = UsearchAnnIndex.load(tmp_path / "ann")
+    rows = index.rows(np.arange(3))
+    assert rows.dtype == np.float32
+    assert np.array_equal(rows, _stored(vectors[:3]))
+    assert np.abs(rows - vectors[:3]).max() < 1e-3
+    q = _unit(rng, 1)[0]
+    truth = exact_search(_stored(vectors), np.arange(len(vectors)), q, 10)
+    for found in (index.search(q, 10), index.search(q, 10, np.ones(len(vectors), dtype=bool))):
+        assert found.scores.dtype == np.float32
+        assert np.all(np.diff(found.scores) <= 0)
+        expected = dict(zip(truth.keys.tolist(), truth.scores.tolist(), strict=True))
+        for key, score in zip(found.keys.tolist(), found.scores.tolist(), strict=True):
+            assert score == pytest.approx(float(_stored(vectors[key : key + 1])[0] @ q), abs=1e-6)
+        assert len(set(expected) & set(found.keys.tolist())) >= 9
+
+
+def test_an_index_written_in_float32_still_loads(tmp_path: Path) -> None:
+    """Tables built before half precision (float32 graph and matrix) are served as written."""
+    rng = np.random.default_rng(9)
+    vectors = _unit(rng, 300)
+    (tmp_path / "ann").mkdir()
+    graph = ann_usearch.Index(ndim=32, metric="ip", dtype="f32", connectivity=16)
+    graph.add(np.arange(len(vectors)), vectors)
+    graph.save(str(tmp_path / "ann" / "hnsw.usearch"))
+    np.save(tmp_path / "ann" / "vectors.npy", vectors)
+    np.save(tmp_path / "ann" / "present.npy", np.ones(len(vectors), dtype=bool))
+    index = UsearchAnnIndex.load(tmp_path / "ann")
+    assert np.array_equal(index.vectors_of(np.array([4])), vectors[4:5])  # float32, unrounded
+    found = index.search(vectors[4], 3)
+    assert found.keys[0] == 4
+    assert found.scores[0] == pytest.approx(1.0, abs=1e-5)
+    index.add(np.array([300]), vectors[:1])  # a change copies the float32 graph and grows the matrix
+    assert set(index.search(vectors[0], 2).keys.tolist()) == {0, 300}

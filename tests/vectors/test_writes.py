@@ -23,6 +23,7 @@ from aisle.vectors.writes import Delta, WriteLog, apply_delta
 TENANT = "wlog"
 DIM = 8
 N = 16
+SELF = 5e-4  # a stored vector's cosine with itself: 1 within half precision (ann_usearch.STORED)
 
 
 def unit(seed: int) -> np.ndarray:
@@ -64,9 +65,9 @@ def test_a_write_through_one_store_is_served_by_another(bucket: BlobStore, tmp_p
     a, b = replica(bucket, tmp_path / "a"), replica(bucket, tmp_path / "b")
     assert nearest(b, unit(100))[0] != "x"
     assert a.upsert(TENANT, ["x"], unit(100)[None, :] * 3) == 1  # stored unit length
-    assert nearest(a, unit(100)) == ("x", pytest.approx(1.0, abs=1e-5))  # the writer at once
+    assert nearest(a, unit(100)) == ("x", pytest.approx(1.0, abs=SELF))  # the writer at once
     assert "x" not in VectorTable.load(a.table(TENANT).path).key_of  # its files stay the published ones
-    assert nearest(b, unit(100)) == ("x", pytest.approx(1.0, abs=1e-5))  # the other at its check
+    assert nearest(b, unit(100)) == ("x", pytest.approx(1.0, abs=SELF))  # the other at its check
     assert b.delete(TENANT, ["x", "never-there"]) == 1
     assert nearest(a, unit(100))[0] != "x"
     assert len(a.table(TENANT)) == len(b.table(TENANT)) == N
@@ -87,10 +88,10 @@ def test_entries_apply_in_log_order_delete_after_upsert_and_upsert_after_delete(
     store = replica(bucket, tmp_path / "r")
     table = store.table(TENANT)
     assert table.applied == 4
-    assert nearest(store, unit(2)) == ("x", pytest.approx(1.0, abs=1e-5))
+    assert nearest(store, unit(2)) == ("x", pytest.approx(1.0, abs=SELF))
     assert "y" not in table.key_of and "p5" not in table.key_of and "x" in table.key_of
     log.append(Delta(upsert=["y"], vectors=unit(4)[None, :]))  # back after its delete
-    assert nearest(store, unit(4)) == ("y", pytest.approx(1.0, abs=1e-5))
+    assert nearest(store, unit(4)) == ("y", pytest.approx(1.0, abs=SELF))
 
 
 def test_applying_an_entry_again_changes_nothing(bucket: BlobStore, tmp_path: Path) -> None:
@@ -167,8 +168,8 @@ def test_folding_the_log_changes_what_no_replica_serves(bucket: BlobStore, tmp_p
         table = store.table(TENANT)
         assert sorted(p for p in table.key_of if not p.startswith("p")) == ["a", "b", "c"], store.data_dir
         assert "p0" not in table.key_of and len(table) == N + 2
-        assert nearest(store, unit(73)) == ("a", pytest.approx(1.0, abs=1e-5))
-        assert nearest(store, unit(74)) == ("b", pytest.approx(1.0, abs=1e-5))
+        assert nearest(store, unit(73)) == ("a", pytest.approx(1.0, abs=SELF))
+        assert nearest(store, unit(74)) == ("b", pytest.approx(1.0, abs=SELF))
     writer.upsert(TENANT, ["d"], unit(75)[None, :])  # numbers go on after a fold
     assert log_of(bucket).sequence() == [5, 6] and nearest(fresh, unit(75))[0] == "d"
 

@@ -27,8 +27,21 @@ def test_a_warm_tenant_on_a_local_store_runs_inline_a_cold_one_does_not(tmp_path
     assert engine.readiness("outdoor").waits  # its index is not open yet: it may build
     engine.search("outdoor", SearchQuery("tent"))
     assert not engine.readiness("outdoor").waits
-    engine.indexes.check_every = 0.0  # the next search re-reads the catalog version from storage
-    assert engine.readiness("outdoor").waits
+
+
+def test_a_catalog_check_falling_due_is_made_inline_and_only_a_new_version_waits(tmp_path: Path) -> None:
+    """Issue 32: the check of an unchanged catalog is one pointer read on the event loop, not a trip to
+    the thread pool for every request arriving until a thread-pool request takes it."""
+    engine = _engine(open_blob_store(f"file://{tmp_path / 'bucket'}"), tmp_path / "data")
+    write_outdoor_tenant(engine.tenants.store, "outdoor")
+    opened = engine.indexes.get("outdoor")
+    engine.indexes.check_every = 0.0  # every request is due a check
+    assert not engine.readiness("outdoor").waits  # the pointer read inline: the same version
+    assert not engine.readiness("outdoor").waits
+    write_outdoor_tenant(engine.tenants.store, "outdoor")  # a new catalog version
+    assert engine.readiness("outdoor").waits  # opening it is the thread pool's work
+    assert engine.indexes.get("outdoor") is not opened
+    assert not engine.readiness("outdoor").waits
 
 
 def test_an_unknown_tenant_goes_to_the_thread_pool_to_raise_there(tmp_path: Path) -> None:
@@ -75,7 +88,7 @@ def test_while_one_request_checks_the_catalog_the_others_answer_from_the_open_in
         assert answered.wait(timeout=60), "the request waited behind the check"
     other.join()
     assert served == [opened]
-    assert engine.readiness("outdoor").waits  # no check in flight: this request checks
+    assert not engine.indexes.is_current("outdoor", engine.tenants.config("outdoor").attributes)  # checks
     assert engine.indexes.get("outdoor") is opened  # same catalog version: the same index
 
 

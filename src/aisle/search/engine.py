@@ -175,7 +175,8 @@ class SearchEngine:
 
         A search waits for nothing when the tenants' store is local (refreshing a cached configuration,
         rule book or catalog version is a file read, not a network call) and the tenant's index is open
-        and current (no build). The search service runs such a search on its event loop with
+        and current (no build); a catalog check falling due is made here, one pointer read, and only a
+        new catalog version waits. The search service runs such a search on its event loop with
         :meth:`search_async` instead of the thread pool (the hop costs a sixth of a search's CPU, issue
         18); an external fallback does not change that, since :meth:`search_async` awaits its call.
         Either way ``config`` goes on to the search, looked up once. Any doubt (an unknown tenant, a bad
@@ -187,7 +188,7 @@ class SearchEngine:
             config = self.tenants.config(tenant)
         except Exception:  # the thread-pool path raises it, with its status
             return Readiness(None, waits=True)
-        return Readiness(config, waits=not self.indexes.is_current(tenant, config.attributes))
+        return Readiness(config, waits=not self.indexes.is_current(tenant, config.attributes, look=True))
 
     def search(self, tenant: str, query: SearchQuery, *, config: TenantConfig | None = None) -> SearchResult:
         """The full pipeline for one tenant. ``config``: the tenant's configuration when the caller

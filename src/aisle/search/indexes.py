@@ -117,14 +117,40 @@ class IndexRegistry:
             return entry[1].version
         return CatalogStore(self.tenants.scope(tenant)).current_version()
 
-    def is_current(self, tenant: str, attributes: object) -> bool:
+    def is_current(self, tenant: str, attributes: object, *, look: bool = False) -> bool:
         """Whether :meth:`get` would answer from memory: the tenant's index is open, ``attributes`` is the
         configuration it saw, and it was checked against storage less than ``check_every`` seconds ago
-        or another request is checking it now (meanwhile the open index is served)."""
+        or another request is checking it now (meanwhile the open index is served).
+
+        ``look``: when the check is due and nobody is checking, make it here: read the catalog pointer
+        and, when the version is the open index's, count the index checked (True). For a caller whose
+        store is local, where the read is a file read (:meth:`SearchEngine.readiness`); a new version,
+        or a pointer that cannot be read, is left to :meth:`get` (False). Without it, every request
+        arriving between the check falling due and a thread-pool request taking it went to the thread
+        pool (issue 32: about a tenth of a 32-client fashion run, in bursts once a second).
+        """
         entry = self._open.get(tenant)
         if entry is None or entry[2] is not attributes:
             return False
-        return time.monotonic() - entry[0] < self.check_every or self._lock(tenant).locked()
+        now = time.monotonic()
+        if now - entry[0] < self.check_every:
+            return True
+        lock = self._lock(tenant)
+        if not lock.acquire(blocking=False):
+            return True  # another request is checking: the open index is served meanwhile
+        try:
+            if not look:
+                return False
+            try:
+                version = CatalogStore(self.tenants.scope(tenant)).current_version()
+            except Exception:  # get() raises it, with its status
+                return False
+            if version != entry[1].version or self._open.get(tenant) is not entry:
+                return False
+            self._open[tenant] = (now, entry[1], attributes)
+            return True
+        finally:
+            lock.release()
 
     def loaded(self) -> list[str]:
         return sorted(self._open)

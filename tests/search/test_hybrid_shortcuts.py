@@ -219,3 +219,32 @@ def test_asking_for_candidates_loads_nothing_before_retrieval(
     assert rerank.candidate_depth(ctx) == config.global_.ranking.candidates  # not looked at yet
     assert rankers.current("fashion") is None
     assert rerank.candidate_depth(ctx) == 0  # the last look found no ranker
+
+
+def test_a_ranker_is_trained_on_the_candidates_it_reorders_when_served(
+    setup: tuple[TenantIndex, TenantConfig, VectorSearch],
+) -> None:
+    """The trainer collects what a served ranker reads: the hybrid stage looks up the nearest products
+    on every partial match, as it does ahead of a rerank stage; collected without one (``as_served``
+    False, how rankers were trained before) it skips them where none could reach the page."""
+    from aisle.search.ranking.features import FEATURES
+    from aisle.search.training.ranker import collect
+
+    index, config, vectors = setup
+    candidates = config.global_.ranking.candidates
+    stages = default_stages(vectors=vectors)
+    pipeline = SearchPipeline(stages, budget_s=30.0)
+    served = SearchPipeline((ForceDepth(candidates), ForceNearest(), *stages), budget_s=30.0)
+    some_product = index.product_ids()[0]
+    qrels = {q: {some_product: 3.0} for q in QUERIES}
+    as_served = collect(pipeline, index, config, qrels, candidates=candidates)
+    before = collect(pipeline, index, config, qrels, candidates=candidates, as_served=False)
+    for i, query in enumerate(as_served.queries):
+        found = served.run(index, config, SearchQuery(query, size=10)).retrieval.candidates
+        assert found is not None
+        assert as_served.ords[i].tolist() == found.ords.tolist(), query
+    lexical = FEATURES.index("lexical")  # NaN: found by the nearest-neighbour search only
+    vector_only = [int(np.isnan(f[:, lexical]).sum()) for f in as_served.features]
+    vector_only_before = [int(np.isnan(f[:, lexical]).sum()) for f in before.features]
+    assert all(a >= b for a, b in zip(vector_only, vector_only_before, strict=True))
+    assert sum(vector_only) > sum(vector_only_before)  # the lookup the collection used to skip

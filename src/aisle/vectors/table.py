@@ -199,7 +199,7 @@ def read_table_vectors(path: Path, ids: list[str]) -> np.ndarray | None:
 
 
 def reusable(data_dir: Path, tenant: str, kind: str, recipe: str, *, last: int = 3) -> dict[int, np.ndarray]:
-    """Vectors of the ``last`` tables with the same recipe, by content hash (for incremental builds).
+    """Vectors (float32) of the ``last`` tables with the same recipe, by content hash (incremental builds).
 
     Read straight from the files (no graph is loaded); newer tables win on a repeated hash.
     """
@@ -215,5 +215,5 @@ def reusable(data_dir: Path, tenant: str, kind: str, recipe: str, *, last: int =
         hashes = np.load(path / "hashes.npy")
         n = min(len(hashes), len(present))
         for key in np.flatnonzero(present[:n] & (hashes[:n] != 0)):
-            out[int(hashes[key])] = np.array(matrix[key])
+            out[int(hashes[key])] = np.array(matrix[key], dtype=np.float32)
     return out

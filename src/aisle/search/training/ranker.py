@@ -39,6 +39,7 @@ from aisle.search.stages.retrieve import lexical_candidates
 if TYPE_CHECKING:
     import lightgbm
 
+    from aisle.search.context import SearchContext
     from aisle.search.pipeline import SearchPipeline
 
 Progress = Callable[[str], None]
@@ -96,6 +97,21 @@ def label(relevance: float | None) -> int:
     return 0 if relevance is None else round(2.0 * (min(max(relevance, 1.0), 3.0) - 1.0))
 
 
+class _Collecting(Rerank):
+    """A rerank stage that reads ``candidates`` candidates of a relevance query, as a served ranker's
+    does, and reorders nothing (:func:`collect`)."""
+
+    def __init__(self, candidates: int) -> None:
+        super().__init__(None)
+        self.candidates = candidates
+
+    def candidate_depth(self, ctx: SearchContext) -> int:
+        return self.candidates if ctx.query.sort == "relevance" else 0
+
+    def run(self, ctx: SearchContext) -> SearchContext:
+        return ctx
+
+
 def collect(
     pipeline: SearchPipeline,
     index: TenantIndex,
@@ -105,17 +121,27 @@ def collect(
     candidates: int = 100,
     progress: Progress | None = None,
     behaviour: BehaviourLookup | None = None,
+    as_served: bool = True,
 ) -> QuerySet:
     """Run every query of ``qrels`` with a relevant judgment through ``pipeline`` (its :class:`Rerank`
-    stages removed) and keep its candidates; ``candidates`` lexical hits when no hybrid stage left any.
-    Cost: one search per query (about 10-20 ms each with hybrid). With ``behaviour``, the behaviour
-    features (:mod:`aisle.search.ranking.behaviour`) follow the text features.
+    stages reordering nothing) and keep its candidates; ``candidates`` lexical hits when no hybrid stage
+    left any. Cost: one search per query (about 10-20 ms each with hybrid). With ``behaviour``, the
+    behaviour features (:mod:`aisle.search.ranking.behaviour`) follow the text features.
+
+    ``as_served``: the candidates are those a served ranker reorders. A rerank stage stands where the
+    pipeline has one (:class:`_Collecting`), so the hybrid stage looks up the nearest products for every
+    query, as it does ahead of a ranker; without one it skips the lookup when no nearest product could
+    reach the page, and the ranker then hardly sees the vector-only products it reorders when served.
+    False: every rerank stage removed (how rankers were trained before; kept to measure the change).
     """
     from aisle.search.pipeline import SearchPipeline
 
-    plain = SearchPipeline(
-        tuple(s for s in pipeline.stages if not isinstance(s, Rerank)), budget_s=max(pipeline.budget_s, 5.0)
+    stages = tuple(
+        _Collecting(candidates) if isinstance(s, Rerank) else s
+        for s in pipeline.stages
+        if as_served or not isinstance(s, Rerank)
     )
+    plain = SearchPipeline(stages, budget_s=max(pipeline.budget_s, 5.0))
     ids = index.product_ids()
     out = QuerySet()
     scorable = sorted(q for q, judged in qrels.items() if any(r > 1.0 for r in judged.values()))

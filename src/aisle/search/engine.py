@@ -175,10 +175,9 @@ class SearchEngine:
 
         A search waits for nothing when the tenants' store is local (refreshing a cached configuration,
         rule book or catalog version is a file read, not a network call) and the tenant's index is open
-        and current (no build); a catalog check falling due is made here, one pointer read, and only a
-        new catalog version waits. The search service runs such a search on its event loop with
-        :meth:`search_async` instead of the thread pool (the hop costs a sixth of a search's CPU, issue
-        18); an external fallback does not change that, since :meth:`search_async` awaits its call.
+        and current (no build; a catalog check falling due is one pointer read here: only a new version
+        waits). The search service runs such a search on its event loop with :meth:`search_async`, not
+        the thread pool (the hop costs a sixth of a search's CPU, issue 18), fallback call awaited.
         Either way ``config`` goes on to the search, looked up once. Any doubt (an unknown tenant, a bad
         configuration) answers "waits": the search runs on the thread pool and raises there.
         """

@@ -89,3 +89,21 @@ def test_tokens_of_a_token_service_moved_by_its_port_alone_are_accepted(
                 "/rules", params={"tenant": "fashion"}, headers={"Authorization": f"Bearer {token}"}
             )
     assert listed.status_code not in (401, 403), listed.text
+
+
+def test_the_search_deadline_is_a_setting_the_engine_runs_with(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from pydantic import ValidationError
+
+    from aisle.search.engine import SearchEngine
+
+    assert Settings().search_budget_ms == 250.0
+    monkeypatch.setenv("AISLE_SEARCH_BUDGET_MS", "1500")
+    settings = Settings(storage_url=f"file://{tmp_path / 'bucket'}", data_dir=tmp_path / "data")
+    engine = SearchEngine.from_settings(settings, open_blob_store(settings.storage_url))
+    assert engine.pipeline.budget_s == 1.5
+    for bad in ("0", "-5", "90000", "soon"):
+        monkeypatch.setenv("AISLE_SEARCH_BUDGET_MS", bad)
+        with pytest.raises(ValidationError):
+            Settings()

@@ -144,6 +144,15 @@ class Settings(BaseSettings):
         "reused before the data dir and the bucket are looked at again, so a newly published table is "
         "served at most this long after it lands, plus the time to download it.",
     )
+    search_budget_ms: float = Field(
+        default=250.0,
+        gt=0,
+        le=60_000,
+        description="Search: milliseconds after a search starts past which it stops adding work and "
+        "answers with what it has: no further relaxed or typo retrieval stage, no reranking (hybrid or "
+        "learned) and no follow-up question. A search that needs more time than this on a loaded machine "
+        "answers sooner, and less well.",
+    )
     search_fast_lane: bool = Field(
         default=True,
         description="Search service: answer plain GET and POST /search requests without FastAPI's "

@@ -52,9 +52,8 @@ from aisle.vectors.store import VectorStore
 
 log = logging.getLogger("aisle.search")
 
+#: autocomplete's input checks (configuration, catalog, log pointers), seconds apart: ~1 ms of GIL each
 SUGGEST_CHECK_EVERY_S = 5.0
-"""How often autocomplete checks its inputs for changes: the check (configuration files, catalog and
-log pointers) runs in a background thread but holds the GIL for about a millisecond."""
 
 
 @dataclass(frozen=True)
@@ -85,10 +84,10 @@ class SearchEngine:
         vectors: this process's vector tables and text encoder (the hybrid stage reads them).
         vector_url: where ``vector_search``/``image_search`` get neighbours (``AISLE_VECTOR_URL``: empty
             for ``vectors``, or the vector search service's http(s) URL).
-        rules, rankers: merchandising rules and learned rankers (None: stages that do nothing).
-        external: each tenant's external retail search service for the fallback stage (None: none).
+        rules, rankers, external: merchandising rules, learned rankers and each tenant's external
+            retail search service for the fallback (None: stages that do nothing).
         arms: the running A/B experiments and what their variants change (None: no experiments).
-        budget_s: the search deadline (seconds) after which optional stages are skipped.
+        budget_s: seconds after which optional stages are skipped (``AISLE_SEARCH_BUDGET_MS`` / 1000).
     """
 
     def __init__(
@@ -165,6 +164,7 @@ class SearchEngine:
             rankers=RankerStore(store),
             external=ExternalSearches(),
             arms=SearchArms(LiveExperiments(store), rules),
+            budget_s=settings.search_budget_ms / 1000,
         )
 
     # -- lexical search and browsing ------------------------------------------------------------

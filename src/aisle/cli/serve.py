@@ -71,19 +71,21 @@ def available_services() -> list[tuple[str, str, str]]:
 @dataclass
 class Child:
     """A process ``aisle serve`` started. ``cmd``/``env`` set: a service worker, started again when it
-    dies after :data:`START_GRACE_S`; unset: the Typesense server or the builder, never restarted."""
+    dies after ``grace_s`` seconds (:data:`START_GRACE_S` unless ``--start-grace``); unset: the Typesense
+    server or the builder, never restarted."""
 
     name: str
     proc: subprocess.Popen[bytes]
     cmd: list[str] | None = None
     env: dict[str, str] | None = None
+    grace_s: float = START_GRACE_S
     started: float = field(default_factory=time.monotonic)
 
     def restarted(self) -> Child | None:
         """A new worker in place of this one when it ran past the grace period, else None."""
-        if self.cmd is None or time.monotonic() - self.started <= START_GRACE_S:
+        if self.cmd is None or time.monotonic() - self.started <= self.grace_s:
             return None
-        return Child(self.name, subprocess.Popen(self.cmd, env=self.env), self.cmd, self.env)
+        return Child(self.name, subprocess.Popen(self.cmd, env=self.env), self.cmd, self.env, self.grace_s)
 
 
 @dataclass
@@ -159,6 +161,13 @@ def serve(
         help="The shared data folder: also start the background builder of the demo's heavy artifacts "
         "(`aisle demo --heavy`; progress in `aisle status` and GET /health).",
     ),
+    start_grace: float = typer.Option(
+        START_GRACE_S,
+        "--start-grace",
+        min=0,
+        help="Seconds after its start within which a worker's exit stops everything; a worker that "
+        "exits later is started again.",
+    ),
 ) -> None:
     """Start every available service and wait; Ctrl-C stops them all (and the background builder)."""
     from aisle.core.config import load_settings
@@ -168,7 +177,7 @@ def serve(
     chosen = [s for s in available_services() if not wanted or s[0] in wanted]
     refuse_taken_ports(settings, chosen)
     running = Running(Path(tempfile.mkdtemp(prefix="aisle-serve-")))
-    start_services(running, settings, chosen, workers or settings.workers)
+    start_services(running, settings, chosen, workers or settings.workers, start_grace)
     from aisle.demo.external import typesense_process
 
     demo_search = typesense_process(settings, wanted, typer.echo)  # started last: nothing waits for it
@@ -197,10 +206,15 @@ def refuse_taken_ports(settings: Settings, services: list[tuple[str, str, str]])
 
 
 def start_services(
-    running: Running, settings: Settings, services: list[tuple[str, str, str]], n_workers: int
+    running: Running,
+    settings: Settings,
+    services: list[tuple[str, str, str]],
+    n_workers: int,
+    grace_s: float = START_GRACE_S,
 ) -> None:
     """Start each service's workers (:data:`QUERY_LOAD` services ``n_workers``, the others one), each
-    service with its own emptied metrics directory, and print where each listens."""
+    service with its own emptied metrics directory, and print where each listens. A worker exiting
+    after ``grace_s`` seconds is started again."""
     from aisle.services.common.request_id import LOG_CONFIG
 
     env_dir = os.environ.get(MULTIPROC_ENV)
@@ -212,7 +226,7 @@ def start_services(
         cmd = worker_command(module, settings.host, port, log_config)
         env = {**os.environ, MULTIPROC_ENV: str(fresh_dir(metrics_root / name))}
         for _ in range(n_workers if name in QUERY_LOAD else 1):
-            running.children.append(Child(name, subprocess.Popen(cmd, env=env), cmd, env))
+            running.children.append(Child(name, subprocess.Popen(cmd, env=env), cmd, env, grace_s))
         typer.echo(f"{name:<8} http://{settings.host}:{port}  (docs: /docs)")
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -12,6 +11,8 @@ from pathlib import Path
 import pytest
 
 from aisle.core.events import Event, EventStore, open_event_store_url
+from aisle.core.events.store_redis import RedisEventStore
+from aisle.core.events.store_sqlite import SqliteEventStore
 
 
 @pytest.fixture(params=["sqlite", "redis"])
@@ -82,14 +83,37 @@ def test_clear_forgets_the_tenant(store: EventStore, tenant: str) -> None:
     assert store.recent(tenant, "v") == [] and store.user_features(tenant, "u") is None
 
 
-def test_expired_events_are_invisible(tmp_path: Path, request: pytest.FixtureRequest) -> None:
-    for url in (f"sqlite://{tmp_path / 'e.sqlite3'}", request.getfixturevalue("redis_url")):
-        s = open_event_store_url(url, cap=5, ttl_s=1)
-        t = f"t{uuid.uuid4().hex[:10]}"
+def test_expired_events_are_invisible_sqlite(tmp_path: Path) -> None:
+    """Events are visible for ``ttl_s`` seconds after receipt (the store's clock, stepped here)."""
+    now = [1_700_000_000.0]
+    s = SqliteEventStore(tmp_path / "e.sqlite3", cap=5, ttl_s=60, clock=lambda: now[0])
+    s.append("t", [ev("v", "p")])
+    now[0] += 59
+    assert len(s.recent("t", "v")) == 1
+    now[0] += 2
+    assert s.recent("t", "v") == []
+    s.close()
+
+
+def test_expired_events_are_invisible_redis(redis_url: str) -> None:
+    """Redis expires a visitor's list ``ttl_s`` seconds after its last write: the test waits for the
+    server's own ``expired`` keyspace event for that list, then reads nothing."""
+    s = open_event_store_url(redis_url, cap=5, ttl_s=1)
+    assert isinstance(s, RedisEventStore)
+    t = f"t{uuid.uuid4().hex[:10]}"
+    db = s.client.connection_pool.connection_kwargs.get("db", 0)
+    s.client.config_set("notify-keyspace-events", "Ex")
+    events = s.client.pubsub()
+    events.subscribe(f"__keyevent@{db}__:expired")
+    try:
         s.append(t, [ev("v", "p")])
         assert len(s.recent(t, "v")) == 1
-        time.sleep(2.1)
-        assert s.recent(t, "v") == [], url
+        for message in events.listen():  # bounded by the test's timeout (pytest-timeout)
+            if message["type"] == "message" and t in str(message["data"]):
+                break
+        assert s.recent(t, "v") == []
+    finally:
+        events.close()
         s.clear(t)
         s.close()
 

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import email.message
 import logging
+import time
 from collections.abc import Awaitable, Callable
 
 import httpx
@@ -58,6 +59,7 @@ class Authorizer:
         store: when given, public keys are read from object storage rather than over HTTP.
         transport: httpx transport for the JWKS fetch (tests route it to the token service's ASGI app).
         jwks_source: overrides both (tests).
+        clock: monotonic seconds for the key cache's refresh intervals (tests step it instead of sleeping).
     """
 
     def __init__(
@@ -67,6 +69,7 @@ class Authorizer:
         *,
         transport: httpx.AsyncBaseTransport | None = None,
         jwks_source: JwksSource | None = None,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.enabled = settings.auth == "on"
         if not self.enabled:
@@ -77,7 +80,7 @@ class Authorizer:
                 jwks_source = StoreJwksSource(store)
             else:
                 jwks_source = HttpJwksSource(base + "/.well-known/jwks.json", transport=transport)
-        self.keys = PublicKeyCache(jwks_source)
+        self.keys = PublicKeyCache(jwks_source, clock=clock)
         self.verifier = TokenVerifier(issuer=base, audience=ACCESS_TOKEN_AUDIENCE)
 
     def require(

@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Callable
 from typing import Any, Protocol
 
 import httpx
@@ -110,10 +111,17 @@ class PublicKeyCache:
         source: where the JWKS comes from.
         ttl: seconds before the keys are re-read (drops keys the token service stopped publishing).
         min_interval: least seconds between two fetches triggered by unknown ``kid`` values.
+        clock: monotonic seconds (injected by tests that step past ``min_interval`` or ``ttl``).
     """
 
-    def __init__(self, source: JwksSource, ttl: float = 300.0, min_interval: float = 2.0) -> None:
-        self.source, self.ttl, self.min_interval = source, ttl, min_interval
+    def __init__(
+        self,
+        source: JwksSource,
+        ttl: float = 300.0,
+        min_interval: float = 2.0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.source, self.ttl, self.min_interval, self.clock = source, ttl, min_interval, clock
         self._keys: dict[str, PublicKey] = {}
         self._fetched_at = float("-inf")
         self._pending: asyncio.Task[None] | None = None
@@ -124,7 +132,7 @@ class PublicKeyCache:
         Raises:
             Unavailable (``auth_unavailable``, 503): the keys cannot be fetched and none are cached.
         """
-        age = time.monotonic() - self._fetched_at
+        age = self.clock() - self._fetched_at
         if age > self.ttl or (kid not in self._keys and (age > self.min_interval or self._in_flight())):
             await self.refresh()
         elif not self._keys:
@@ -147,7 +155,7 @@ class PublicKeyCache:
             Unavailable: the fetch failed and no keys are cached.
         """
         if not self._in_flight():
-            self._fetched_at = time.monotonic()
+            self._fetched_at = self.clock()
             self._pending = asyncio.create_task(self._fetch())
             # its error is raised to every waiter; marked retrieved even if all of them were cancelled
             self._pending.add_done_callback(lambda t: t.cancelled() or t.exception())

@@ -10,7 +10,7 @@ from __future__ import annotations
 import sqlite3
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -52,10 +52,19 @@ class SqliteEventStore:
         path: the database file (its directory is created).
         cap: events kept per visitor.
         ttl_s: seconds an event stays visible after it was received.
+        clock: wall-clock seconds since the epoch, the receipt time (tests step it instead of sleeping).
     """
 
-    def __init__(self, path: Path, *, cap: int = DEFAULT_CAP, ttl_s: int = DEFAULT_TTL_S) -> None:
+    def __init__(
+        self,
+        path: Path,
+        *,
+        cap: int = DEFAULT_CAP,
+        ttl_s: int = DEFAULT_TTL_S,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
         self.path = Path(path)
+        self.clock = clock
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.cap = cap
         self.ttl_s = ttl_s
@@ -80,7 +89,7 @@ class SqliteEventStore:
     def append(self, tenant: str, events: Sequence[Event], *, outbox: Sequence[Event] = ()) -> int:
         if not events and not outbox:
             return 0
-        now = time.time()
+        now = self.clock()
         conn = self._conn()
         visitors = {e.visitor_id for e in events}
         conn.execute("BEGIN IMMEDIATE")
@@ -113,7 +122,7 @@ class SqliteEventStore:
         rows = self._conn().execute(
             "SELECT payload FROM events WHERE tenant = ? AND visitor = ? AND received >= ? "
             "ORDER BY seq DESC LIMIT ?",
-            (tenant, visitor_id, time.time() - self.ttl_s, n),
+            (tenant, visitor_id, self.clock() - self.ttl_s, n),
         )
         return [Event.from_json(r[0]) for r in rows]
 

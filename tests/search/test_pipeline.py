@@ -15,7 +15,7 @@ from aisle.search.indexes import IndexRegistry
 from aisle.search.model import FilterSpec
 from aisle.search.pipeline import SearchPipeline
 from aisle.search.query import SearchQuery
-from aisle.search.stages.retrieve import typo_distance
+from aisle.search.spelling import typo_distance
 
 
 @pytest.fixture(scope="module")

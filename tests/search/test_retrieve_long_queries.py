@@ -18,6 +18,7 @@ from aisle.search.indexes import IndexRegistry
 from aisle.search.pipeline import SearchPipeline
 from aisle.search.query import SearchQuery
 from aisle.search.query.terms import fuzzy_query, term_query
+from aisle.search.spelling import typo_distance
 from aisle.search.stages import retrieve
 from aisle.search.stages.retrieve import essential, postings, stages, within_budget
 
@@ -74,7 +75,7 @@ def test_the_flat_typo_union_scores_as_the_nested_one(fashion: tuple[Any, Any]) 
             (tantivy.Occur.Should, tantivy.Query.boost_query(exact, retrieve.BM25_SCALE)),
             (tantivy.Occur.Should, tantivy.Query.const_score_query(exact, retrieve.COVERAGE_SCORE)),
         ]
-        distance = retrieve.typo_distance(group[0], typo)
+        distance = typo_distance(group[0], typo)
         if distance and postings(index, group) <= retrieve.FUZZY_MAX_SHARE * index.num_docs():
             fuzzy = fuzzy_query(index, group[0], distance)
             score = retrieve.COVERAGE_SCORE * retrieve.FUZZY_WEIGHT

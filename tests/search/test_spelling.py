@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from rapidfuzz.distance import OSA
 
 from aisle.core.tenant_config import TypoConfig
-from aisle.search.spelling import SpellingCorrector
+from aisle.search import spelling
+from aisle.search.spelling import SpellingCorrector, typo_distance
 
 LETTERS = st.text(alphabet="abcdeilnorst", min_size=1, max_size=11)
 
@@ -40,7 +42,7 @@ def test_candidates_are_the_nearest_then_most_frequent_of_the_whole_vocabulary(
     speller = SpellingCorrector(vocabulary)
     typo = TypoConfig()
     found = speller.candidates(word, typo, limit=5)
-    edits = speller.max_distance(word, typo)
+    edits = typo_distance(word, typo)
     if word in vocabulary or edits == 0:
         assert found == []
         return
@@ -49,3 +51,26 @@ def test_candidates_are_the_nearest_then_most_frequent_of_the_whole_vocabulary(
         key=lambda m: (m[1], -vocabulary[m[0]], m[0]),
     )
     assert found == brute[:5]
+
+
+def test_the_typo_rule_tolerates_words_of_letters_alone_by_length() -> None:
+    """The one typo rule: letters alone, 1 edit from 4 letters and 2 from 8 (the defaults), never a word
+    with a digit or another character, nothing when typo tolerance is off."""
+    typo = TypoConfig()
+    words = ["tee", "shoe", "sandal", "sneakers", "x2000", "2000", "men s", "t-shirt", "l'oreal", "sneakers2"]
+    assert [typo_distance(w, typo) for w in words] == [0, 1, 1, 2, 0, 0, 0, 0, 0, 0]
+    assert typo_distance("sneakers", typo.model_copy(update={"enabled": False})) == 0
+    assert typo_distance("shoe", typo.model_copy(update={"min_length_one_typo": 5})) == 0
+
+
+def test_spelling_and_the_typo_stage_share_the_rule(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Spelling correction and the typo stage's fuzzy expansion both ask the one rule: changed in one
+    place, both follow (here: no word tolerated)."""
+    from aisle.search.stages import retrieve
+
+    assert retrieve.typo_distance is typo_distance
+    speller = SpellingCorrector({"sneakers": 3})
+    assert speller.candidates("sneakres", TypoConfig()) == [("sneakers", 1)]
+    assert speller.candidates("sneakers2", TypoConfig()) == []  # a digit: as typed, as in retrieval
+    monkeypatch.setattr(spelling, "typo_distance", lambda word, typo: 0)
+    assert speller.candidates("sneakres", TypoConfig()) == []

@@ -54,6 +54,24 @@ def catalog_vocabulary(texts: Iterable[pl.Series]) -> dict[str, int]:
     return dict(zip(counts["w"].to_list(), counts["len"].to_list(), strict=True))
 
 
+def typo_distance(word: str, typo: TypoConfig) -> int:
+    """The typo rule: how many edits (0, 1 or 2) ``word`` may be corrected or fuzzily expanded by.
+
+    The one rule for spelling correction (:meth:`SpellingCorrector.candidates`) and the typo stage's
+    fuzzy expansion (:mod:`aisle.search.stages.retrieve`): only a word made of letters alone is
+    tolerated (a model number such as "x2000", a size, a phrase "men s" is matched as typed), 1 edit
+    from ``typo.min_length_one_typo`` letters, 2 from ``typo.min_length_two_typos``; 0 when
+    ``typo.enabled`` is false.
+    """
+    if not typo.enabled or not word.isalpha():
+        return 0
+    if len(word) >= typo.min_length_two_typos:
+        return 2
+    if len(word) >= typo.min_length_one_typo:
+        return 1
+    return 0
+
+
 class SpellingCorrector:
     """Corrects unknown words to catalog words (see the module docstring)."""
 
@@ -73,22 +91,11 @@ class SpellingCorrector:
         """How often ``word`` occurs in the catalog's searchable text (0 when unknown)."""
         return self.vocabulary.get(word, 0)
 
-    @staticmethod
-    def max_distance(word: str, typo: TypoConfig) -> int:
-        """Edits allowed for ``word``: 0 below ``min_length_one_typo`` letters or with digits."""
-        if not typo.enabled or not word.isalpha():
-            return 0
-        if len(word) >= typo.min_length_two_typos:
-            return 2
-        if len(word) >= typo.min_length_one_typo:
-            return 1
-        return 0
-
     def candidates(self, word: str, typo: TypoConfig | None = None, limit: int = 5) -> list[tuple[str, int]]:
         """Catalog words nearest to an unknown ``word``: [(word, distance)], nearest then most frequent."""
         if word in self.vocabulary:
             return []
-        max_edits = self.max_distance(word, typo or TypoConfig())
+        max_edits = typo_distance(word, typo or TypoConfig())
         if max_edits == 0 or not self.words:
             return []
         matches = []

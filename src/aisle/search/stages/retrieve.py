@@ -4,7 +4,8 @@
 2. ``relaxed``: most terms must match (``relaxed_min_should_match`` of them, at least one fewer than
    all); documents matching more terms rank first (:data:`COVERAGE_SCORE`).
 3. ``typo``: the last resort: any one term, each term also matching within an edit distance that
-   grows with its length (1 from ``min_length_one_typo`` characters, 2 from ``min_length_two_typos``; the
+   grows with its length (spelling's typo rule, :func:`aisle.search.spelling.typo_distance`: words of
+   letters alone, 1 from ``min_length_one_typo`` characters, 2 from ``min_length_two_typos``; the
    Levenshtein automaton of tantivy's FuzzyTermQuery, transpositions costing 1), unless the term's
    postings pass :data:`FUZZY_MAX_SHARE` of the catalog (a word spelled as the catalog spells it).
 
@@ -32,10 +33,10 @@ import numpy as np
 import tantivy
 
 from aisle.core.errors import BadRequest, ErrorCode
-from aisle.core.tenant_config import TypoConfig
 from aisle.search.context import Candidates, Hit, SearchContext
 from aisle.search.index.reader import TenantIndex, hit_count
 from aisle.search.query.terms import fuzzy_query, term_query, with_filter
+from aisle.search.spelling import typo_distance
 
 FUZZY_WEIGHT = 0.5
 # Each matched query term adds this constant, so documents matching more terms rank first and BM25
@@ -56,17 +57,6 @@ POSTINGS_BUDGET = 1.0
 # and of its facet counting's time for a 12-word name). 0.05 kept the figures above; 0.01 lost 0.0004
 # of Home Depot NDCG@10.
 FUZZY_MAX_SHARE = 0.05
-
-
-def typo_distance(term: str, typo: TypoConfig) -> int:
-    """Edits (0, 1 or 2) a query term may be away from a product's word; none for a term with a digit."""
-    if not typo.enabled or any(ch.isdigit() for ch in term):
-        return 0
-    if len(term) >= typo.min_length_two_typos:
-        return 2
-    if len(term) >= typo.min_length_one_typo:
-        return 1
-    return 0
 
 
 def essential(group: list[str]) -> list[str]:
@@ -187,7 +177,7 @@ def stages(ctx: SearchContext) -> Iterator[RetrievalStage]:
 
 def _distances(ctx: SearchContext, groups: list[list[str]]) -> list[int]:
     typo = ctx.config.global_.stages.typo
-    return [typo_distance(group[0], typo) if " " not in group[0] else 0 for group in groups]
+    return [typo_distance(group[0], typo) for group in groups]  # a phrase head: 0 (not letters alone)
 
 
 def lexical_candidates(ctx: SearchContext, n: int) -> Candidates:

@@ -43,18 +43,29 @@ class SynonymTable:
         return 0, []
 
 
-_cache: dict[int, tuple[GlobalConfiguration, SynonymTable]] = {}
-_lock = threading.Lock()
+class SynonymTables:
+    """Each tenant configuration's :class:`SynonymTable`, built once per configuration object.
 
+    Owned by the query-understanding stage of one pipeline (no module-level cache); thread-safe. A
+    configuration is looked up by identity: a reloaded configuration is a new object, so a changed
+    synonym list takes effect with it. Past :attr:`MAX_TABLES` tables, all are dropped (built again
+    as needed).
+    """
 
-def synonym_table(config: GlobalConfiguration) -> SynonymTable:
-    """The table for ``config``, built once per configuration object."""
-    hit = _cache.get(id(config))
-    if hit is not None and hit[0] is config:
-        return hit[1]
-    table = SynonymTable(config)
-    with _lock:
-        if len(_cache) > 256:
-            _cache.clear()
-        _cache[id(config)] = (config, table)
-    return table
+    MAX_TABLES = 256
+
+    def __init__(self) -> None:
+        self._tables: dict[int, tuple[GlobalConfiguration, SynonymTable]] = {}
+        self._lock = threading.Lock()
+
+    def table(self, config: GlobalConfiguration) -> SynonymTable:
+        """The table for ``config`` (built on first use: microseconds per rule)."""
+        hit = self._tables.get(id(config))
+        if hit is not None and hit[0] is config:
+            return hit[1]
+        table = SynonymTable(config)
+        with self._lock:
+            if len(self._tables) > self.MAX_TABLES:
+                self._tables.clear()
+            self._tables[id(config)] = (config, table)
+        return table

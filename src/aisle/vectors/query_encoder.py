@@ -26,7 +26,6 @@ built before this file existed has none, and its queries go through MiniLM as be
 from __future__ import annotations
 
 import os
-import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -40,8 +39,6 @@ RIDGE = 1.0
 UNKNOWN_TOKEN = 100  # [UNK] in MiniLM's vocabulary: the vector of a text with no token at all
 
 Progress = Callable[[str, int, int], None]
-_STATES_LOCK = threading.Lock()
-_STATES: list[np.ndarray] = []  # this process's token states, once computed or read
 
 
 def token_vectors(encoder: TextEncoder, *, batch: int = 512, progress: Progress | None = None) -> np.ndarray:
@@ -60,20 +57,21 @@ def token_vectors(encoder: TextEncoder, *, batch: int = 512, progress: Progress 
 def cached_token_vectors(
     data_dir: Path, encoder: Callable[[], TextEncoder], *, progress: Progress | None = None
 ) -> np.ndarray:
-    """:func:`token_vectors`, computed once per data directory (``models/``:data:`TOKEN_STATES`,
-    written atomically) and read back afterwards, and held once per process (read-only; they depend
-    only on the model). ``encoder`` is called only when computing."""
+    """:func:`token_vectors`, computed once per data directory and kept there (``models/``
+    :data:`TOKEN_STATES`, written atomically), read back memory-mapped afterwards (about 45 MB, shared
+    through the page cache by every build of the process and the machine; they depend only on the
+    model). Read-only either way. ``encoder`` is called only when computing.
+
+    Raises:
+        ValueError: the file is there but is not an array (a damaged file is not silently replaced).
+    """
     path = Path(data_dir) / "models" / TOKEN_STATES
-    with _STATES_LOCK:
-        if _STATES:
-            return _STATES[0]
-        states = np.load(path) if path.is_file() else None
-        if states is None or states.ndim != 2 or states.shape[1] != DIMENSION:  # absent or not ours
-            states = token_vectors(encoder(), progress=progress)
-            _save_atomically(path, states)
+    states = np.load(path, mmap_mode="r") if path.is_file() else None
+    if states is None or states.ndim != 2 or states.shape[1] != DIMENSION:  # absent or not ours
+        states = token_vectors(encoder(), progress=progress)
+        _save_atomically(path, states)
         states.setflags(write=False)
-        _STATES.append(states)
-        return states
+    return states
 
 
 def _save_atomically(path: Path, states: np.ndarray) -> None:

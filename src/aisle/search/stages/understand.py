@@ -15,11 +15,17 @@ from aisle.search.context import SearchContext
 from aisle.search.model import Correction, QueryGraph, SynonymExpansion
 from aisle.search.normalize import normalize
 from aisle.search.query.terms import term_query
-from aisle.search.synonyms import synonym_table
+from aisle.search.synonyms import SynonymTables
 
 
 class Understand:
-    """Builds the queryGraph's normalised query, tokens, terms and the term groups searched."""
+    """Builds the queryGraph's normalised query, tokens, terms and the term groups searched.
+
+    ``synonyms``: the tenants' synonym tables this stage reads (default: its own, built as needed).
+    """
+
+    def __init__(self, synonyms: SynonymTables | None = None) -> None:
+        self.synonyms = synonyms if synonyms is not None else SynonymTables()
 
     def run(self, ctx: SearchContext) -> SearchContext:
         index = ctx.index
@@ -40,7 +46,7 @@ class Understand:
 
         speller = index.speller
         typo = ctx.config.global_.stages.typo
-        synonyms = synonym_table(ctx.config.global_)
+        synonyms = self.synonyms.table(ctx.config.global_)
         terms: list[str] = []
         groups: list[list[str]] = []
         corrections: list[Correction] = []

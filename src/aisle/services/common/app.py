@@ -25,7 +25,7 @@ from aisle.core.tenancy import Tenants
 from aisle.services.common.body_limit import BodyLimitMiddleware, document_body_limits, route_limits
 from aisle.services.common.errors import Envelope, error_responses, install_error_handlers
 from aisle.services.common.metrics import MetricsMiddleware, ServiceMetrics, metrics_endpoint
-from aisle.services.common.params import refuse_unknown_query_params
+from aisle.services.common.params import QueryParamGuard
 from aisle.services.common.request_id import RequestIdMiddleware
 from aisle.services.common.schemas import BuildStatus, Health
 from aisle.services.common.timing import ServerTimingMiddleware
@@ -96,7 +96,7 @@ def service_app(
     # Every operation refuses query parameters it does not declare (400 unknown_parameter); every one
     # but /health may need object storage or Redis (503 with Retry-After while they are down); every one
     # that takes a body may answer 413 payload_too_large.
-    guard = [Depends(refuse_unknown_query_params)]
+    guard = [Depends(QueryParamGuard())]  # this app's: it keeps each route's declared parameters
     for router in routers:
         app.include_router(router, dependencies=guard, responses=error_responses(400, 503, envelope=envelope))
     app.include_router(health_router, dependencies=guard, responses=error_responses(400, envelope=envelope))

@@ -22,9 +22,10 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from aisle.analytics.log import ParquetLog, partition
+from aisle.analytics.log import ParquetLog
 from aisle.analytics.records import ANSWER_SCHEMA, OUTCOME_SCHEMA
 from aisle.analytics.reports import AnalyticsReports
+from aisle.core.analytics_layout import partition
 from aisle.core.storage import open_blob_store
 
 ANSWERS = 1_000_000

@@ -55,9 +55,9 @@ def platform_explorer(world: Shoppers):  # type: ignore[no-untyped-def]
     on the behaviour version just refreshed, text features), saved as the next version, not put in use."""
 
     def explore(record: Any) -> int | None:
+        from aisle.behaviour.rankers import click_log
         from aisle.core.errors import BadRequest
         from aisle.search.training.clicks import train_click_ranker
-        from aisle.services.edit.rankers import click_log
 
         try:
             saved, deployed = train_click_ranker(

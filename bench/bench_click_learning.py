@@ -128,7 +128,7 @@ def train_from_log(  # type: ignore[no-untyped-def]
     on the logged queries of ``which`` (raw dev queries; None: all); with ``behaviour`` the behaviour
     features join the text features. Returns (booster or None, the candidate set to score it on, the
     depth it is served within)."""
-    from aisle.analytics.behaviour_store import BehaviourStore
+    from aisle.behaviour.store import BehaviourStore
     from aisle.core.storage import open_blob_store
     from aisle.search.training.clicks import click_grades, click_pairs, fit_clicks, shown_depth, shown_only
 
@@ -168,11 +168,11 @@ def train_as_job(world: World, run: Path, version: int, which: set[str] | None):
     collected by the tenant's pipeline over the logged queries, the behaviour features joined), on the
     log rows of ``which`` (raw dev queries; None: all). Saved in the world's bucket, never put in use
     (the simulation serves from the run's bucket). Returns the booster and its ``rerank_depth``."""
+    from aisle.behaviour.rankers import click_log
     from aisle.core.storage import open_blob_store
     from aisle.search.ranking.behaviour import BehaviourTables
     from aisle.search.ranking.store import RankerStore
     from aisle.search.training.clicks import ClickLog, train_click_ranker
-    from aisle.services.edit.rankers import click_log
 
     store = open_blob_store(f"file://{run / 'bucket'}")
     log = click_log(store, TENANT, version)
@@ -196,8 +196,9 @@ def judged_set(world: World, run: Path | None = None, version: int | None = None
     """The scored queries' candidates labelled by the dev judgments (the tuning set); with a run, the
     behaviour features of its published ``version`` appended (the serving code's own
     :func:`~aisle.search.ranking.behaviour.with_behaviour`, by the query the log recorded)."""
+    from aisle.core import analytics_layout as layout
     from aisle.core.storage import open_blob_store
-    from aisle.search.ranking.behaviour import BEHAVIOUR_DIR, BehaviourLookup, with_behaviour
+    from aisle.search.ranking.behaviour import BehaviourLookup, with_behaviour
     from aisle.search.training.ranker import QuerySet, label
 
     lookup = None
@@ -205,8 +206,8 @@ def judged_set(world: World, run: Path | None = None, version: int | None = None
         scope = open_blob_store(f"file://{run / 'bucket' / TENANT}")
         lookup = BehaviourLookup.from_parquet(
             version or 0,
-            scope.get(f"{BEHAVIOUR_DIR}/v{version}/query_product.parquet"),
-            scope.get(f"{BEHAVIOUR_DIR}/v{version}/product.parquet"),
+            scope.get(layout.behaviour_file(version or 0, "query_product.parquet")),
+            scope.get(layout.behaviour_file(version or 0, "product.parquet")),
         )
     qs = QuerySet()
     for i, q in enumerate(world.qs.queries):
@@ -249,8 +250,8 @@ def _row(name: str, dev: float, hold: float, base: tuple[float, float]) -> str:
 def main(
     data_dir: Path, judgments: Path | None = None, sizes: tuple[int, ...] | None = None, seed: int = 7
 ) -> None:
-    from aisle.analytics.behaviour_store import refresh
     from aisle.analytics.log import ParquetLog
+    from aisle.behaviour.store import refresh
     from aisle.core.storage import open_blob_store
     from aisle.search.training.ranker import cross_validate, fit
 

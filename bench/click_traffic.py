@@ -12,7 +12,7 @@ no ranker) against ``explore`` (that ranker version), 50/50 by visitor. The seco
 the platform's experiment assignment (:class:`~aisle.search.experiments.SearchArms` over
 :class:`~aisle.experiments.store.LiveExperiments`), so each logged answer carries its ``variant`` and
 the same (query, product) pairs appear at different positions in the two arms: the interventions the
-position-bias estimate harvests (:mod:`aisle.analytics.propensity`). The experiment is stopped at the end.
+position-bias estimate harvests (:mod:`aisle.behaviour.propensity`). The experiment is stopped at the end.
 """
 
 from __future__ import annotations
@@ -65,9 +65,10 @@ def start_exploration(store: Any, tenants: Any, rankers: Any, version: int) -> s
     """Store and start the exploration experiment (control: the live setting; ``explore``: ranker
     ``version``) in ``store``'s tenant scope, checked like any experiment; returns its id."""
     from aisle.core.tenancy import tenant_scope
+    from aisle.experiments.admin import ExperimentAdmin
     from aisle.experiments.model import ExperimentBody
     from aisle.experiments.store import ExperimentStore
-    from aisle.search.experiment_admin import ExperimentAdmin
+    from aisle.search.experiment_promotion import SearchPromotion
 
     body = ExperimentBody.model_validate(
         {
@@ -81,7 +82,7 @@ def start_exploration(store: Any, tenants: Any, rankers: Any, version: int) -> s
             ],
         }
     )
-    ExperimentAdmin(tenants, rankers).check(TENANT, body)
+    ExperimentAdmin(tenants, [SearchPromotion(tenants, rankers)]).check(TENANT, body)
     experiments = ExperimentStore(tenant_scope(store, TENANT))
     draft = experiments.create(body, simulated=True)
     experiments.transition(draft.id, "started", "running", ("draft",))
@@ -205,7 +206,7 @@ def simulate(
 ) -> dict[str, object]:
     """Serve ``n`` simulated searches in two halves (see module docstring) into ``run``'s bucket; returns
     the log's figures: searches, clicks, ``v1`` (what the exploration did) and per-variant searches."""
-    from aisle.analytics.behaviour_store import refresh
+    from aisle.behaviour.store import refresh
 
     served = _Served(world, run, capacity=2 * n * 12 + 10, writer="bench")
     rng = np.random.default_rng(seed)

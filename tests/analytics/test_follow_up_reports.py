@@ -11,10 +11,11 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from aisle.analytics.log import ParquetLog, partition
+from aisle.analytics.log import ParquetLog
 from aisle.analytics.recorder import Recorder
 from aisle.analytics.records import ANSWER_SCHEMA, LATE_ANSWER_COLUMNS, Answer
 from aisle.analytics.reports import AnalyticsReports
+from aisle.core.analytics_layout import partition
 from aisle.core.storage import BlobStore
 
 T0 = datetime(2026, 11, 20, 10, 0, tzinfo=UTC).timestamp()

@@ -2,7 +2,8 @@
 
 Layers, lowest first (STYLE.md "The shape of the house"): ``core`` <- ``catalog`` <- ``vectors`` and
 ``experiments`` (the pure A/B parts, which search, recs and analytics all read) <- ``search``, ``recs``
-and ``analytics`` (siblings that never import each other) <- ``services`` <- ``demo`` <- ``cli``.
+and ``analytics`` (siblings that never import each other) <- ``behaviour`` (the shopper-behaviour
+engine, which orchestrates the three) <- ``services`` <- ``demo`` <- ``cli``.
 A service imports ``services.common`` and engines, never another service. Every import counts, also
 one inside a function or under ``TYPE_CHECKING``: a lazy import hides a cycle, it does not remove it.
 Run ``python -m pytest tests/architecture -q`` to see the offending imports named.
@@ -16,7 +17,7 @@ from pathlib import Path
 
 SRC = Path(__file__).resolve().parents[2] / "src"
 MAX_LINES = 400
-RANK = {
+RANK: dict[str, float] = {
     "core": 0,
     "catalog": 1,
     "vectors": 2,
@@ -24,6 +25,7 @@ RANK = {
     "search": 3,
     "recs": 3,
     "analytics": 3,
+    "behaviour": 3.5,
     "services": 4,
     "demo": 5,
     "cli": 6,

@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from aisle.analytics.engine import AnalyticsEngine
-from aisle.analytics.log import partition
 from aisle.analytics.rollups import day_start
+from aisle.core.analytics_layout import partition
 from aisle.core.config import Settings
 from aisle.core.storage import open_blob_store
 from aisle.core.tenancy import Tenants

@@ -1,4 +1,5 @@
-"""The edit engine without HTTP: one object for models and jobs, containers and events of every tenant."""
+"""The edit engine without HTTP: one object for models and jobs, containers and events of every tenant
+(event ingestion is the behaviour engine's: ``tests/behaviour/test_engine.py``)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,6 @@ from tests.support.recs import CooccurrenceRecommender, register_and_deploy, wri
 
 from aisle.core.config import Settings
 from aisle.core.errors import AisleError
-from aisle.core.events import Event
 from aisle.core.storage import open_blob_store
 from aisle.recs.containers import ContainerBody
 from aisle.recs.editing import RecsEditor
@@ -63,16 +63,3 @@ def test_models_containers_and_their_refusals(editor: RecsEditor) -> None:
     with pytest.raises(AisleError) as unknown:
         editor.containers("nope")
     assert code(unknown) == (404, "tenant_not_found")
-
-
-def test_events_are_checked_then_stored(editor: RecsEditor) -> None:
-    assert editor.event_types("shop") == ["view", "click"]  # click: every tenant's, for attribution
-    with pytest.raises(AisleError) as unknown_type:
-        editor.record_events("shop", [Event("v1", "purchase", "p1", 1_700_000_000.0)])
-    assert code(unknown_type) == (400, "event_type_unknown")
-    assert editor.record_events("shop", [Event("v1", "view", "p1", 1_700_000_000.0)]) == 1
-    stored = editor.recent_events("shop", "v1", 10)
-    assert [e.product_id for e in stored] == ["p1"] and stored[0].event_id  # given an id
-    with pytest.raises(AisleError) as no_token:
-        editor.record_events("shop", [Event("v1", "click", "p1", 1_700_000_000.0, position=2)])
-    assert code(no_token) == (400, "value_invalid")

@@ -189,7 +189,7 @@ def test_deploy_demo_creates_the_demo_containers_idempotently(blob_store: BlobSt
 
 
 def test_brand_affinity_falls_back_to_the_users_history(engine: PredictEngine) -> None:
-    from aisle.recs.ingest import record_events
+    from aisle.behaviour.ingest import record_events
 
     record_events(engine.events, T, [Event("v7", "view", "p10", 1.0, user_id="u7")])  # p10 is adidas
     assert ids(engine.predict(T, query(user_id="u7"))) == ["p1", "p2", "p4", "p3"]

@@ -9,15 +9,15 @@ import pytest
 from tests.services.edit.test_train_ranker_job import PRODUCTS, WORDS, _traffic
 from tests.support.recs import write_tenant
 
-from aisle.analytics.behaviour_store import BEHAVIOUR_DIR as WRITTEN_DIR
-from aisle.analytics.behaviour_store import refresh
 from aisle.analytics.log import ParquetLog
+from aisle.behaviour.store import refresh
+from aisle.core import analytics_layout as layout
 from aisle.core.storage import BlobStore, open_blob_store
-from aisle.core.tenancy import Tenants
+from aisle.core.tenancy import Tenants, tenant_scope
 from aisle.core.tenant_config import Attribute
 from aisle.search.pipeline import SearchPipeline, default_stages
 from aisle.search.query import SearchQuery
-from aisle.search.ranking.behaviour import BEHAVIOUR_DIR, BEHAVIOUR_FEATURES, BehaviourTables
+from aisle.search.ranking.behaviour import BEHAVIOUR_FEATURES, BehaviourTables
 from aisle.search.ranking.features import FEATURES
 from aisle.search.ranking.store import RankerRecord, RankerStore
 from aisle.search.training.ranker import DEFAULT_PARAMS, collect, fit, tenant_pipeline
@@ -33,7 +33,7 @@ def store(tmp_path: Path) -> BlobStore:
 
 
 def test_the_serving_side_reads_what_the_job_writes(store: BlobStore) -> None:
-    assert BEHAVIOUR_DIR == WRITTEN_DIR
+    assert tenant_scope(store, "shop").exists(layout.BEHAVIOUR_POINTER)  # written where both sides look
     lookup = BehaviourTables(store).current("shop")
     assert lookup is not None and lookup.version == 1
     x = lookup.columns("drill", ["drill-4", "drill-0", "nosuch"])

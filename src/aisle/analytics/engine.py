@@ -3,26 +3,31 @@ the reports.
 
 One :class:`AnalyticsEngine` per process: ``record`` hands an :class:`~aisle.analytics.records.Answer` or
 :class:`~aisle.analytics.records.Outcome` to the process's :class:`~aisle.analytics.recorder.Recorder`
-(never blocking), ``reports`` answers the analytics service, ``simulated`` tells which part of a
-tenant's log the demo simulated (every page that shows it says so), ``close`` writes what is buffered.
+(never blocking), ``report`` answers the analytics service's routes, ``simulated`` tells which part of a
+tenant's log the demo simulated (every page that shows it says so), ``expire_old_days`` and
+``warm_rollups`` are the log's upkeep (the behaviour engine runs them on a schedule), ``close`` writes
+what is buffered.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import date
+from datetime import UTC, date, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import orjson
 
-from aisle.analytics.log import ROOT, ParquetLog
+from aisle.analytics.log import ParquetLog
 from aisle.analytics.recorder import Recorder
 from aisle.analytics.records import Record
+from aisle.core import analytics_layout as layout
 from aisle.core.config import Settings
 from aisle.core.storage import BlobStore
 from aisle.core.storage.blob import BlobNotFound
+from aisle.core.tenancy import tenant_scope
 
 if TYPE_CHECKING:
     from aisle.analytics.reports import AnalyticsReports
@@ -30,8 +35,21 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("aisle.analytics")
 
-SIMULATED = "simulated.json"
-"""``<tenant>/analytics/simulated.json``: the period of the tenant's log that the demo simulated."""
+ReportName = Literal[
+    "summary",
+    "daily",
+    "searches",
+    "no_result_queries",
+    "no_click_queries",
+    "follow_ups",
+    "positions",
+    "recommendations",
+    "models",
+    "rules",
+]
+"""The reports the analytics service answers: one method each of
+:class:`~aisle.analytics.reports.AnalyticsReports`, which documents its rows."""
+REPORTS: frozenset[str] = frozenset(ReportName.__args__)  # type: ignore[attr-defined]
 
 
 @dataclass(frozen=True)
@@ -97,17 +115,53 @@ class AnalyticsEngine:
         if self.recorder is not None:
             self.recorder.record(record)
 
+    def report(self, name: ReportName, tenant: str, start: float, end: float, **options: Any) -> Any:
+        """One report of ``tenant`` over ``[start, end)`` (Unix seconds): ``summary`` answers one dict of
+        figures, every other report a list of row dicts (see
+        :class:`~aisle.analytics.reports.AnalyticsReports` for each one's rows and ``options``: ``sort``,
+        ``limit``, ``depth``).
+
+        Raises:
+            ValueError: ``name`` is not one of :data:`REPORTS`.
+            StorageUnavailable: the bucket cannot be read.
+        """
+        if name not in REPORTS:
+            raise ValueError(f"no report named {name!r}")
+        return getattr(self.reports, name)(tenant, start, end, **options)
+
+    def expire_old_days(self, tenants: Iterable[str], keep_days: int) -> list[str]:
+        """Delete the day partitions of ``tenants`` older than ``keep_days`` days before today (UTC);
+        returns the ``tenant/YYYY-MM-DD`` deleted. Raises StorageUnavailable (the next round retries)."""
+        today = datetime.now(UTC).date()
+        return [
+            f"{tenant}/{day.isoformat()}"
+            for tenant in tenants
+            for day in self.log.expire(tenant, keep_days, today)
+        ]
+
+    def warm_rollups(self, tenants: Iterable[str]) -> int:
+        """Compute the roll-up of every closed day of ``tenants`` that has answers and none yet (or a stale
+        one), so no report waits for it. Returns how many days were looked at. Raises StorageUnavailable."""
+        rollups = self.reports.rollups
+        looked = 0
+        for tenant in tenants:
+            for day in self.log.days(tenant, "answers"):
+                if rollups.closed(day):
+                    rollups.file(tenant, day)
+                    looked += 1
+        return looked
+
     def simulated(self, tenant: str) -> SimulatedPeriod | None:
         """The simulated part of ``tenant``'s log, or None when the demo simulated none."""
         try:
-            raw = orjson.loads(self.store.get(f"{tenant}/{ROOT}/{SIMULATED}"))
+            raw = orjson.loads(tenant_scope(self.store, tenant).get(layout.SIMULATED))
         except BlobNotFound:
             return None
         return SimulatedPeriod(date.fromisoformat(raw["from"]), date.fromisoformat(raw["to"]), raw["note"])
 
     def mark_simulated(self, tenant: str, period: SimulatedPeriod) -> None:
         """Say that ``period`` of ``tenant``'s log was simulated (the demo, after writing it)."""
-        self.store.put(f"{tenant}/{ROOT}/{SIMULATED}", orjson.dumps(period.to_json()))
+        tenant_scope(self.store, tenant).put(layout.SIMULATED, orjson.dumps(period.to_json()))
 
     def experiment_results(self, tenant: str, experiment: Experiment) -> dict[str, Any]:
         """``experiment``'s results from the log (see :mod:`aisle.analytics.experiment_results`)."""

@@ -1,6 +1,7 @@
 """The analytics log in object storage: immutable Parquet files per tenant, table and day.
 
-Layout (Hive-style date partitions, so Spark and DuckDB read it as it is)::
+Layout (Hive-style date partitions, so Spark and DuckDB read it as it is; the paths are named in
+:mod:`aisle.core.analytics_layout`)::
 
     <tenant>/analytics/<table>/date=YYYY-MM-DD/<writer>-<seq>.parquet
 
@@ -27,10 +28,10 @@ import polars as pl
 import pyarrow as pa
 
 from aisle.analytics.records import TABLES, Record
+from aisle.core import analytics_layout as layout
 from aisle.core.storage import BlobStore
 
-ROOT = "analytics"
-DERIVED = ["rollups"]
+DERIVED = [layout.ROLLUPS]
 """Tables computed from the log (:mod:`aisle.analytics.rollups`), expired with it."""
 _DAY = re.compile(r"^date=(\d{4}-\d{2}-\d{2})$")
 
@@ -52,11 +53,6 @@ def polars_schema(schema: pa.Schema) -> dict[str, pl.DataType]:
     """The polars types of a record schema. Files are written with polars, not pyarrow: building a
     pyarrow table imports pandas (about 40 MiB in every recording process), polars does not."""
     return {name: _POLARS[str(schema.field(name).type)] for name in schema.names}
-
-
-def partition(tenant: str, table: str, day: date) -> str:
-    """``<tenant>/analytics/<table>/date=YYYY-MM-DD``: one day's folder of one table."""
-    return f"{tenant}/{ROOT}/{table}/date={day.isoformat()}"
 
 
 class ParquetLog:
@@ -100,7 +96,7 @@ class ParquetLog:
                 with self._lock:
                     self._seq += 1
                     seq = self._seq
-                path = f"{partition(tenant, table, day)}/{self.writer}-{seq:08d}.parquet"
+                path = layout.log_file(tenant, table, day, self.writer, seq)
                 if self.store.put_if_absent(path, data):
                     break
             written.append(path)
@@ -117,10 +113,10 @@ class ParquetLog:
         """The days that have files of ``table``, oldest first (a local bucket may keep the folder of
         an expired day: only folders holding a file count)."""
         found = []
-        for name in self.store.list_dirs(f"{tenant}/{ROOT}/{table}"):
+        for name in self.store.list_dirs(layout.table_dir(tenant, table)):
             if (m := _DAY.match(name.rstrip("/").rsplit("/", 1)[-1])) is not None:
                 day = date.fromisoformat(m.group(1))
-                if next(iter(self.store.list(partition(tenant, table, day))), None) is not None:
+                if next(iter(self.store.list(layout.partition(tenant, table, day))), None) is not None:
                     found.append(day)
         return sorted(found)
 
@@ -130,7 +126,9 @@ class ParquetLog:
         paths: list[str] = []
         for day in self.days(tenant, table):
             if first <= day <= last:
-                paths.extend(self.local(p) for p in sorted(self.store.list(partition(tenant, table, day))))
+                paths.extend(
+                    self.local(p) for p in sorted(self.store.list(layout.partition(tenant, table, day)))
+                )
         return [p for p in paths if p.endswith(".parquet")]
 
     def local(self, path: str) -> str:
@@ -155,7 +153,7 @@ class ParquetLog:
         for table in [t for t, _ in TABLES.values()] + DERIVED:
             for day in self.days(tenant, table):
                 if day < cutoff:
-                    for path in list(self.store.list(partition(tenant, table, day))):
+                    for path in list(self.store.list(layout.partition(tenant, table, day))):
                         self.store.delete(path)
                     gone.add(day)
         return sorted(gone)

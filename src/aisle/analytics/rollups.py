@@ -25,9 +25,9 @@ from datetime import UTC, date, datetime, timedelta
 import duckdb
 
 from aisle.analytics.attribution import attribute
-from aisle.analytics.log import ROOT, ParquetLog
+from aisle.analytics.log import ParquetLog
+from aisle.core import analytics_layout as layout
 
-TABLE = "rollups"
 VERSION = "3"
 """Bumped when the roll-up's columns or the attribution rules change (old roll-ups are then ignored)."""
 LISTING_TTL_S = 30.0
@@ -79,7 +79,8 @@ class Rollups:
             self._known.clear()
 
     def path(self, tenant: str, day: date, fingerprint: str) -> str:
-        return f"{tenant}/{ROOT}/{TABLE}/date={day.isoformat()}/{fingerprint}.parquet"
+        """The bucket path of ``day``'s roll-up computed from the sources ``fingerprint`` names."""
+        return layout.rollup_file(tenant, day, fingerprint)
 
     def file(self, tenant: str, day: date) -> str:
         """The local path of ``day``'s roll-up (a closed day), computing and publishing it when it is

@@ -86,10 +86,10 @@ def train(
 
 def train_from_behaviour(settings, tenants, tenant: str, qrels, *, rounds: int, use: bool) -> None:  # type: ignore[no-untyped-def]
     """Refresh the tenant's behaviour features, train the click ranker on them and say what happened."""
-    from aisle.analytics.behaviour_store import refresh
     from aisle.analytics.log import ParquetLog
+    from aisle.behaviour.rankers import click_log
+    from aisle.behaviour.store import refresh
     from aisle.search.training.clicks import MIN_CLICKS, MIN_SEARCHES, train_click_ranker
-    from aisle.services.edit.rankers import click_log
 
     try:
         behaviour = refresh(ParquetLog(tenants.store, Path(settings.data_dir) / "analytics"), tenant)

@@ -24,8 +24,9 @@ from pathlib import Path
 from statistics import NormalDist
 
 from aisle.analytics.engine import AnalyticsEngine, SimulatedPeriod
-from aisle.analytics.log import ParquetLog, partition
+from aisle.analytics.log import ParquetLog
 from aisle.analytics.records import Record
+from aisle.core import analytics_layout as layout
 from aisle.core.config import Settings
 from aisle.core.events import open_event_store
 from aisle.core.tenancy import Tenants
@@ -65,7 +66,7 @@ def clear_writer(log: ParquetLog, tenant: str, writer: str) -> int:
     gone = 0
     for table in ("answers", "outcomes"):
         for day in log.days(tenant, table):
-            for path in list(log.store.list(partition(tenant, table, day))):
+            for path in list(log.store.list(layout.partition(tenant, table, day))):
                 if path.rsplit("/", 1)[-1].startswith(f"{writer}-"):
                     log.store.delete(path)
                     gone += 1

@@ -4,7 +4,8 @@ No HTTP here (services -> engines -> core): the edit service parses each request
 :class:`RecsEditor`, the edit side's front door as :class:`~aisle.recs.serving.PredictEngine` is the
 serving side's. Behind it: the registry (:mod:`aisle.recs.registry`), deployments and the deploy /
 undeploy jobs (:mod:`aisle.recs.deployments`, run by this process's :class:`~aisle.recs.jobs.JobRunner`),
-containers (:mod:`aisle.recs.containers`) and event ingestion (:mod:`aisle.recs.ingest`).
+containers (:mod:`aisle.recs.containers`), a visitor's recent events and user features. Event ingestion
+belongs to the behaviour engine (:class:`aisle.behaviour.engine.BehaviourEngine`).
 
 Every method taking ``tenant`` raises TenantNotFound (404) for an unknown tenant; storage errors are
 StorageUnavailable (503), event store errors EventStoreUnavailable (503).
@@ -12,7 +13,6 @@ StorageUnavailable (503), event store errors EventStoreUnavailable (503).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,13 +31,6 @@ from aisle.recs.deployments import (
     deploy_handler,
     refuse_if_attached,
     undeploy_handler,
-)
-from aisle.recs.ingest import (
-    accepted_types,
-    record_events,
-    require_known_types,
-    require_positions_with_tokens,
-    require_sane_times,
 )
 from aisle.recs.jobs import Job, JobHandler, JobRunner, JobStore
 from aisle.recs.registry import ModelRecord, ModelRegistry
@@ -224,21 +217,6 @@ class RecsEditor:
                 )
 
     # ---- events and user features -----------------------------------------------------------
-    def event_types(self, tenant: str) -> list[str]:
-        """The event types the tenant accepts: ``global_configuration.json`` ``event_types`` and ``click``."""
-        return accepted_types(list(self.tenants.config(tenant).global_.event_types))
-
-    def record_events(self, tenant: str, events: Sequence[Event]) -> int:
-        """Store ``events`` (all or none); returns how many were accepted.
-
-        Raises ValidationFailed ``event_type_unknown`` (400) for a type the tenant does not accept, a 400
-        for a timestamp out of range (:func:`aisle.recs.ingest.require_sane_times`).
-        """
-        require_known_types(events, self.event_types(tenant))
-        require_sane_times(events)
-        require_positions_with_tokens(events)
-        return record_events(self.events, tenant, events)
-
     def recent_events(self, tenant: str, visitor_id: str, limit: int) -> list[Event]:
         """The visitor's most recent events, newest first (at most ``limit`` and the store's cap)."""
         self.scope(tenant)

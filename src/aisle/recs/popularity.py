@@ -30,7 +30,7 @@ Per product (the ``items`` table):
 
   Above 1: rising; 1 when nothing happened in the short window; a product seen twice lately is not
   "trending" on those two events alone. Same smoothing as the search-side product table's
-  ``trending`` (:mod:`aisle.analytics.behaviour`), with a prior instead of add-one in the short window.
+  ``trending`` (:mod:`aisle.behaviour.tables`), with a prior instead of add-one in the short window.
 
 :mod:`aisle.recs.popularity_store` publishes the tables as a versioned artifact; the predict engine
 orders backfill with them (:mod:`aisle.recs.serving.popularity`).

@@ -11,7 +11,7 @@ Every file of a version is created with ``put_if_absent`` and never rewritten, s
 the pointer finds whole tables, and two refreshes racing each write their own version (the pointer
 names whichever finished last). The tables are computed by :mod:`aisle.recs.popularity`;
 :func:`refresh` is what the edit service's ``refresh_popularity`` job runs
-(:mod:`aisle.services.edit.popularity`, over the tenant's logged shopper events) and what
+(:mod:`aisle.behaviour.popularity`, over the tenant's logged shopper events) and what
 ``aisle train CUSTOMERS_ALSO_VIEW`` runs over the events it trains on.
 """
 

@@ -14,8 +14,8 @@ from fastapi.testclient import TestClient
 from tests.services.edit.test_train_ranker_job import PRODUCTS, WORDS
 from tests.support.recs import write_tenant
 
-from aisle.analytics.behaviour_store import BehaviourStore, refresh
 from aisle.analytics.log import ParquetLog
+from aisle.behaviour.store import BehaviourStore, refresh
 from aisle.core.config import Settings
 from aisle.core.storage import open_blob_store
 from aisle.core.tenant_config import Attribute

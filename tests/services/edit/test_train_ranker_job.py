@@ -18,6 +18,7 @@ from tests.support.recs import write_tenant
 
 from aisle.analytics.log import ParquetLog
 from aisle.analytics.records import Answer, Outcome
+from aisle.behaviour.trials import TREATMENT, needed_visitors
 from aisle.core.config import Settings
 from aisle.core.storage import BlobStore, open_blob_store
 from aisle.core.tenancy import Tenants, tenant_scope
@@ -31,7 +32,6 @@ from aisle.search.ranking.behaviour import BEHAVIOUR_FEATURES
 from aisle.search.ranking.store import RankerStore
 from aisle.search.training import clicks as click_training
 from aisle.services.edit.app import create_app
-from aisle.services.edit.ranker_trials import TREATMENT, needed_visitors
 
 WORDS = [
     "drill",

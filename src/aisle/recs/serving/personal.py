@@ -4,7 +4,7 @@ Switched per tenant by ``user_group_configuration.json`` ``personalization``: ``
 ``session_events`` (how many recent events of ``visitorId`` make the session) and
 ``brand_affinity_weight`` (how far affinity moves a score, in units of the slot's normalised range;
 see :mod:`aisle.recs.serving.rank`). Brand affinity of ``userId`` comes from its ``brand_affinity``
-(or ``brands``) feature, else from the brands of its history (:func:`aisle.recs.ingest.user_history`),
+(or ``brands``) feature, else from the brands of its history (:func:`aisle.core.events.user_history`),
 counted; either way scaled so the largest magnitude is 1.
 
 While the event store is unreachable, a request is answered without personalisation rather than failed:
@@ -22,9 +22,8 @@ import time
 from dataclasses import dataclass, field
 
 from aisle.core.errors import ErrorCode, EventStoreUnavailable
-from aisle.core.events import EventStore
+from aisle.core.events import EventStore, user_history
 from aisle.core.tenancy import TenantConfig
-from aisle.recs.ingest import user_history
 from aisle.recs.serving.products import ProductTable
 
 PURCHASE_TYPES = frozenset({"purchase", "transaction", "order"})

@@ -1,7 +1,8 @@
 """Behaviour features for the learned ranker: what shoppers did with a (query, product) pair before.
 
-The analytics job publishes a tenant's behaviour tables in its scope (``analytics/behaviour/v<N>/``,
-pointer ``analytics/behaviour/current.json`` written last; see ``aisle.analytics.behaviour_store``). A
+The behaviour engine publishes a tenant's behaviour tables in its scope (``analytics/behaviour/v<N>/``,
+pointer ``analytics/behaviour/current.json`` written last; both sides name the paths through
+:mod:`aisle.core.analytics_layout`, see ``aisle.behaviour.store``). A
 ranker whose feature names include :data:`BEHAVIOUR_FEATURES` gets, after the text features, per
 candidate:
 
@@ -30,11 +31,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from aisle.core import analytics_layout as layout
 from aisle.core.storage import BlobNotFound, BlobStore
 from aisle.core.tenancy import tenant_scope
 
 BEHAVIOUR_FEATURES: tuple[str, ...] = ("qp_ctr", "product_ctr")
-BEHAVIOUR_DIR = "analytics/behaviour"  # the layout aisle.analytics.behaviour_store writes
 WINDOW_DAYS = 90
 
 
@@ -124,13 +125,13 @@ class BehaviourTables:
             return cached[1]
         scope = tenant_scope(self.store, tenant)
         try:
-            version = int(orjson.loads(scope.get(f"{BEHAVIOUR_DIR}/current.json"))["version"])
+            version = int(orjson.loads(scope.get(layout.BEHAVIOUR_POINTER))["version"])
             lookup = cached[1] if cached is not None and cached[1] is not None else None
             if lookup is None or lookup.version != version:
                 lookup = BehaviourLookup.from_parquet(
                     version,
-                    scope.get(f"{BEHAVIOUR_DIR}/v{version}/query_product.parquet"),
-                    scope.get(f"{BEHAVIOUR_DIR}/v{version}/product.parquet"),
+                    scope.get(layout.behaviour_file(version, "query_product.parquet")),
+                    scope.get(layout.behaviour_file(version, "product.parquet")),
                 )
         except BlobNotFound:
             lookup = None

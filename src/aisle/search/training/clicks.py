@@ -1,8 +1,8 @@
 """Train a tenant's learned ranker from shoppers' clicks, not judgments (counterfactual learning to rank).
 
 Input: the behaviour job's click table (per query, product and position shown: impressions and clicks;
-:func:`aisle.analytics.behaviour.click_table`) and, when the log allowed, the examination propensity of
-each position estimated from it (:mod:`aisle.analytics.propensity`). Nothing about how the clicks came
+:func:`aisle.behaviour.tables.click_table`) and, when the log allowed, the examination propensity of
+each position estimated from it (:mod:`aisle.behaviour.propensity`). Nothing about how the clicks came
 about is known here.
 
 Labels: per (query, product) a smoothed click rate turned into a grade 0..4 (:func:`click_grades`).
@@ -64,7 +64,7 @@ threshold). Measured on simulated shoppers (``bench/bench_click_learning.py``, H
 served within its :func:`shown_depth`): with the behaviour features, NDCG@10 -0.072 at 10k searches,
 -0.001 at 100k, +0.092 and +0.093 at 1M on two logs (the judgment ranker gains +0.0146). Necessary, not
 sufficient: past it the ranker goes live only by winning an A/B trial against the live setting
-(``aisle.services.edit.ranker_trials``)."""
+(``aisle.behaviour.trials``)."""
 MIN_CLICKS = 100_000
 """Clicks below which a click-trained ranker is not deployed (the 1M simulated searches had 401k)."""
 

@@ -152,7 +152,7 @@ def _route(path: str, model: type[BaseModel], summary: str) -> Any:
 def summary(state: State, tenant: TenantQuery, when: PeriodQuery, format: Format = "json") -> Any:
     """Figures of the search answers of the period (recommendations: ``GET /analytics/recommendations``)."""
     _checked(state, tenant)
-    figures = state.engine.reports.summary(tenant, when.start, when.end)
+    figures = state.engine.report("summary", tenant, when.start, when.end)
     if format == "csv":
         return _csv([figures], list(figures))
     return Summary.model_validate({**_frame(state, tenant, when), **figures})
@@ -163,7 +163,7 @@ def daily(state: State, tenant: TenantQuery, when: PeriodQuery, format: Format =
     """Searches, no-result rate, CTR, conversion rate and revenue per day (days without searches left out)."""
     _checked(state, tenant)
     return _answer(
-        Daily, _frame(state, tenant, when), state.engine.reports.daily(tenant, when.start, when.end), format
+        Daily, _frame(state, tenant, when), state.engine.report("daily", tenant, when.start, when.end), format
     )
 
 
@@ -181,7 +181,7 @@ def searches(
 ) -> Any:
     """Per normalised query: searches, no-result searches, clicks, CTR, conversions, revenue."""
     _checked(state, tenant)
-    rows = state.engine.reports.searches(tenant, when.start, when.end, sort=sort, limit=limit)
+    rows = state.engine.report("searches", tenant, when.start, when.end, sort=sort, limit=limit)
     return _answer(Queries, _frame(state, tenant, when), rows, format)
 
 
@@ -191,7 +191,7 @@ def no_results(
 ) -> Any:
     """Queries with searches whose total was 0, and how many such searches, most first."""
     _checked(state, tenant)
-    rows = state.engine.reports.no_result_queries(tenant, when.start, when.end, limit=limit)
+    rows = state.engine.report("no_result_queries", tenant, when.start, when.end, limit=limit)
     return _answer(QueryCounts, _frame(state, tenant, when), rows, format)
 
 
@@ -201,7 +201,7 @@ def no_clicks(
 ) -> Any:
     """Queries whose searches all found products and none of which was clicked, most searched first."""
     _checked(state, tenant)
-    rows = state.engine.reports.no_click_queries(tenant, when.start, when.end, limit=limit)
+    rows = state.engine.report("no_click_queries", tenant, when.start, when.end, limit=limit)
     return _answer(QueryCounts, _frame(state, tenant, when), rows, format)
 
 
@@ -212,7 +212,7 @@ def follow_ups(
     """Per normalised query: searches, follow-up questions asked, searches that answered one, and the
     attribute asked about most; the queries asked most first (never asked nor answered: left out)."""
     _checked(state, tenant)
-    rows = state.engine.reports.follow_ups(tenant, when.start, when.end, limit=limit)
+    rows = state.engine.report("follow_ups", tenant, when.start, when.end, limit=limit)
     return _answer(FollowUps, _frame(state, tenant, when), rows, format)
 
 
@@ -226,7 +226,7 @@ def positions(
 ) -> Any:
     """Per position of search results: clicks, and clicks / searches that showed a product there."""
     _checked(state, tenant)
-    rows = state.engine.reports.positions(tenant, when.start, when.end, depth=depth)
+    rows = state.engine.report("positions", tenant, when.start, when.end, depth=depth)
     return _answer(Positions, _frame(state, tenant, when), rows, format)
 
 
@@ -234,7 +234,7 @@ def positions(
 def recommendations(state: State, tenant: TenantQuery, when: PeriodQuery, format: Format = "json") -> Any:
     """Per container: answers, clicks, CTR, conversions, revenue."""
     _checked(state, tenant)
-    rows = state.engine.reports.recommendations(tenant, when.start, when.end)
+    rows = state.engine.report("recommendations", tenant, when.start, when.end)
     return _answer(Containers, _frame(state, tenant, when), rows, format)
 
 
@@ -242,7 +242,7 @@ def recommendations(state: State, tenant: TenantQuery, when: PeriodQuery, format
 def models(state: State, tenant: TenantQuery, when: PeriodQuery, format: Format = "json") -> Any:
     """Per model: the recommendation answers it served a slot of, their clicks, CTR, conversions, revenue."""
     _checked(state, tenant)
-    rows = state.engine.reports.models(tenant, when.start, when.end)
+    rows = state.engine.report("models", tenant, when.start, when.end)
     return _answer(Models, _frame(state, tenant, when), rows, format)
 
 
@@ -250,5 +250,5 @@ def models(state: State, tenant: TenantQuery, when: PeriodQuery, format: Format 
 def rules(state: State, tenant: TenantQuery, when: PeriodQuery, format: Format = "json") -> Any:
     """Per rule: the searches it fired on, their CTR and conversions."""
     _checked(state, tenant)
-    rows = state.engine.reports.rules(tenant, when.start, when.end)
+    rows = state.engine.report("rules", tenant, when.start, when.end)
     return _answer(Rules, _frame(state, tenant, when), rows, format)

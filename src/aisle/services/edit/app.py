@@ -1,9 +1,11 @@
 """The recommendation edit service (port 8084): models, deploy jobs, containers, events, user features.
 
 Start with ``uvicorn --factory aisle.services.edit.app:create_app`` (``aisle serve`` does); settings come
-from the ``AISLE_*`` environment when none are given. The routes call one engine,
-:class:`~aisle.recs.editing.RecsEditor`. Each process runs one job runner, so several replicas share
-the job queue in object storage (a job still runs once).
+from the ``AISLE_*`` environment when none are given. Each route calls one engine: the recs admin front
+door, :class:`~aisle.recs.editing.RecsEditor`, or for shopper events the behaviour engine's,
+:class:`~aisle.behaviour.engine.BehaviourEngine`, which also hands the job runner the jobs that learn
+from behaviour (``train_ranker``, ``refresh_popularity``). Each process runs one job runner, so several
+replicas share the job queue in object storage (a job still runs once).
 """
 
 from __future__ import annotations
@@ -13,15 +15,14 @@ from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
 
+from aisle.behaviour.engine import BehaviourEngine
 from aisle.core.auth.dependencies import Authorizer
 from aisle.core.config import Settings, load_settings
-from aisle.core.events import EventStore
+from aisle.core.events import EventStore, open_event_store
 from aisle.core.storage.resolver import open_blob_store_from_settings
 from aisle.recs.deployments import Loader
 from aisle.recs.editing import RecsEditor
 from aisle.services.common.app import service_app
-from aisle.services.edit.popularity import REFRESH_POPULARITY, refresh_popularity_handler
-from aisle.services.edit.rankers import TRAIN_RANKER, train_ranker_handler
 from aisle.services.edit.routes import router
 from aisle.services.edit.state import EditState
 
@@ -44,18 +45,19 @@ def create_app(
     """
     settings = settings or load_settings()
     store = open_blob_store_from_settings(settings)
+    events = events if events is not None else open_event_store(settings)
+    behaviour = BehaviourEngine(settings, store, events)
     editor = RecsEditor.from_settings(
         settings,
         store,
         events=events,
         loader=loader,
         job_poll_s=job_poll_s,
-        handlers={
-            TRAIN_RANKER: train_ranker_handler(settings, store),
-            REFRESH_POPULARITY: refresh_popularity_handler(settings, store),
-        },
+        handlers=behaviour.job_handlers(),
     )
-    state = EditState(settings=settings, editor=editor, authorizer=Authorizer(settings, store))
+    state = EditState(
+        settings=settings, editor=editor, behaviour=behaviour, authorizer=Authorizer(settings, store)
+    )
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:

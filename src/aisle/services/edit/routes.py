@@ -1,4 +1,6 @@
-"""Routes of the edit service: parse, call the edit engine (:class:`~aisle.recs.editing.RecsEditor`), shape.
+"""Routes of the edit service: parse, call one engine, shape: the recs admin front door
+(:class:`~aisle.recs.editing.RecsEditor`), or for shopper events the behaviour engine's
+(:class:`~aisle.behaviour.engine.BehaviourEngine`).
 
 Module-level handlers on :data:`router`; the engine, the tenant check and the token check come from
 :mod:`.deps`.
@@ -10,6 +12,7 @@ from typing import Annotated, Literal
 
 from fastapi import APIRouter, Body, Depends, Query, Response
 
+from aisle.behaviour.engine import BehaviourEngine
 from aisle.core.auth.scopes import RECS_READ, RECS_WRITE
 from aisle.core.errors import BadRequest, ErrorCode
 from aisle.core.events import Event
@@ -20,10 +23,7 @@ from aisle.recs.jobs import Job
 from aisle.services.common.auth import require_scope
 from aisle.services.common.errors import error_responses
 from aisle.services.common.params import ResourceIdPath, TenantQuery
-from aisle.services.edit.deps import Editor, KnownTenant
-from aisle.services.edit.popularity import REFRESH_POPULARITY
-from aisle.services.edit.ranker_trials import DEFAULT_MDE
-from aisle.services.edit.rankers import TRAIN_RANKER
+from aisle.services.edit.deps import Behaviour, Editor, KnownTenant
 from aisle.services.edit.schemas import (
     ContainerCreate,
     ContainerReplace,
@@ -127,14 +127,14 @@ def train_search_ranker(
             le=1,
             description="Relative click-through lift a new trial is sized to detect (0.05: +5%).",
         ),
-    ] = DEFAULT_MDE,
+    ] = BehaviourEngine.DEFAULT_MDE,
 ) -> Job:
     """Start a job that refreshes the tenant's behaviour features and trains its search ranker from them
     (debiased for position), saved as the next version. Poll ``GET /jobs/{jobId}``: the result names the
     ranker version, whether it was deployed, the trial started for it (``trial``) and what became of
     the running trials (``judgedTrials``: promoted, rejected, invalid or still collecting)."""
     params = {"source": source, "deploy": deploy, "minimumDetectableEffect": minimumDetectableEffect}
-    return editor.submit(tenant, TRAIN_RANKER, params)
+    return editor.submit(tenant, BehaviourEngine.TRAIN_RANKER, params)
 
 
 @router.post(
@@ -149,7 +149,7 @@ def refresh_popularity(editor: Editor, tenant: KnownTenant) -> Job:
     (views, carts, purchases sent to ``POST /events``, last 90 days) and publishes them as a new version.
     Predict then backfills short lists (cold seeds) by popularity within seconds (``predictParams``
     ``backfillOrder``). Poll ``GET /jobs/{jobId}``: the result names the version, events and products."""
-    return editor.submit(tenant, REFRESH_POPULARITY)
+    return editor.submit(tenant, BehaviourEngine.REFRESH_POPULARITY)
 
 
 @router.get("/jobs/{job_id}", response_model=Job, dependencies=[READ], responses=error_responses(404))
@@ -242,7 +242,7 @@ def post_events(
         EventIn | EventBatch,
         Body(description='One event, or `{"events": [...]}` (up to 10,000).'),
     ],
-    editor: Editor,
+    behaviour: Behaviour,
 ) -> EventsAccepted:
     """Store visitor events (Redis with AISLE_REDIS_URL, else the embedded shared store), durably before
     the 202; each also reaches analytics (at least once, counted once by ``eventId``). ``click`` is
@@ -265,7 +265,7 @@ def post_events(
         )
         for e in items
     ]
-    return EventsAccepted(accepted=editor.record_events(tenant, events))
+    return EventsAccepted(accepted=behaviour.record_events(tenant, events))
 
 
 @router.get(
@@ -293,9 +293,9 @@ def get_events(
 
 
 @router.get("/events/types", response_model=EventTypes, dependencies=[READ], responses=error_responses(404))
-def event_types(tenant: TenantQuery, editor: Editor) -> EventTypes:
+def event_types(tenant: TenantQuery, behaviour: Behaviour) -> EventTypes:
     """The event types of the tenant (``global_configuration.json`` ``event_types``), and ``click``."""
-    return EventTypes(eventTypes=editor.event_types(tenant))
+    return EventTypes(eventTypes=behaviour.event_types(tenant))
 
 
 @router.post(

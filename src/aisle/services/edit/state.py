@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from aisle.behaviour.engine import BehaviourEngine
 from aisle.core.auth.dependencies import Authorizer
 from aisle.core.config import Settings
 from aisle.recs.editing import RecsEditor
@@ -15,4 +16,5 @@ class EditState:
 
     settings: Settings
     editor: RecsEditor
+    behaviour: BehaviourEngine
     authorizer: Authorizer

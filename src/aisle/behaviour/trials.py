@@ -28,9 +28,9 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from aisle.analytics.engine import AnalyticsEngine
+from aisle.experiments.admin import ExperimentAdmin
 from aisle.experiments.model import Experiment, ExperimentBody
 from aisle.experiments.statistics import sample_size
-from aisle.search.experiment_admin import ExperimentAdmin
 
 DeployMode = Literal["experiment", "threshold", "never"]
 TREATMENT = "ranker"

@@ -5,6 +5,7 @@
 durable before its 202. :func:`drain` reads the oldest entries, writes them to the log as one file per
 day, and only then removes them from the outbox: a crash between the two writes them again at the next
 drain, and the reports count an event id once (:mod:`aisle.analytics.attribution`).
+:meth:`aisle.behaviour.engine.BehaviourEngine.drain` drains every tenant's outbox.
 """
 
 from __future__ import annotations

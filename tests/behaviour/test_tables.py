@@ -7,10 +7,10 @@ from pathlib import Path
 import pyarrow.compute as pc
 import pytest
 
-from aisle.analytics.behaviour import PRIOR_WEIGHT
-from aisle.analytics.behaviour_store import BehaviourStore, refresh
 from aisle.analytics.log import ParquetLog
 from aisle.analytics.records import Answer, Outcome
+from aisle.behaviour.store import BehaviourStore, refresh
+from aisle.behaviour.tables import PRIOR_WEIGHT
 from aisle.core.storage import open_blob_store
 
 NOW = 1_790_000_000.0

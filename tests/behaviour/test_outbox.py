@@ -8,7 +8,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from aisle.analytics.log import ParquetLog
-from aisle.analytics.outbox import drain
+from aisle.behaviour.outbox import drain
 from aisle.core.events import Event, open_event_store_url
 from aisle.core.storage import open_blob_store
 

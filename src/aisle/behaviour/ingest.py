@@ -1,9 +1,10 @@
-"""Event ingestion for the edit service (``POST /events``): visitor events into the tenant's event store.
+"""Event ingestion: visitor events into the tenant's event store, each with its analytics outbox entry
+(the edit service's ``POST /events``, through :class:`~aisle.behaviour.engine.BehaviourEngine`).
 
 An event carrying a ``userId`` is stored twice, in one batch: under its visitor, and under the visitor id
-``user:<userId>`` (:func:`user_history`), the user's history across visitors and devices. The predict
-engine reads that history for brand affinity when the user has no ``brand_affinity`` feature
-(:mod:`aisle.recs.serving.personal`). The events that models train on are read by
+``user:<userId>`` (:func:`aisle.core.events.user_history`), the user's history across visitors and
+devices. The predict engine reads that history for brand affinity when the user has no
+``brand_affinity`` feature (:mod:`aisle.recs.serving.personal`). The events that models train on are read by
 :mod:`aisle.recs.events` instead.
 """
 
@@ -14,18 +15,8 @@ import uuid
 from collections.abc import Sequence
 
 from aisle.core.errors import BadRequest, ErrorCode, ValidationFailed
-from aisle.core.events import Event, EventStore
+from aisle.core.events import Event, EventName, EventStore, user_history
 from aisle.core.validation import check_event_time
-
-CLICK = "click"
-"""The event type every tenant accepts besides its own: a shopper clicked a product of an answer."""
-USER_HISTORY_PREFIX = "user:"
-"""Events carrying a ``userId`` are also kept under visitor ``user:<userId>`` (the user's history)."""
-
-
-def user_history(user_id: str) -> str:
-    """The visitor id under which the events of ``user_id`` are kept: ``user:<userId>``."""
-    return USER_HISTORY_PREFIX + user_id
 
 
 def require_known_types(events: Sequence[Event], allowed: Sequence[str]) -> None:
@@ -64,7 +55,7 @@ def require_sane_times(events: Sequence[Event]) -> None:
 
 def accepted_types(tenant_types: Sequence[str]) -> list[str]:
     """The event types ``POST /events`` accepts: the tenant's own, and ``click``."""
-    return [*tenant_types, *([] if CLICK in tenant_types else [CLICK])]
+    return [*tenant_types, *([] if EventName.CLICK in tenant_types else [str(EventName.CLICK)])]
 
 
 def require_positions_with_tokens(events: Sequence[Event]) -> None:

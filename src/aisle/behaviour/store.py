@@ -6,10 +6,11 @@ Layout in the tenant's scope::
     analytics/behaviour/v<version>/meta.json         BehaviourRecord (written after the tables)
     analytics/behaviour/current.json                 {"version": N}, written last
 
+(named in :mod:`aisle.core.analytics_layout`, which search's ranker reads them back through).
 A reader that finds the pointer finds whole tables. The Parquet files are plain, so Spark reads a large
 tenant's features with ``spark.read.parquet(".../analytics/behaviour/v<N>/query_product.parquet")``.
 :func:`refresh` is the job: it reads the log's last 90 days, computes the tables
-(:mod:`aisle.analytics.behaviour`) and publishes them.
+(:mod:`aisle.behaviour.tables`) and publishes them.
 """
 
 from __future__ import annotations
@@ -22,14 +23,13 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from pydantic import BaseModel, Field
 
-from aisle.analytics.behaviour import DAY_S, WINDOWS, compute
-from aisle.analytics.log import ROOT, ParquetLog, day_of
+from aisle.analytics.log import ParquetLog, day_of
+from aisle.behaviour.tables import DAY_S, WINDOWS, compute
+from aisle.core import analytics_layout as layout
 from aisle.core.storage import BlobNotFound, BlobStore
 from aisle.core.storage.versions import claim_version
 from aisle.core.tenancy import tenant_scope
 
-BEHAVIOUR_DIR = f"{ROOT}/behaviour"
-POINTER = f"{BEHAVIOUR_DIR}/current.json"
 TABLES = ("query_product", "product", "query", "clicks")
 
 
@@ -66,8 +66,8 @@ class BehaviourStore:
         """The version the pointer names, or None before the first refresh."""
         scope = self._scope(tenant)
         try:
-            version = int(orjson.loads(scope.get(POINTER))["version"])
-            return BehaviourRecord.model_validate_json(scope.get(f"{BEHAVIOUR_DIR}/v{version}/meta.json"))
+            version = int(orjson.loads(scope.get(layout.BEHAVIOUR_POINTER))["version"])
+            return BehaviourRecord.model_validate_json(scope.get(layout.behaviour_file(version, "meta.json")))
         except BlobNotFound:
             return None
 
@@ -80,10 +80,10 @@ class BehaviourStore:
         if version is None:
             record = self.current(tenant)
             if record is None:
-                raise BlobNotFound(f"{tenant}/{POINTER}")
+                raise BlobNotFound(f"{tenant}/{layout.BEHAVIOUR_POINTER}")
             version = record.version
         return pq.read_table(
-            io.BytesIO(self._scope(tenant).get(f"{BEHAVIOUR_DIR}/v{version}/{name}.parquet"))
+            io.BytesIO(self._scope(tenant).get(layout.behaviour_file(version, f"{name}.parquet")))
         )
 
     def publish(self, tenant: str, tables: dict[str, pa.Table], record: BehaviourRecord) -> BehaviourRecord:
@@ -96,14 +96,14 @@ class BehaviourStore:
         """
         scope = self._scope(tenant)
         first, *rest = TABLES
-        version = claim_version(scope, BEHAVIOUR_DIR, f"{first}.parquet", _parquet(tables[first]))
+        version = claim_version(scope, layout.BEHAVIOUR_DIR, f"{first}.parquet", _parquet(tables[first]))
         for name in rest:
-            scope.put(f"{BEHAVIOUR_DIR}/v{version}/{name}.parquet", _parquet(tables[name]))
+            scope.put(layout.behaviour_file(version, f"{name}.parquet"), _parquet(tables[name]))
         record = record.model_copy(
             update={"version": version, "rows": {n: tables[n].num_rows for n in TABLES}}
         )
-        scope.put(f"{BEHAVIOUR_DIR}/v{version}/meta.json", record.model_dump_json(indent=2).encode())
-        scope.put(POINTER, orjson.dumps({"version": version}))
+        scope.put(layout.behaviour_file(version, "meta.json"), record.model_dump_json(indent=2).encode())
+        scope.put(layout.BEHAVIOUR_POINTER, orjson.dumps({"version": version}))
         return record
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from aisle.analytics.propensity import estimate_propensities
+from aisle.behaviour.propensity import estimate_propensities
 
 
 def _log(theta: np.ndarray, pairs: int, positions_per_pair: int, seed: int = 1) -> tuple[np.ndarray, ...]:

@@ -12,10 +12,12 @@ import duckdb
 import pytest
 from tests.support.spark import local_spark
 
-from aisle.analytics.behaviour_store import BEHAVIOUR_DIR, TABLES, BehaviourStore, refresh
 from aisle.analytics.log import ParquetLog
 from aisle.analytics.records import Answer, Outcome
+from aisle.behaviour.store import TABLES, BehaviourStore, refresh
+from aisle.core import analytics_layout as layout
 from aisle.core.storage import open_blob_store
+from aisle.core.tenancy import tenant_scope
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -61,7 +63,9 @@ def test_spark_reads_every_published_behaviour_table(spark: SparkSession, tmp_pa
     assert record.propensities is not None  # the arms moved the pairs: every table has its content
     published = BehaviourStore(log.store)
     for name in TABLES:
-        path = log.store.local_path(f"t/{BEHAVIOUR_DIR}/v{record.version}/{name}.parquet")
+        path = tenant_scope(log.store, "t").local_path(
+            layout.behaviour_file(record.version, f"{name}.parquet")
+        )
         assert path is not None and Path(path).is_file()
         arrow = published.table("t", name, record.version)
         frame = spark.read.parquet(str(path))

@@ -6,7 +6,7 @@ days (:data:`WINDOWS`) before ``now``:
 
 - ``query_product``: per (query, product): ``impressions``, ``clicks``, ``carts``, ``purchases``,
   ``examinations`` (the sum over impressions of the position's examination propensity,
-  :mod:`aisle.analytics.propensity`; equal to impressions when none is known), and smoothed rates:
+  :mod:`aisle.behaviour.propensity`; equal to impressions when none is known), and smoothed rates:
   ``ctr = (clicks + A * ctr0) / (impressions + A)``, ``ctr_corrected = (clicks + A * ctr0) /
   (examinations + A)`` (clicks per examination: Joachims, Swaminathan and Schnabel, WSDM 2017),
   ``cart_rate`` and ``purchase_rate`` per click likewise; ``ctr0`` is the window's overall click rate and
@@ -31,8 +31,8 @@ import numpy as np
 import pyarrow as pa
 
 from aisle.analytics.attribution import _source
-from aisle.analytics.propensity import Propensities, estimate_propensities
 from aisle.analytics.records import ANSWER_SCHEMA, OUTCOME_SCHEMA
+from aisle.behaviour.propensity import Propensities, estimate_propensities
 
 WINDOWS: tuple[int, ...] = (7, 30, 90)
 """Days of each window, ending at ``now``."""
@@ -178,7 +178,7 @@ def click_table(con: duckdb.DuckDBPyConnection, since: float) -> pa.Table:
 
 
 def propensities_of(clicks: pa.Table) -> Propensities | None:
-    """:func:`~aisle.analytics.propensity.estimate_propensities` over a :func:`click_table`, each row's
+    """:func:`~aisle.behaviour.propensity.estimate_propensities` over a :func:`click_table`, each row's
     ranking its experiment arms (``variant``)."""
     if clicks.num_rows == 0:
         return None

@@ -1,7 +1,9 @@
-"""The edit service's ``train_ranker`` job: a tenant's search ranker learned from its shoppers' behaviour.
+"""The ``train_ranker`` job: a tenant's search ranker learned from its shoppers' behaviour.
 
-The job (``POST /rankers/train``, polled at ``GET /jobs/{jobId}``) refreshes the tenant's behaviour
-features from its analytics log (:func:`aisle.analytics.behaviour_store.refresh`: the click table and
+The behaviour engine hands the job to the edit service's job runner
+(:meth:`aisle.behaviour.engine.BehaviourEngine.job_handlers`); submitted with ``POST /rankers/train`` and
+polled at ``GET /jobs/{jobId}``, it refreshes the tenant's behaviour
+features from its analytics log (:func:`aisle.behaviour.store.refresh`: the click table and
 the position propensities estimated from it), trains a debiased click ranker on them, with the
 behaviour features (:func:`aisle.search.training.clicks.train_click_ranker`), and saves it as the next
 ranker version (``source: behaviour``). What happens next is the job's ``deploy`` mode:
@@ -9,7 +11,7 @@ ranker version (``source: behaviour``). What happens next is the job's ``deploy`
 - ``experiment`` (default): running ranker trials are judged first (promoted or stopped once they have
   their visitors), then, past the traffic threshold (:func:`aisle.search.training.clicks.may_deploy`),
   the new version is put on trial against the live setting as an A/B experiment; it goes live only by
-  winning it (:mod:`aisle.services.edit.ranker_trials`);
+  winning it (:mod:`aisle.behaviour.trials`);
 - ``threshold``: put in use directly past the traffic threshold;
 - ``never``: saved only.
 
@@ -22,24 +24,31 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from aisle.analytics.behaviour_store import BehaviourStore, refresh
 from aisle.analytics.engine import AnalyticsEngine
 from aisle.analytics.log import ParquetLog
+from aisle.behaviour.store import BehaviourStore, refresh
+from aisle.behaviour.trials import DEFAULT_MDE, judge_running, start_trial
 from aisle.core.config import Settings
 from aisle.core.storage import BlobStore, PrefixBlobStore
 from aisle.core.tenancy import Tenants
+from aisle.experiments.admin import ExperimentAdmin
 from aisle.recs.jobs import Job, JobHandler, Progress
-from aisle.search.experiment_admin import ExperimentAdmin
+from aisle.search.experiment_promotion import SearchPromotion
 from aisle.search.ranking.behaviour import BehaviourTables
 from aisle.search.ranking.store import RankerStore
 from aisle.search.training.clicks import ClickLog, may_deploy, train_click_ranker
-from aisle.services.edit.ranker_trials import DEFAULT_MDE, judge_running, start_trial
 
 TRAIN_RANKER = "train_ranker"
 
 
 def click_log(store: BlobStore, tenant: str, version: int) -> ClickLog:
-    """The trainer's input from behaviour ``version`` of ``tenant``."""
+    """The trainer's input from behaviour ``version`` of ``tenant`` (per query, product and position:
+    impressions and clicks; the propensities and totals of that version).
+
+    Raises:
+        StopIteration: ``version`` is not the tenant's current behaviour version.
+        BlobNotFound: its ``clicks`` table is missing.
+    """
     behaviour = BehaviourStore(store)
     record = next(r for r in [behaviour.current(tenant)] if r is not None and r.version == version)
     table = behaviour.table(tenant, "clicks", version)
@@ -62,7 +71,7 @@ def train_ranker_handler(settings: Settings, store: BlobStore) -> JobHandler:
     ``minimumDetectableEffect`` (the relative click-through lift a new trial is sized for).
     """
     tenants = Tenants(store)
-    admin = ExperimentAdmin(tenants, RankerStore(store, check_every=0))
+    admin = ExperimentAdmin(tenants, [SearchPromotion(tenants, RankerStore(store, check_every=0))])
 
     def handle(_: PrefixBlobStore, job: Job, progress: Progress) -> dict[str, Any]:
         mode = job.params.get("deploy", "experiment")

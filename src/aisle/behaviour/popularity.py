@@ -1,7 +1,8 @@
-"""The edit service's ``refresh_popularity`` job: the tenant's popularity and trending artifact from its
-shopper events.
+"""The ``refresh_popularity`` job: the tenant's popularity and trending artifact from its shopper events.
 
-The job (``POST /popularity/refresh``, polled at ``GET /jobs/{jobId}``) reads the shopper events of the
+The behaviour engine hands the job to the edit service's job runner
+(:meth:`aisle.behaviour.engine.BehaviourEngine.job_handlers`); submitted with ``POST /popularity/refresh``
+and polled at ``GET /jobs/{jobId}``, it reads the shopper events of the
 tenant's analytics log (``outcomes``: every event ``POST /events`` accepted, each event id once) of the
 last 90 days, computes per product the windowed counts, ``popularity`` and ``trending``
 (:mod:`aisle.recs.popularity`, ``now`` = the newest event) and publishes them as the next version of

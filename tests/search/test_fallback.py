@@ -1,8 +1,8 @@
 """The search pipeline's fallback stage against a real Typesense server (crs_config.json).
 
 Every test using ``shop`` runs twice: the search in a worker thread (``SearchPipeline.search``, the
-blocking call) and on an event loop (``SearchPipeline.search_async``, the call awaited, issue 32); the
-deadline, breaker, slots and cache behave the same on both."""
+blocking call) and on an event loop (the same stage loop, ``SearchPipeline.search_steps``, driven by
+``awaited``: the call awaited, issue 32); the deadline, breaker, slots and cache behave the same on both."""
 
 from __future__ import annotations
 
@@ -29,6 +29,7 @@ from aisle.search.indexes import IndexRegistry
 from aisle.search.model import SearchResult
 from aisle.search.pipeline import SearchPipeline, default_stages
 from aisle.search.query import SearchQuery
+from aisle.search.stages.fallback import awaited
 
 TENANT = "outdoor"
 
@@ -48,7 +49,7 @@ class Shop:
         pipeline = pipeline or SearchPipeline(default_stages(external=self.external), budget_s=2.0)
         index, config = self.indexes.get(TENANT), self.tenants.config(TENANT)
         if self.on_loop:
-            return asyncio.run(pipeline.search_async(index, config, SearchQuery(query, **options)))
+            return asyncio.run(awaited(pipeline.search_steps(index, config, SearchQuery(query, **options))))
         return pipeline.search(index, config, SearchQuery(query, **options))
 
 

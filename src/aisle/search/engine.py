@@ -37,6 +37,7 @@ from aisle.search.rules.book import RuleBook, RuleBooks, RuleDraft
 from aisle.search.rules.model import Rule
 from aisle.search.rules.preview import Preview, preview_rule
 from aisle.search.semantic import pool_size, vector_search_result
+from aisle.search.stages.fallback import Steps, awaited, blocking
 from aisle.search.suggest.registry import SuggesterRegistry
 from aisle.vectors.image_encoder import ImageEncoder, ImageEncoderUnavailable
 from aisle.vectors.image_input import decode_image
@@ -202,28 +203,26 @@ class SearchEngine:
             BadRequest: unknown or disallowed filter/facet fields, bad filter values, unavailable sort.
         """
         config = config if config is not None else self.tenants.config(tenant)
-        index = self.indexes.get(tenant, config=config)
-        arm = self.arms.arm(tenant, config, query.visitor_id) if self.arms is not None else None
-        if arm is None:
-            return self.pipeline.search(index, config, query)
-        result = self.pipeline.search(index, arm.config, query, draft=arm.rules, ranker_version=arm.ranker)
-        return arm.tagged(result)
+        return blocking(self._search_steps(tenant, query, config))
 
     async def search_async(self, tenant: str, query: SearchQuery, *, config: TenantConfig) -> SearchResult:
         """:meth:`search` on an event loop, for a tenant :meth:`readiness` found ready (``config`` its
-        configuration from there): the stages run inline, the external fallback's call, when this
-        search makes one, is awaited (same deadline, breaker, slots and cache as :meth:`search`).
+        configuration from there): the same steps, the stages inline, the external fallback's call, when
+        this search makes one, awaited (same deadline, breaker, slots and cache as :meth:`search`).
 
         Raises: as :meth:`search`.
         """
+        return await awaited(self._search_steps(tenant, query, config))
+
+    def _search_steps(self, tenant: str, query: SearchQuery, config: TenantConfig) -> Steps[SearchResult]:
         index = self.indexes.get(tenant, config=config)
         arm = self.arms.arm(tenant, config, query.visitor_id) if self.arms is not None else None
         if arm is None:
-            return await self.pipeline.search_async(index, config, query)
-        result = await self.pipeline.search_async(
+            return (yield from self.pipeline.search_steps(index, config, query))
+        steps = self.pipeline.search_steps(
             index, arm.config, query, draft=arm.rules, ranker_version=arm.ranker
         )
-        return arm.tagged(result)
+        return arm.tagged((yield from steps))
 
     def preview(
         self,

@@ -5,7 +5,6 @@ full-text search, facet calculation, fallback), as small stages over one :class:
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from pydantic import TypeAdapter
@@ -20,7 +19,7 @@ from aisle.search.query import SearchQuery
 from aisle.search.rules.book import RuleDraft
 from aisle.search.stages.attributes import ExtractAttributes
 from aisle.search.stages.facets import Facets
-from aisle.search.stages.fallback import Fallback
+from aisle.search.stages.fallback import Fallback, Steps, blocking
 from aisle.search.stages.filters import ApplyFilters
 from aisle.search.stages.follow_up import AskFollowUp
 from aisle.search.stages.hybrid import Hybrid
@@ -123,14 +122,15 @@ class SearchPipeline:
     ) -> SearchResult:
         """Search one tenant: ``query.size`` (0..100) products from ``query.offset``; facets over all
         matches. ``draft`` replaces the tenant's live merchandising rules for this search (a preview, or
-        an experiment's variant), ``ranker_version`` its live learned ranker.
+        an experiment's variant), ``ranker_version`` its live learned ranker. The fallback's external
+        call, when the search makes one, blocks this thread (:func:`~aisle.search.stages.fallback.blocking`).
 
         Raises:
             BadRequest: unknown or disallowed filter/facet fields, bad filter values, unavailable sort.
         """
-        return _shaped(self.run(index, config, query, draft=draft, ranker_version=ranker_version))
+        return blocking(self.search_steps(index, config, query, draft=draft, ranker_version=ranker_version))
 
-    async def search_async(
+    def search_steps(
         self,
         index: TenantIndex,
         config: TenantConfig,
@@ -138,13 +138,15 @@ class SearchPipeline:
         *,
         draft: RuleDraft | None = None,
         ranker_version: int | None = None,
-    ) -> SearchResult:
-        """:meth:`search` for a caller on an event loop: every stage runs inline (CPU work), the
-        fallback's external call, when the search makes one, is awaited (:meth:`Fallback.run_async`).
+    ) -> Steps[SearchResult]:
+        """:meth:`search` as steps (:meth:`steps`, then the response shaped): what a caller on an event
+        loop drives with :func:`~aisle.search.stages.fallback.awaited`, the external call awaited.
 
         Raises: as :meth:`search`.
         """
-        return _shaped(await self.run_async(index, config, query, draft=draft, ranker_version=ranker_version))
+        return _shaped(
+            (yield from self.steps(index, config, query, draft=draft, ranker_version=ranker_version))
+        )
 
     def run(
         self,
@@ -156,7 +158,22 @@ class SearchPipeline:
         ranker_version: int | None = None,
     ) -> SearchContext:
         """Run every stage and return the final context (its ``retrieval.match_query`` selects all
-        matches); ``draft`` as in :meth:`search`.
+        matches); ``draft`` as in :meth:`search`. Raises: as :meth:`search`."""
+        return blocking(self.steps(index, config, query, draft=draft, ranker_version=ranker_version))
+
+    def steps(
+        self,
+        index: TenantIndex,
+        config: TenantConfig,
+        query: SearchQuery,
+        *,
+        draft: RuleDraft | None = None,
+        ranker_version: int | None = None,
+    ) -> Steps[SearchContext]:
+        """The one stage loop, for a thread and an event loop alike: a generator that runs the stages
+        in order, yields the external call a stage makes (only the fallback makes one) and is sent its
+        answer; it returns the final context. :func:`~aisle.search.stages.fallback.blocking` drives it on
+        a thread, :func:`~aisle.search.stages.fallback.awaited` on an event loop.
 
         A stage that raises fails the search, unless the tenant falls back to its external service on
         ``error`` and that service answers (:meth:`Fallback.rescue`); a client's error (a 4xx) always
@@ -166,38 +183,13 @@ class SearchPipeline:
         timed = timing_enabled()
         for name, stage in self._named:
             try:
-                ctx = _timed(name, stage.run, ctx) if timed else stage.run(ctx)
+                start = time.perf_counter() if timed else 0.0
+                ctx = (yield from stage.steps(ctx)) if isinstance(stage, Fallback) else stage.run(ctx)
+                if timed:
+                    add_timing(name, time.perf_counter() - start)
             except Exception as exc:
                 fallback = self._rescuer(exc)
-                if fallback is None or not fallback.rescue(ctx, exc):
-                    raise
-                return ctx
-        return ctx
-
-    async def run_async(
-        self,
-        index: TenantIndex,
-        config: TenantConfig,
-        query: SearchQuery,
-        *,
-        draft: RuleDraft | None = None,
-        ranker_version: int | None = None,
-    ) -> SearchContext:
-        """:meth:`run` with the fallback's external call awaited (see :meth:`search_async`)."""
-        ctx = self._start(index, config, query, draft, ranker_version)
-        timed = timing_enabled()
-        for name, stage in self._named:
-            try:
-                if isinstance(stage, Fallback):
-                    start = time.perf_counter()
-                    ctx = await stage.run_async(ctx)
-                    if timed:
-                        add_timing(name, time.perf_counter() - start)
-                else:
-                    ctx = _timed(name, stage.run, ctx) if timed else stage.run(ctx)
-            except Exception as exc:
-                fallback = self._rescuer(exc)
-                if fallback is None or not await fallback.rescue_async(ctx, exc):
+                if fallback is None or not (yield from fallback.rescue(ctx, exc)):
                     raise
                 return ctx
         return ctx
@@ -224,13 +216,6 @@ class SearchPipeline:
         if isinstance(error, AisleError) and error.status < 500:
             return None
         return next((s for s in self.stages if isinstance(s, Fallback)), None)
-
-
-def _timed(name: str, run: Callable[[SearchContext], SearchContext], ctx: SearchContext) -> SearchContext:
-    start = time.perf_counter()
-    ctx = run(ctx)
-    add_timing(name, time.perf_counter() - start)
-    return ctx
 
 
 def _shaped(ctx: SearchContext) -> SearchResult:

@@ -20,8 +20,9 @@ without an external service, and for a search asking no products (size 0).
 from __future__ import annotations
 
 import time
+from collections.abc import Generator
 from dataclasses import dataclass, replace
-from typing import Literal
+from typing import Any, Literal, TypeVar
 
 from aisle.core.crs_config import FallbackConfig, FallbackTrigger
 from aisle.search.context import SearchContext
@@ -48,25 +49,18 @@ class Fallback:
         self.external = external
 
     def run(self, ctx: SearchContext) -> SearchContext:
-        ask = self._ask(ctx)
-        if ask is None:
-            return ctx
-        started = time.perf_counter()
-        try:
-            result, cached = self._guarded(ctx).search(ask.request, wait_s=0)
-        except ExternalSearchError as exc:
-            return _refused(ctx, ask, exc)
-        return _answered(ctx, ask, result, cached, started)
+        """The stage on its own, its external call made on this thread (:func:`blocking`)."""
+        return blocking(self.steps(ctx))
 
-    async def run_async(self, ctx: SearchContext) -> SearchContext:
-        """:meth:`run` for a search on an event loop: the same decision, deadline, breaker, slots and
-        cache, the external call awaited (:meth:`GuardedExternalSearch.search_async`)."""
+    def steps(self, ctx: SearchContext) -> Steps[SearchContext]:
+        """The stage as the pipeline's stage loop runs it: yields the :class:`ExternalCall` it makes, if
+        any, and takes its answer back (the loop's driver makes the call blocking or awaits it)."""
         ask = self._ask(ctx)
         if ask is None:
             return ctx
         started = time.perf_counter()
         try:
-            result, cached = await self._guarded(ctx).search_async(ask.request)
+            result, cached = yield ExternalCall(self._guarded(ctx), ask.request)
         except ExternalSearchError as exc:
             return _refused(ctx, ask, exc)
         return _answered(ctx, ask, result, cached, started)
@@ -108,19 +102,14 @@ class Fallback:
         )
         return _Ask(ExternalSearchRequest.of(asked, timeout_s=budget), trigger, merge, graph)
 
-    def rescue(self, ctx: SearchContext, error: Exception) -> bool:
+    def rescue(self, ctx: SearchContext, error: Exception) -> Steps[bool]:
         """After an Aisle stage raised ``error``: whether the external service answered instead
-        (the tenant falls back on ``error`` and the answer came). The context then holds it, in
-        ``replace`` mode whatever the configured merge, since Aisle has no results of its own."""
+        (the tenant falls back on ``error`` and the answer came), as steps like :meth:`steps`. The
+        context then holds it, in ``replace`` mode whatever the configured merge, since Aisle has no
+        results of its own."""
         if not self._rescuing(ctx, error):
             return False
-        return _rescued(self.run(ctx))
-
-    async def rescue_async(self, ctx: SearchContext, error: Exception) -> bool:
-        """:meth:`rescue` with the external call awaited (as :meth:`run_async`)."""
-        if not self._rescuing(ctx, error):
-            return False
-        return _rescued(await self.run_async(ctx))
+        return _rescued((yield from self.steps(ctx)))
 
     def _rescuing(self, ctx: SearchContext, error: Exception) -> bool:
         """Whether the tenant falls back on ``error``; if so, the context is emptied for the call."""
@@ -130,6 +119,59 @@ class Fallback:
         ctx.output.stage_error = error
         ctx.output.hits, ctx.output.total, ctx.retrieval.vector_only, ctx.output.facet_counts = [], 0, 0, {}
         return True
+
+
+@dataclass(frozen=True)
+class ExternalCall:
+    """The one call a search may wait for: the fallback's request to the tenant's external service,
+    through its guard (the same deadline, breaker, slots and cache either way). The stage loop yields
+    it; :func:`blocking` makes it on the caller's thread, :func:`awaited` awaits it on an event loop.
+    Either returns ``(result, cached)`` or raises :class:`ExternalSearchError`."""
+
+    guarded: GuardedExternalSearch
+    request: ExternalSearchRequest
+
+    def blocking(self) -> tuple[ExternalResult, bool]:
+        return self.guarded.search(self.request, wait_s=0)
+
+    async def awaited(self) -> tuple[ExternalResult, bool]:
+        return await self.guarded.search_async(self.request)
+
+
+T = TypeVar("T")
+Steps = Generator[ExternalCall, Any, T]
+"""A stage loop (or one stage) as a generator: it yields each :class:`ExternalCall` it makes and is sent
+the call's answer (or thrown its error); its return value is the loop's."""
+
+
+def blocking(steps: Steps[T]) -> T:
+    """Run ``steps`` to the end on this thread, making each call blocking (a thread-pool search)."""
+    answer: Any = None
+    error: Exception | None = None
+    while True:
+        try:
+            call = steps.send(answer) if error is None else steps.throw(error)
+        except StopIteration as done:
+            return done.value  # type: ignore[no-any-return]
+        try:
+            answer, error = call.blocking(), None
+        except Exception as exc:  # the steps decide what a failed call means
+            answer, error = None, exc
+
+
+async def awaited(steps: Steps[T]) -> T:
+    """Run ``steps`` to the end on an event loop: the stages inline (CPU work), each call awaited."""
+    answer: Any = None
+    error: Exception | None = None
+    while True:
+        try:
+            call = steps.send(answer) if error is None else steps.throw(error)
+        except StopIteration as done:
+            return done.value  # type: ignore[no-any-return]
+        try:
+            answer, error = await call.awaited(), None
+        except Exception as exc:  # the steps decide what a failed call means
+            answer, error = None, exc
 
 
 def _rescued(ctx: SearchContext) -> bool:

@@ -26,6 +26,7 @@ import duckdb
 import pyarrow as pa
 
 from aisle.analytics.records import ANSWER_SCHEMA, CONVERSION_TYPES, LATE_ANSWER_COLUMNS, OUTCOME_SCHEMA
+from aisle.core.events import EventName
 
 DEFAULT_WINDOW_S = 3600.0
 """Seconds after an answer in which a conversion without a token may still be credited to it."""
@@ -93,7 +94,7 @@ def attribute(
                  max(attribution_token) AS attribution_token, max(position) AS position,
                  any_value(coalesce(price, 0) * coalesce(quantity, 1)) AS value
           FROM outcomes_log
-          WHERE ts >= {lo!r} AND ts < {reach!r} AND event_type IN ('click', {conversions})
+          WHERE ts >= {lo!r} AND ts < {reach!r} AND event_type IN ('{EventName.CLICK}', {conversions})
           GROUP BY event_id;
         CREATE OR REPLACE TEMP TABLE span_credited AS
           SELECT a.token, o.event_type,
@@ -113,10 +114,11 @@ def attribute(
         CREATE OR REPLACE TEMP TABLE {table} AS
           SELECT a.token, a.kind, a.ts, a.visitor_id, a.query, a.total, a.rules, a.container_id,
                  a.models, a.variant, a.follow_up, a.follow_ups_answered, len(a.product_ids) AS shown,
-                 count(c.token) FILTER (WHERE c.event_type = 'click') AS clicks,
+                 count(c.token) FILTER (WHERE c.event_type = '{EventName.CLICK}') AS clicks,
                  count(c.token) FILTER (WHERE c.event_type IN ({conversions})) AS conversions,
                  coalesce(sum(c.revenue), 0)::DOUBLE AS revenue,
-                 coalesce(list(c.position) FILTER (WHERE c.event_type = 'click' AND c.position IS NOT NULL),
+                 coalesce(list(c.position)
+                            FILTER (WHERE c.event_type = '{EventName.CLICK}' AND c.position IS NOT NULL),
                           []) AS click_positions
           FROM span_answers a LEFT JOIN span_credited c ON c.token = a.token
           GROUP BY a.token, a.kind, a.ts, a.visitor_id, a.query, a.total, a.rules, a.container_id,

@@ -15,8 +15,10 @@ from typing import Literal
 
 import pyarrow as pa
 
+from aisle.core.events import EventName
+
 AnswerKind = Literal["search", "recommendations", "vector", "image"]
-CONVERSION_TYPES = frozenset({"purchase"})
+CONVERSION_TYPES: frozenset[str] = frozenset({EventName.PURCHASE.value})
 """Event types that count as a conversion (revenue is their price x quantity)."""
 
 TOKEN_BYTES = 18

@@ -33,18 +33,18 @@ import pyarrow as pa
 from aisle.analytics.attribution import _source
 from aisle.analytics.records import ANSWER_SCHEMA, OUTCOME_SCHEMA
 from aisle.behaviour.propensity import Propensities, estimate_propensities
+from aisle.core.events import CART_NAMES, EventName
 
 WINDOWS: tuple[int, ...] = (7, 30, 90)
 """Days of each window, ending at ``now``."""
 PRIOR_WEIGHT = 10.0
 """Pseudo-impressions (pseudo-clicks for per-click rates) of the smoothing prior."""
 DAY_S = 86400.0
-CART_TYPES = ("add_to_cart", "add-to-cart", "cart")
 
 
 def _events(con: duckdb.DuckDBPyConnection, lo: float, hi: float) -> None:
     """TEMP tables ``shown`` (one row per product of a search answer) and ``acted`` (events on them)."""
-    carts = ", ".join(f"'{t}'" for t in CART_TYPES)
+    carts = ", ".join(f"'{t}'" for t in CART_NAMES)
     con.execute(
         f"""
         CREATE OR REPLACE TEMP TABLE shown AS
@@ -56,9 +56,9 @@ def _events(con: duckdb.DuckDBPyConnection, lo: float, hi: float) -> None:
           WHERE kind = 'search' AND ts >= {lo!r} AND ts < {hi!r};
         CREATE OR REPLACE TEMP TABLE acted AS
           SELECT s.token, s.ts, s.query, s.product_id, s.position,
-                 count(*) FILTER (WHERE o.event_type = 'click') AS clicks,
+                 count(*) FILTER (WHERE o.event_type = '{EventName.CLICK}') AS clicks,
                  count(*) FILTER (WHERE o.event_type IN ({carts})) AS carts,
-                 count(*) FILTER (WHERE o.event_type = 'purchase') AS purchases
+                 count(*) FILTER (WHERE o.event_type = '{EventName.PURCHASE}') AS purchases
           FROM (SELECT event_id, any_value(event_type) AS event_type, any_value(product_id) AS product_id,
                        max(attribution_token) AS attribution_token
                 FROM outcomes_log WHERE attribution_token IS NOT NULL AND ts >= {lo!r}

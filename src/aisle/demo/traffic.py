@@ -30,6 +30,7 @@ from datetime import UTC, date, datetime, timedelta
 import numpy as np
 
 from aisle.analytics.records import Answer, Outcome, Record, new_attribution_token
+from aisle.core.events import EventName
 
 HOURLY = np.array([1, 1, 1, 1, 1, 2, 3, 5, 6, 7, 7, 7, 8, 8, 7, 7, 7, 8, 10, 11, 10, 8, 5, 2], dtype=float)
 """Relative search volume per UTC hour of the day."""
@@ -181,7 +182,7 @@ def shopper_events(
         yield Outcome(
             tenant,
             f"sim-{token}-c{position}",
-            "click",
+            EventName.CLICK.value,
             clicked,
             visitor,
             product,
@@ -249,7 +250,7 @@ def replay_sessions(
                     yield Outcome(
                         tenant,
                         f"replay-{token}-{position}",
-                        "click",
+                        EventName.CLICK.value,
                         at + 5,
                         visitor,
                         product,

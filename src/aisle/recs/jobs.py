@@ -1,4 +1,9 @@
-"""Persistent asynchronous jobs (deploy, undeploy) in object storage, run exactly once.
+"""Persistent asynchronous jobs in object storage, run exactly once.
+
+The runner knows no job kind itself: each process hands it a handler per kind. The edit service's
+runner gets recs' own (``deploy``, ``undeploy``: :mod:`aisle.recs.deployments`) and the ones the
+behaviour engine hands it (``train_ranker``, ``refresh_popularity``:
+:meth:`aisle.behaviour.engine.BehaviourEngine.job_handlers`), which are not recs' work.
 
 Layout in the tenant's scope::
 
@@ -11,7 +16,7 @@ Every edit replica runs one :class:`JobRunner`. Two replicas racing for a job bo
 ``claims/<job_id>/1``; object storage lets exactly one succeed, so the job runs once. A job that
 was accepted but not finished when its service stopped is found again through its pending marker
 after a restart; an attempt whose heartbeat is older than ``lease_s`` (its process died) is taken
-over as attempt 2 (up to :data:`MAX_ATTEMPTS`), so deploy and undeploy handlers must be idempotent.
+over as attempt 2 (up to :data:`MAX_ATTEMPTS`), so every handler must be idempotent.
 """
 
 from __future__ import annotations

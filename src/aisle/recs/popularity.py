@@ -42,18 +42,17 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
+from aisle.core.events import CART_NAMES, EventName
+
 DAY_S = 86400.0
 EVENT_WEIGHTS: dict[str, float] = {
-    "view": 1.0,
-    "click": 1.0,
-    "add_to_cart": 3.0,
-    "add-to-cart": 3.0,
-    "cart": 3.0,
-    "purchase": 5.0,
+    EventName.VIEW.value: 1.0,
+    EventName.CLICK.value: 1.0,
+    **dict.fromkeys(CART_NAMES, 3.0),
+    EventName.PURCHASE.value: 5.0,
 }
 """Weight of one event of each type in ``weighted`` (see the module docstring); other types weigh 0."""
-VIEW_TYPES = ("view", "click")
-CART_TYPES = ("add_to_cart", "add-to-cart", "cart")
+VIEW_TYPES: tuple[str, ...] = (EventName.VIEW.value, EventName.CLICK.value)
 
 
 @dataclass(frozen=True)
@@ -139,7 +138,7 @@ def compute_popularity(
             .group_by("item_id")
             .agg(
                 views=pl.col("event_type").is_in(VIEW_TYPES).sum().cast(pl.Int64),
-                carts=pl.col("event_type").is_in(CART_TYPES).sum().cast(pl.Int64),
+                carts=pl.col("event_type").is_in(CART_NAMES).sum().cast(pl.Int64),
                 purchases=(pl.col("event_type") == "purchase").sum().cast(pl.Int64),
                 weighted=pl.col("weight").sum(),
             )

@@ -23,7 +23,7 @@ class EventName(StrEnum):
     """The conversion: revenue is its ``price * (quantity or 1)``."""
 
 
-CART_NAMES: tuple[str, ...] = (EventName.ADD_TO_CART, "add-to-cart", "cart")
+CART_NAMES: tuple[str, ...] = (EventName.ADD_TO_CART.value, "add-to-cart", "cart")
 """The spellings tenants use for a cart event (their own ``event_types``), all read as one."""
 USER_HISTORY_PREFIX = "user:"
 """Events carrying a ``userId`` are also kept under visitor ``user:<userId>`` (the user's history)."""

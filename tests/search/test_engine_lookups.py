@@ -41,8 +41,8 @@ def test_a_search_reads_the_configuration_once(demo_env: Any, tmp_path: Path) ->
     for query in (SearchQuery("red shoes", facets=["brand"]), SearchQuery("watch", size=0)):
         tenants.lookups = 0
         ready = engine.readiness("fashion")  # as the search service does before each search
-        assert not ready.waits and ready.config is not None
-        result = engine.search("fashion", query, config=ready.config)
+        assert not ready.waits and ready.found is not None
+        result = engine.search("fashion", query, config=ready.found)
         assert result.total > 0
         assert tenants.lookups == 1
     tenants.lookups = 0

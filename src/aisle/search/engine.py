@@ -20,6 +20,7 @@ import tantivy
 
 from aisle.core.config import Settings
 from aisle.core.errors import AisleError, BadRequest, ErrorCode
+from aisle.core.readiness import Readiness
 from aisle.core.storage import BlobStore
 from aisle.core.tenancy import TenantConfig, Tenants
 from aisle.experiments.store import LiveExperiments
@@ -63,17 +64,6 @@ class CategoryChildren:
 
     field: str
     children: list[tuple[str, str, int]]
-
-
-@dataclass(frozen=True)
-class Readiness:
-    """Where a search of a tenant may run (:meth:`SearchEngine.readiness`): ``waits`` False when it is
-    CPU work only (the event loop may run it), True when it may wait for I/O (the thread pool);
-    ``config`` the tenant's configuration when it was looked up (pass it to :meth:`SearchEngine.search`),
-    None when it was not, or the lookup failed (the search then raises the failure, with its status)."""
-
-    config: TenantConfig | None
-    waits: bool
 
 
 class SearchEngine:
@@ -170,9 +160,9 @@ class SearchEngine:
 
     # -- lexical search and browsing ------------------------------------------------------------
 
-    def readiness(self, tenant: str) -> Readiness:
+    def readiness(self, tenant: str) -> Readiness[TenantConfig]:
         """Whether a search of ``tenant`` now is CPU work only, with nothing to wait for, and the
-        tenant's configuration when it was looked up on the way (see :class:`Readiness`).
+        tenant's configuration (``found``) when it was looked up on the way (see :mod:`aisle.core.readiness`).
 
         A search waits for nothing when the tenants' store is local (refreshing a cached configuration,
         rule book or catalog version is a file read, not a network call) and the tenant's index is open
@@ -183,12 +173,14 @@ class SearchEngine:
         configuration) answers "waits": the search runs on the thread pool and raises there.
         """
         if self.tenants.store.local_path("") is None:
-            return Readiness(None, waits=True)  # a remote store: looked up in the thread pool
+            return Readiness(waits=True)  # a remote store: looked up in the thread pool
         try:
             config = self.tenants.config(tenant)
         except Exception:  # the thread-pool path raises it, with its status
-            return Readiness(None, waits=True)
-        return Readiness(config, waits=not self.indexes.is_current(tenant, config.attributes, look=True))
+            return Readiness(waits=True)
+        return Readiness(
+            waits=not self.indexes.is_current(tenant, config.attributes, look=True), found=config
+        )
 
     def search(self, tenant: str, query: SearchQuery, *, config: TenantConfig | None = None) -> SearchResult:
         """The full pipeline for one tenant. ``config``: the tenant's configuration when the caller

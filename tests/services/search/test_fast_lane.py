@@ -1,5 +1,6 @@
-"""The search service's fast lane (issue 18): it answers plain GET /search requests itself, hands every
-other request to the FastAPI route, and the service answers the same with the lane on or off."""
+"""The search service's fast lane (issue 18): it answers plain GET and POST /search requests itself (a
+request it parsed is authorised and answered there, once), hands every other request to the FastAPI
+route, and the service answers the same with the lane on or off."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from hypothesis import strategies as st
 from tests.support.auth import AuthKit
 
 from aisle.core.auth.scopes import SEARCH_READ
+from aisle.core.readiness import Readiness
 from aisle.core.storage import open_blob_store
 from aisle.services.search import routes
 from aisle.services.search.app import create_app
@@ -111,16 +113,15 @@ def test_common_requests_are_answered_the_same(clients: tuple[TestClient, TestCl
 
 
 class _Router:
-    """Stands in for FastAPI's router behind the lane: records what reaches it."""
+    """Stands in for FastAPI's router behind the lane: records what reaches it. ``service``: the app
+    whose error handler renders what the lane refuses (``scope["app"]``, as Starlette sets it)."""
 
-    def __init__(self) -> None:
+    def __init__(self, service: Any) -> None:
+        self.service = service
         self.reached: list[str] = []
-        self.parsed: dict[str, Any] = {}  # query string -> the request the lane parsed and handed on
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         self.reached.append(scope["query_string"].decode())
-        if routes.PARSED_KEY in scope:
-            self.parsed[scope["query_string"].decode()] = scope[routes.PARSED_KEY]
         await send({"type": "http.response.start", "status": 299, "headers": []})
         await send({"type": "http.response.body", "body": b""})
 
@@ -140,57 +141,51 @@ def _call(lane: SearchFastLane, query: str, headers: dict[str, str], method: str
         "path": "/search",
         "query_string": query.encode(),
         "headers": [(k.lower().encode(), v.encode()) for k, v in headers.items()],
+        "app": lane.app.service,
     }
     asyncio.run(lane(scope, receive, send))
     return int(sent[0]["status"])
 
 
 def test_the_lane_answers_plain_requests_and_hands_over_the_rest(
-    clients: tuple[TestClient, TestClient], kit: AuthKit
+    clients: tuple[TestClient, TestClient], kit: AuthKit, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     app = clients[0].app
-    router = _Router()
+    router = _Router(app)
     lane = SearchFastLane(
         router,
         state=app.state.search,  # type: ignore[attr-defined]
         authorizer=app.state.authorizer,  # type: ignore[attr-defined]
         route=routes.search_get_route(),
         parse=routes.search_request_of,
-        parsed_key=routes.PARSED_KEY,
     )
     token = {"Authorization": f"Bearer {kit.token(['fashion'], scopes=[SEARCH_READ])}"}
-    # a search through the service opens the tenant's index and refreshes its configuration: alone (or on
-    # a slow machine, past the 2 s configuration cache) the lane would otherwise rightly hand the first
-    # search to the route, as one that may wait
-    engine = app.state.search.engine  # type: ignore[attr-defined]
-    for _ in range(10):
-        warm = clients[0].get("/search", params={"tenant": "fashion", "q": "shirt"}, headers=token)
-        assert warm.status_code == 200
-        if not engine.readiness("fashion").waits:
-            break
-    assert not engine.readiness("fashion").waits
     plain = "tenant=fashion&q=shirt&size=5&facets=brand&filter=gender:Men&filter=gender:Women"
     assert _call(lane, plain, token) == 200 and router.reached == []
+    # parsed, so authorised and answered by the lane, refused or not: never parsed or authorised again
+    answered = {
+        "tenant=homedepot&q=shirt": 403,  # the token does not cover the tenant
+        "tenant=fashion&q=shirt&facets=nope": 400,  # the engine refuses the facet
+        "tenant=nobody&q=shirt": 403,
+    }
+    for query, status in answered.items():
+        assert _call(lane, query, token) == status, query
+    nobody = {"Authorization": f"Bearer {kit.token(['nobody'], scopes=[SEARCH_READ])}"}
+    assert _call(lane, "tenant=nobody&q=shirt", nobody) == 404  # looked up on the thread pool: not found
+    assert _call(lane, plain, {}) == 401  # no token
+    engine = app.state.search.engine  # type: ignore[attr-defined]
+    monkeypatch.setattr(engine, "readiness", lambda tenant: Readiness(waits=True))
+    assert _call(lane, plain, token) == 200  # a search that may wait: the thread pool, still the lane's
+    assert router.reached == []
     handed = [
         "tenant=fashion&q=shirt&size=500",  # invalid
         "tenant=fashion&q=shirt&tennant=x",  # unknown parameter
-        "tenant=homedepot&q=shirt",  # the token does not cover the tenant
-        "tenant=fashion&q=shirt&facets=nope",  # the engine refuses the facet
-        "tenant=nobody&q=shirt",
         "tenant=fashion&q=",  # an empty value
     ]
     for query in handed:
         assert _call(lane, query, token) == 299
-    assert _call(lane, plain, {}) == 299  # no token
     assert _call(lane, plain, {**token, "Content-Length": "3"}) == 299  # a body
-    assert router.reached == [*handed, plain, plain]
-    # a request the lane parsed reaches the route parsed (the route does not parse it again); one it
-    # could not parse reaches it as it came
-    refused = router.parsed["tenant=homedepot&q=shirt"]
-    assert (refused.tenant, refused.query, refused.size) == ("homedepot", "shirt", 20)
-    assert router.parsed["tenant=fashion&q=shirt&facets=nope"].facets == ["nope"]
-    assert "tenant=fashion&q=shirt&size=500" not in router.parsed
-    assert "tenant=fashion&q=shirt&tennant=x" not in router.parsed
+    assert router.reached == [*handed, plain]
     lane.enabled = False
     assert _call(lane, plain, token) == 299
 
@@ -291,8 +286,8 @@ def test_common_posts_are_answered_the_same(clients: tuple[TestClient, TestClien
 class _BodyRouter(_Router):
     """A :class:`_Router` that also reads the body each request reaches it with."""
 
-    def __init__(self) -> None:
-        super().__init__()
+    def __init__(self, service: Any) -> None:
+        super().__init__(service)
         self.bodies: list[bytes] = []
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
@@ -323,21 +318,17 @@ def _post(lane: SearchFastLane, body: bytes, headers: dict[str, str], query: str
         "path": "/search",
         "query_string": query.encode(),
         "headers": [(k.lower().encode(), v.encode()) for k, v in headers.items()],
+        "app": lane.app.service,
     }
     asyncio.run(lane(scope, receive, send))
     return int(sent[0]["status"])
 
 
 def test_the_lane_answers_plain_posts_and_hands_over_the_rest_with_their_body(
-    clients: tuple[TestClient, TestClient], kit: AuthKit, monkeypatch: pytest.MonkeyPatch
+    clients: tuple[TestClient, TestClient], kit: AuthKit
 ) -> None:
     app = clients[0].app
-    # the open index and configuration stay current for the test (their 1 s and 2 s reuse could lapse
-    # between two requests on a loaded machine)
-    engine = app.state.search.engine  # type: ignore[attr-defined]
-    monkeypatch.setattr(engine.indexes, "check_every", 3600.0)
-    monkeypatch.setattr(engine.tenants, "ttl", 3600.0)
-    router = _BodyRouter()
+    router = _BodyRouter(app)
     lane = SearchFastLane(
         router,
         state=app.state.search,  # type: ignore[attr-defined]
@@ -345,26 +336,31 @@ def test_the_lane_answers_plain_posts_and_hands_over_the_rest_with_their_body(
         route=routes.search_get_route(),
         post_route=routes.search_post_route(),
         parse=routes.search_request_of,
-        parsed_key=routes.PARSED_KEY,
     )
     token = {"Authorization": f"Bearer {kit.token(['fashion'], scopes=[SEARCH_READ])}"}
     plain = b'{"tenant": "fashion", "query": "shirt", "size": 5, "facets": ["brand"]}'
-    clients[0].post("/search", content=plain, headers=token)  # the index current: the lane may answer
     assert _post(lane, plain, token) == 200 and router.reached == []
     assert _post(lane, plain, {**token, "Content-Type": "application/json"}) == 200
+    answered = {  # parsed: authorised and answered once, by the lane
+        b'{"tenant": "homedepot", "query": "shirt"}': 403,  # the token does not cover the tenant
+        b'{"tenant": "fashion", "query": "shirt", "facets": ["nope"]}': 400,  # the engine refuses the facet
+        b'{"tenant": "nobody", "query": "shirt"}': 403,
+    }
+    for body, status in answered.items():
+        assert _post(lane, body, token) == status, body
+    nobody = {"Authorization": f"Bearer {kit.token(['nobody'], scopes=[SEARCH_READ])}"}
+    assert _post(lane, b'{"tenant": "nobody", "query": "shirt"}', nobody) == 404
+    assert _post(lane, plain, {}) == 401  # no token
+    assert router.reached == []
     handed = [
         b'{"tenant": "fashion", "query": "shirt", "size": 500}',  # invalid
         b'{"tenant": "fashion", "query": "shirt", "tennant": "x"}',  # unknown field
-        b'{"tenant": "homedepot", "query": "shirt"}',  # the token does not cover the tenant
-        b'{"tenant": "fashion", "query": "shirt", "facets": ["nope"]}',  # the engine refuses the facet
-        b'{"tenant": "nobody", "query": "shirt"}',
         b'{"tenant": "fashion", "query": "shi',  # not JSON
     ]
     for body in handed:
         assert _post(lane, body, token) == 299
-    assert _post(lane, plain, {}) == 299  # no token
     assert _post(lane, plain, {**token, "Content-Type": "text/plain"}) == 299  # not JSON by its type
     assert _post(lane, plain, token, query="tenant=fashion") == 299  # a query string: the route refuses it
-    assert router.bodies == [*handed, plain, plain, plain]  # each handed over with its body as it came
+    assert router.bodies == [*handed, plain, plain]  # each handed over with its body as it came
     lane.post_route = None
     assert _post(lane, plain, token) == 299

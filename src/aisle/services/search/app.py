@@ -57,7 +57,6 @@ def create_app(settings: Settings | None = None, *, preload: bool = True) -> Fas
         route=routes.search_get_route(),
         post_route=routes.search_post_route(),
         parse=routes.search_request_of,
-        parsed_key=routes.PARSED_KEY,
         enabled=settings.search_fast_lane,
     )
     app = service_app(

@@ -13,14 +13,15 @@ CPU per request than the FastAPI route. The fast lane is that handler, kept hone
   parsed by the route's own parser into the same :class:`SearchRequest`. ``POST /search`` (the spec's
   entry point, issue 32) without query parameters, with a JSON body (no content type, or
   ``application/json``) that :class:`SearchRequest` accepts, as FastAPI would validate it. Either is
-  authorized by the same :class:`Authorizer` for the same scope (before anything is read from storage),
-  for a tenant whose search has nothing to wait for (:meth:`SearchEngine.readiness`: it runs on the
-  event loop, an external fallback's call awaited).
-- Anything else goes to the FastAPI route, which answers it: an invalid or unknown parameter or body, a
-  refused token, a tenant on a remote store, an engine error. A ``GET`` the lane parsed is handed over
-  with its :class:`SearchRequest` in the ASGI scope, so the route does not parse it again; a ``POST``
-  the lane read is handed over with its body replayed. Errors have one renderer; a request handed over
-  after an engine error is searched twice, which has no side effect.
+  authorized by the same :class:`Authorizer` for the same scope (before anything is read from storage).
+- A request the lane parsed is authorised by it and answered by it, whatever comes next: the search
+  itself (:meth:`SearchState.respond`, the route's own: on the event loop for a tenant whose search has
+  nothing to wait for, :meth:`SearchEngine.readiness`, else the thread pool), or the error of a refused
+  token or of the engine, rendered by the app's own handler of :class:`AisleError`. So a request is
+  parsed and authorised once.
+- Anything the lane cannot parse goes to the FastAPI route, which answers it: an invalid or unknown
+  parameter or body (its 422 names the field as FastAPI does), a request with a body or a query string
+  it does not take. A ``POST`` the lane read is handed over with its body replayed.
 
 ``AISLE_SEARCH_FAST_LANE=false`` turns it off (every request through the route);
 ``tests/services/search/test_fast_lane.py`` checks that both give the same answers.
@@ -28,22 +29,18 @@ CPU per request than the FastAPI route. The fast lane is that handler, kept hone
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from typing import Any
 
 import orjson
-from fastapi.exceptions import RequestValidationError
 from fastapi.routing import APIRoute
-from pydantic import ValidationError
 from starlette.datastructures import QueryParams
 from starlette.requests import Request
-from starlette.responses import Response
 
 from aisle.core.auth.dependencies import Authorizer
+from aisle.core.auth.errors import TenantForbidden
 from aisle.core.auth.scopes import SEARCH_READ
 from aisle.core.errors import AisleError
-from aisle.core.timing import add_timing
 from aisle.services.common.metrics import TENANT_KEY
 from aisle.services.common.params import declared_query_params
 from aisle.services.common.search_schemas import SearchRequest
@@ -118,7 +115,6 @@ class SearchFastLane:
             the router.
         parse: the route's parser of the query parameters into a :class:`SearchRequest`
             (:func:`~aisle.services.search.routes.search_request_of`; raises on a bad one).
-        parsed_key: the scope key under which a request handed to the route carries its parsed body.
         enabled: False hands every request to the route.
     """
 
@@ -130,7 +126,6 @@ class SearchFastLane:
         authorizer: Authorizer,
         route: APIRoute,
         parse: Any,
-        parsed_key: str,
         enabled: bool = True,
         post_route: APIRoute | None = None,
     ) -> None:
@@ -139,7 +134,6 @@ class SearchFastLane:
         self.authorizer = authorizer
         self.route = route
         self.parse = parse
-        self.parsed_key = parsed_key
         self.enabled = enabled
         self.post_route = post_route
         self.declared = declared_query_params(route)
@@ -194,34 +188,25 @@ class SearchFastLane:
         route: APIRoute,
         parse: Callable[[Scope], SearchRequest | None],
     ) -> bool:
-        """Answer the request and return True, or return False having sent nothing. ``receive``: the
-        request's body (the token check may read its tenant); ``parse`` makes the search of it (None
-        or an exception: the route looks at it)."""
-        engine = self.state.engine
+        """Answer the request and return True, or return False having sent nothing (it could not be
+        parsed: the route parses it and says why). ``receive``: the request's body (the token check may
+        read its tenant); ``parse`` makes the search of it (None or an exception: the route's to answer)."""
         try:
             body = parse(scope)
-            if body is None:
-                return False
-            if route is self.route:
-                scope[self.parsed_key] = body  # the route, if it answers, takes this instead of parsing again
-            # the token first: a refused request must not touch storage (tests/services/auth/test_isolation)
-            principal = await self.authorizer.authorize(Request(scope, receive), SEARCH_READ)
-            if principal is not None and body.tenant not in principal.tenants:
-                return False  # the tenant searched, checked as parsed (whatever the headers say of a body)
-            ready = engine.readiness(body.tenant)
-            if ready.waits or ready.config is None:
-                return False
-            result = await self.state.search_async(
-                body.tenant, body.search_query(), config=ready.config, record=body.analytics
-            )
-        except (AisleError, ValidationError, RequestValidationError, orjson.JSONDecodeError):
+        except Exception:  # ValidationError, RequestValidationError, BadRequest, JSONDecodeError, ...
             return False  # the route answers it, with its status and error code
-        except Exception:  # whatever the route makes of it (its 500 envelope)
+        if body is None:
             return False
-        scope["route"] = route
-        scope[TENANT_KEY] = ("search", body.tenant)
-        start = time.perf_counter()
-        response = Response(result.json_bytes(), media_type="application/json")
-        add_timing("serialize", time.perf_counter() - start)
+        scope["route"] = route  # as the router would: the metrics name it, refused or answered
+        request = Request(scope, receive)
+        try:
+            # the token first: a refused request must not touch storage (tests/services/auth/test_isolation)
+            principal = await self.authorizer.authorize(request, SEARCH_READ)
+            if principal is not None and body.tenant not in principal.tenants:
+                raise TenantForbidden(body.tenant)  # the tenant searched, checked as parsed
+            scope[TENANT_KEY] = ("search", body.tenant)
+            response = await self.state.respond(body)
+        except AisleError as exc:  # rendered as the route's would be: by the app's one handler
+            response = await scope["app"].exception_handlers[AisleError](request, exc)
         await response(scope, _no_body, send)
         return True

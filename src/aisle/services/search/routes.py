@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import time
 from typing import Annotated, Any
 
 import orjson
-from fastapi import APIRouter, Depends, Path, Query, Request
-from fastapi.concurrency import run_in_threadpool
+from fastapi import APIRouter, Depends, Path, Query
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import Response
 from fastapi.routing import APIRoute
@@ -16,8 +14,6 @@ from pydantic import ValidationError
 from aisle.core.auth.dependencies import Principal
 from aisle.core.auth.scopes import SEARCH_READ
 from aisle.core.errors import BadRequest, ErrorCode
-from aisle.core.tenancy import TenantConfig
-from aisle.core.timing import add_timing
 from aisle.search import browse
 from aisle.search.model import FilterSpec, SearchResult, SortOrder
 from aisle.search.query import SearchQuery
@@ -37,7 +33,7 @@ from aisle.services.search.schemas import (
     SearchRequest,
     TenantList,
 )
-from aisle.services.search.state import Engine, SearchState, State
+from aisle.services.search.state import Engine, State
 
 router = APIRouter()
 read = scoped(SEARCH_READ)
@@ -87,11 +83,6 @@ def _spec(field: str, value: Any) -> FilterSpec:
         raise BadRequest(f"filter '{field}': {problem}", code=ErrorCode.FILTER_INVALID) from None
 
 
-PARSED_KEY = "aisle.search_request"
-"""ASGI scope key of the ``GET /search`` request the fast lane parsed and then handed to the route (the
-route uses it instead of parsing the query string again)."""
-
-
 def search_request_of(
     *,
     tenant: str | None,
@@ -130,35 +121,6 @@ def search_request_of(
         raise RequestValidationError(exc.errors(include_url=False)) from None
 
 
-def _search_response(
-    state: SearchState,
-    tenant: str,
-    query: SearchQuery,
-    config: TenantConfig | None = None,
-    record: bool = True,
-) -> Response:
-    result = state.search(tenant, query, config=config, record=record)
-    start = time.perf_counter()
-    response = Response(result.json_bytes(), media_type="application/json")
-    add_timing("serialize", time.perf_counter() - start)
-    return response
-
-
-async def _run_search(state: SearchState, body: SearchRequest) -> Response:
-    """The search on the event loop when it has nothing to wait for (a warm index on a local store:
-    :meth:`SearchEngine.readiness`; an external fallback's call is awaited), else on the thread pool;
-    the tenant's configuration, once looked up, goes along."""
-    query = body.search_query()
-    ready = state.engine.readiness(body.tenant)
-    if not ready.waits and ready.config is not None:
-        result = await state.search_async(body.tenant, query, config=ready.config, record=body.analytics)
-        start = time.perf_counter()
-        response = Response(result.json_bytes(), media_type="application/json")
-        add_timing("serialize", time.perf_counter() - start)
-        return response
-    return await run_in_threadpool(_search_response, state, body.tenant, query, ready.config, body.analytics)
-
-
 @router.post(
     "/search",
     response_model=SearchResult,
@@ -170,7 +132,7 @@ async def search(state: State, body: SearchRequest) -> Response:
     """Query understanding, staged BM25 retrieval (strict → relaxed → typo), filters, facets, sort.
 
     The answer carries an ``attributionToken``: send it with the shopper's clicks and purchases."""
-    return await _run_search(state, body)
+    return await state.respond(body)
 
 
 @router.get(
@@ -182,7 +144,6 @@ async def search(state: State, body: SearchRequest) -> Response:
 )
 async def search_get(
     state: State,
-    request: Request,
     tenant: TenantQuery,
     q: Annotated[str | None, Query(max_length=512, description="The shopper's query.")] = None,
     query: Annotated[str | None, Query(max_length=512, description="Same as `q`.")] = None,
@@ -205,20 +166,18 @@ async def search_get(
 
     Giving both ``q`` and ``query`` with different values is a 400 (``bad_request``).
     """
-    body = request.scope.get(PARSED_KEY)
-    if not isinstance(body, SearchRequest):
-        body = search_request_of(
-            tenant=tenant,
-            q=q,
-            query=query,
-            size=size,
-            from_=from_,
-            sort=sort,
-            facets=facets,
-            filter=filter,
-            visitor_id=visitor_id,
-        )
-    return await _run_search(state, body)
+    body = search_request_of(
+        tenant=tenant,
+        q=q,
+        query=query,
+        size=size,
+        from_=from_,
+        sort=sort,
+        facets=facets,
+        filter=filter,
+        visitor_id=visitor_id,
+    )
+    return await state.respond(body)
 
 
 def search_get_route() -> APIRoute:

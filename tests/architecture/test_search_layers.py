@@ -27,7 +27,7 @@ LAYERS: list[set[str]] = [
     {"ranking", "suggest"},  # learned ranking features and models; autocomplete
     {"stages"},  # the pipeline's stages
     {"pipeline"},  # the stages run in order
-    {"semantic", "browse", "experiment_admin"},  # vector results; catalog browsing; managing A/B tests
+    {"semantic", "browse", "experiment_promotion"},  # vector results; catalog browsing; A/B promotion
     {"engine"},  # the front door
     {"evaluation"},  # offline: NDCG on judgments
     {"training"},  # offline: fitting the learned ranker

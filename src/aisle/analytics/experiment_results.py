@@ -3,7 +3,10 @@
 Answers carry the variants they served (``variant``: ``experimentId:variantId`` tags); the events that
 followed them are attributed as in every report (:mod:`aisle.analytics.attribution`). Each visitor's
 answers, clicked answers, conversions and revenue are summed per variant and handed to
-:func:`aisle.experiments.analysis.analyse` (the visitor is the unit of analysis).
+:func:`aisle.experiments.analysis.analyse` (the visitor is the unit of analysis). Clients reach it
+through the experiments front door (:meth:`~aisle.experiments.admin.ExperimentAdmin.results`), whose
+:class:`~aisle.experiments.admin.ResultsSource` is the analytics engine: it lives here, not in
+``experiments``, because reading the log is analytics' job and experiments sits below it.
 """
 
 from __future__ import annotations

@@ -30,9 +30,10 @@ from aisle.core.errors import AisleError
 from aisle.core.tenancy import Tenants
 from aisle.demo.traffic import ClickModel, Shown, shopper_events
 from aisle.demo.traffic_build import clear_writer, write_batches
+from aisle.experiments.admin import ExperimentAdmin
 from aisle.experiments.model import Experiment, ExperimentBody
 from aisle.search.engine import SearchEngine
-from aisle.search.experiment_admin import ExperimentAdmin
+from aisle.search.experiment_promotion import SearchPromotion
 from aisle.search.experiments import SearchArms
 from aisle.search.query import SearchQuery
 from aisle.search.ranking.store import RankerStore
@@ -177,14 +178,15 @@ def build_demo_experiment(
     """
     from aisle.demo.traffic_build import read_judgments, stand_in_price
 
-    admin = ExperimentAdmin(tenants, RankerStore(tenants.store, check_every=0))
+    rankers = RankerStore(tenants.store, check_every=0)
+    admin = ExperimentAdmin(tenants, [SearchPromotion(tenants, rankers)])
     store = admin.store(TENANT)
     for earlier in store.list():
         if earlier.simulated and earlier.status != "draft":
             return "already simulated"
         if earlier.simulated:  # an interrupted run's draft: its log files are removed below too
             store.delete(earlier.id)
-    version = admin.rankers.in_use(TENANT)
+    version = rankers.in_use(TENANT)
     if version is None:
         raise AisleError(
             f"tenant '{TENANT}' has no learned ranker in use: the experiment compares it with none"

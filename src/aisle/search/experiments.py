@@ -1,9 +1,9 @@
 """Experiments in the search pipeline: which variants a visitor's search is in, and what they change.
 
 :class:`SearchArms` resolves, for one search, the tenant's running search experiments
-(:class:`~aisle.experiments.store.LiveExperiments`, fresh on the next request like the rules), the
-visitor's variant in each (:func:`~aisle.experiments.assignment.assign`; no visitor id: the control,
-and the search is not tagged) and the combined :class:`Arm`: the tenant configuration with the
+and the visitor's variant in each, through the one interface recs serves variants through too
+(:func:`~aisle.experiments.running.visitor_variants`; no visitor id: the control, and the search is
+not tagged), and the combined :class:`Arm`: the tenant configuration with the
 variants' hybrid, ranking and pipeline settings merged over it, the rule book with their rules switched
 off or on, and the ranker version. Changes of several experiments apply oldest experiment first.
 Derived configurations and rule books are cached per variant and per live configuration and rule book,
@@ -15,24 +15,17 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Protocol
+from typing import Any
 
 from aisle.core.tenancy import TenantConfig
 from aisle.core.tenant_config import GlobalConfiguration
-from aisle.experiments.assignment import assign
-from aisle.experiments.model import Changes, Experiment, Variant
+from aisle.experiments.model import Changes, Experiment, Surface, Variant
+from aisle.experiments.running import RunningExperiments, visitor_variants
 from aisle.search.model import ExperimentVariant, SearchResult
 from aisle.search.rules.book import RuleBook, RuleDraft
 from aisle.search.rules.model import Rule
 
 CACHE_SIZE = 512
-
-
-class RunningExperiments(Protocol):
-    """Where the running experiments come from (:class:`~aisle.experiments.store.LiveExperiments`
-    over the bucket, or a fixed set: the demo's simulation)."""
-
-    def running(self, tenant: str) -> tuple[Experiment, ...]: ...
 
 
 @dataclass(frozen=True)
@@ -116,12 +109,10 @@ class SearchArms:
         return len(self._configs) + len(self._books)
 
     def variants(
-        self, tenant: str, visitor_id: str | None, surface: str = "search"
+        self, tenant: str, visitor_id: str | None, surface: Surface = "search"
     ) -> list[tuple[Experiment, Variant]]:
         """The visitor's variant in each running experiment of ``surface`` (none without a visitor id)."""
-        if not visitor_id:
-            return []
-        return [(e, assign(e, visitor_id)) for e in self.live.running(tenant) if e.surface == surface]
+        return visitor_variants(self.live, tenant, visitor_id, surface)
 
     def arm(self, tenant: str, config: TenantConfig, visitor_id: str | None) -> Arm | None:
         """The arm of a search by ``visitor_id``; None outside every experiment (no visitor id, or no

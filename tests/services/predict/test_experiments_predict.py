@@ -6,7 +6,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pyarrow.parquet as pq
-import pytest
 from fastapi.testclient import TestClient
 from tests.services.predict.conftest import SESSIONS
 from tests.support.recs import CooccurrenceRecommender, register_and_deploy
@@ -72,64 +71,3 @@ def test_each_visitor_gets_their_variants_container(settings: Settings, shop: st
         assert row["variant"] == f"{draft.id}:{variant}"
         assert row["models"] == (["m2"] if variant == "b" else ["m1"])
         assert row["product_ids"] == items
-
-
-def test_a_variant_switches_the_containers_saved_rules_off() -> None:
-    from datetime import UTC, datetime
-
-    from aisle.experiments.model import ContainerChange
-    from aisle.recs.containers import Container
-    from aisle.recs.serving.experiments import apply_change
-
-    now = datetime.now(UTC)
-    rules = [
-        {"type": "FILTER", "condition": {"op": "lt", "field": "price", "value": 35}},
-        {"type": "BURY", "weight": 5, "condition": {"op": "eq", "field": "id", "value": "p1"}},
-    ]
-    slots = [
-        {"slotConfigId": "a", "modelId": "m1", "itemCount": 4},
-        {"slotConfigId": "b", "modelId": "m1", "itemCount": 2},
-    ]
-    container = Container.model_validate(
-        {
-            "containerId": "c1",
-            "version": 1,
-            "createdAt": now,
-            "updatedAt": now,
-            "slotConfigurations": slots,
-            "recommendationRules": rules,
-        }
-    )
-    second_off = apply_change(container, ContainerChange(rulesOff=["0"], slots={"1": "m2", "7": "m3"}))
-    assert [r.type for r in second_off.recommendationRules] == ["BURY"]
-    assert [s.modelId for s in second_off.slotConfigurations] == ["m1", "m2"]  # slot 7 does not exist
-    assert apply_change(container, ContainerChange(rulesOff=["*"])).recommendationRules == []
-    assert container.recommendationRules and len(container.recommendationRules) == 2  # unchanged
-
-
-def test_promoting_a_recommendations_variant_saves_its_container(settings: Settings, shop: str) -> None:
-    from aisle.recs.containers import ContainerStore
-    from aisle.recs.serving.experiments import ContainerPromotion
-    from aisle.search.experiment_admin import ExperimentAdmin, ExperimentInvalid
-    from aisle.search.ranking.store import RankerStore
-
-    store = open_blob_store(settings.storage_url)
-    tenants = Tenants(store, ttl=0)
-    admin = ExperimentAdmin(tenants, RankerStore(store), ContainerPromotion(tenants.scope))
-    body = {
-        "name": "m2",
-        "surface": "recommendations",
-        "variants": [
-            {"id": "control"},
-            {"id": "b", "changes": {"containers": {"c1": {"slots": {"0": "m2"}}}}},
-        ],
-    }
-    with_search_change = {**body, "variants": [{"id": "control"}, {"id": "b", "changes": {"ranker": "none"}}]}
-    with pytest.raises(ExperimentInvalid):
-        admin.create(shop, ExperimentBody.model_validate(with_search_change))
-    draft = admin.create(shop, ExperimentBody.model_validate(body))
-    admin.start(shop, draft.id)
-    promoted = admin.promote(shop, draft.id, "b")
-    assert promoted.status == "promoted" and promoted.promotedVariant == "b"
-    container = ContainerStore(tenants.scope(shop)).get("c1")
-    assert [s.modelId for s in container.slotConfigurations] == ["m2"] and container.version == 2

@@ -21,11 +21,12 @@ from typing import Any
 from aisle.core.errors import BadRequest, ErrorCode
 from aisle.core.events import EventStore
 from aisle.core.tenancy import Tenants
+from aisle.experiments.running import RunningExperiments
 from aisle.recs.containers import Container, SlotConfig
 from aisle.recs.serving.bundles import Bundles
 from aisle.recs.serving.containers import ContainerCache
 from aisle.recs.serving.evaluation import ModelEvaluation
-from aisle.recs.serving.experiments import RunningExperiments, container_arm
+from aisle.recs.serving.experiments import container_arm
 from aisle.recs.serving.items import ItemOut, Prediction, item_out
 from aisle.recs.serving.models import ModelSource, ServedModel
 from aisle.recs.serving.personal import Personaliser

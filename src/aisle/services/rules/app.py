@@ -17,9 +17,10 @@ from aisle.core.auth.dependencies import Authorizer
 from aisle.core.config import Settings, load_settings
 from aisle.core.storage.resolver import open_blob_store_from_settings
 from aisle.core.tenancy import Tenants
+from aisle.experiments.admin import ExperimentAdmin
 from aisle.recs.serving.experiments import ContainerPromotion
 from aisle.search.engine import SearchEngine
-from aisle.search.experiment_admin import ExperimentAdmin
+from aisle.search.experiment_promotion import SearchPromotion
 from aisle.services.common.app import service_app
 from aisle.services.rules.console.pages import mount_console
 from aisle.services.rules.experiment_routes import router as experiment_router
@@ -62,8 +63,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         settings=settings,
         store=store,
         engine=engine,
-        experiments=ExperimentAdmin(engine.tenants, engine.rankers, ContainerPromotion(engine.tenants.scope)),
-        analytics=AnalyticsEngine.from_settings(settings, store, record=False),
+        experiments=ExperimentAdmin(
+            engine.tenants,
+            [ContainerPromotion(engine.tenants.scope), SearchPromotion(engine.tenants, engine.rankers)],
+            AnalyticsEngine.from_settings(settings, store, record=False),
+        ),
     )
     app.state.metrics.add_caches(engine.cache_sizes())
     app.state.authorizer = Authorizer(settings, store)

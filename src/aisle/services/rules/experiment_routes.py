@@ -1,22 +1,20 @@
 """Routes of the experiments API (A/B tests) on the rules service: parse, call one front door, shape.
 
-Experiments live here because this service owns what a variant changes (the tenant's merchandising
-rules, ranker and pipeline settings) and serves the console; results are read from the analytics log
-through the analytics engine (:meth:`~aisle.analytics.engine.AnalyticsEngine.experiment_results`).
+Every route relays to :class:`~aisle.experiments.admin.ExperimentAdmin` (``state.experiments``), the
+front door of experiments on both surfaces. They are served here because this service owns most of
+what a variant changes (the tenant's merchandising rules, ranker and pipeline settings) and serves the
+console.
 """
 
 from __future__ import annotations
 
-import math
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, Depends, Path, Query, Response
 
 from aisle.core.auth.scopes import ANALYTICS_READ, RULES_WRITE, SEARCH_READ
-from aisle.core.errors import BadRequest, ErrorCode
 from aisle.core.validation import ID_PATTERN
 from aisle.experiments.model import Experiment, ExperimentBody
-from aisle.experiments.statistics import sample_size
 from aisle.services.common.auth import require_scope
 from aisle.services.common.errors import error_responses
 from aisle.services.common.params import TenantQuery
@@ -36,22 +34,6 @@ read = Depends(require_scope(SEARCH_READ))
 write = Depends(require_scope(RULES_WRITE))
 analytics = Depends(require_scope(ANALYTICS_READ))
 ExperimentId = Annotated[str, Path(pattern=ID_PATTERN, description="The experiment's id.")]
-
-
-def estimate_size(baseline: float, mde: float, weights: list[float]) -> SampleSize:
-    """The sample size for ``baseline`` and ``mde`` over variants of ``weights`` (the smallest share
-    decides the total). Raises BadRequest ``baseline_invalid``."""
-    try:
-        per_variant = sample_size(baseline, mde)
-    except ValueError as exc:
-        raise BadRequest(str(exc), code=ErrorCode.BASELINE_INVALID) from exc
-    share = min(weights) / sum(weights)
-    return SampleSize(
-        baseline=baseline,
-        minimumDetectableEffect=mde,
-        visitorsPerVariant=per_variant,
-        visitorsTotal=math.ceil(per_variant / share),
-    )
 
 
 @router.post(
@@ -82,7 +64,7 @@ def create_experiment(
 )
 def list_experiments(state: State, tenant: TenantQuery) -> ExperimentList:
     """The tenant's experiments, newest first."""
-    return ExperimentList(experiments=state.experiments.store(tenant).list())
+    return ExperimentList(experiments=state.experiments.experiments(tenant))
 
 
 @router.get(
@@ -100,8 +82,7 @@ def experiment_sample_size(
     variants: Annotated[int, Query(ge=2, le=5, description="Variants, equal weights.")] = 2,
 ) -> SampleSize:
     """Visitors per variant and in total for a two-sided test at alpha 0.05 with power 0.8."""
-    state.experiments.store(tenant)  # 404 for an unknown tenant
-    return estimate_size(baseline, mde, [1.0] * variants)
+    return SampleSize.model_validate(state.experiments.sample_size(tenant, baseline, mde, variants))
 
 
 @router.get(
@@ -113,7 +94,7 @@ def experiment_sample_size(
 )
 def get_experiment(state: State, tenant: TenantQuery, experiment_id: ExperimentId) -> Experiment:
     """One experiment (404 ``experiment_not_found``)."""
-    return state.experiments.store(tenant).get(experiment_id)
+    return state.experiments.get(tenant, experiment_id)
 
 
 @router.put(
@@ -141,15 +122,9 @@ def replace_experiment(
 )
 def experiment_history(state: State, tenant: TenantQuery, experiment_id: ExperimentId) -> ExperimentHistory:
     """Every version, newest first: each change and each start, stop and promotion is one."""
-    store = state.experiments.store(tenant)
-    store.get(experiment_id)
     versions = [
-        ExperimentVersionOut(
-            version=n,
-            deleted=body is None,
-            experiment=None if body is None else Experiment.model_validate(body),
-        )
-        for n, body in reversed(store.log.revisions(experiment_id))
+        ExperimentVersionOut(version=n, deleted=experiment is None, experiment=experiment)
+        for n, experiment in state.experiments.history(tenant, experiment_id)
     ]
     return ExperimentHistory(experimentId=experiment_id, versions=versions)
 
@@ -205,14 +180,4 @@ def experiment_results(state: State, tenant: TenantQuery, experiment_id: Experim
     with 95% intervals; each treatment against control (difference, interval, p-value, BH-adjusted);
     the sample-ratio-mismatch check; the winner on the primary metric; the sample size the test needs
     at the control's conversion rate. Formulas: docs/experiments.md."""
-    experiment = state.experiments.store(tenant).get(experiment_id)
-    body: dict[str, Any] = state.analytics.experiment_results(tenant, experiment)
-    control = body["variants"][0]["conversionRate"]["value"]
-    if control is not None:
-        try:
-            body["sampleSize"] = estimate_size(
-                control, experiment.minimumDetectableEffect, experiment.weights()
-            )
-        except BadRequest:  # a control rate of 0 or 1, or no detectable effect: no estimate to show
-            body["sampleSize"] = None
-    return ExperimentResults.model_validate(body)
+    return ExperimentResults.model_validate(state.experiments.results(tenant, experiment_id))

@@ -7,12 +7,11 @@ from typing import Annotated
 
 from fastapi import Depends, Request
 
-from aisle.analytics.engine import AnalyticsEngine
 from aisle.core.config import Settings
 from aisle.core.storage import BlobStore
 from aisle.core.tenancy import Tenants
+from aisle.experiments.admin import ExperimentAdmin
 from aisle.search.engine import SearchEngine
-from aisle.search.experiment_admin import ExperimentAdmin
 from aisle.search.indexes import IndexRegistry
 
 
@@ -22,15 +21,14 @@ class RulesState:
 
     ``engine`` is a search engine like the search service's (same stages, vectors, rankers, fallback
     and deadline): previews run its live pipeline with a draft rule set. Its ``indexes`` also serve
-    validation (filter values, product ids). ``experiments`` manages the A/B experiments;
-    ``analytics`` reads their results from the analytics log (it records nothing).
+    validation (filter values, product ids). ``experiments`` is the front door of the A/B experiments
+    of both surfaces (their results read from the analytics log, which this process never writes).
     """
 
     settings: Settings
     store: BlobStore
     engine: SearchEngine
     experiments: ExperimentAdmin
-    analytics: AnalyticsEngine
 
     @property
     def tenants(self) -> Tenants:

@@ -7,7 +7,7 @@ SHARED_DATA ?= ../shared/data
 export AISLE_STORAGE_URL ?= file://$(CURDIR)/var/bucket
 export AISLE_DATA_DIR ?= $(CURDIR)/var/data
 
-.PHONY: install run demo test bench lint format clean clients
+.PHONY: install run demo test check bench lint format clean clients
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PY) -m venv $(VENV) || python3 -m venv $(VENV)
@@ -36,8 +36,8 @@ clients: install
 	@for s in $(SERVICES); do \
 		PATH=$(abspath $(BIN)):$$PATH $(BIN)/openapi-python-client generate --path clients/openapi/$$s.json \
 			--output-path clients/python/aisle-$$s-client --overwrite --fail-on-warning || exit 1; \
-		(cd $(ADAPTER) && npx --no-install openapi-typescript ../openapi/$$s.json -o types/$$s.d.ts) || exit 1; \
 	done
+	cd $(ADAPTER) && npm run -s types  # types/<service>.d.ts, then tsc --checkJs over the adapter
 
 # the whole demo in the foreground (minutes: embeddings, SIMILAR_ITEMS, the ranker)
 demo: install
@@ -53,8 +53,18 @@ run: install
 	AISLE_STOREFRONT_TENANTS=$${AISLE_STOREFRONT_TENANTS:-fashion,homedepot,default} \
 	$(BIN)/aisle serve --build-demo $(SHARED_DATA)
 
+# pytest-xdist: one worker per core; a test file stays on one worker, so its module fixtures build once
+PYTEST_WORKERS ?= auto
+XDIST := -n $(PYTEST_WORKERS) --dist loadfile
+
+# everything: the README's test command and CI's
 test: install
-	$(BIN)/python -m pytest -q $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -q $(XDIST) $(PYTEST_ARGS)
+
+# the fast tier (unit and contract tests; no shared data, demo tenants, browser, service processes or
+# Spark): the developer's loop, under 3 minutes. A test over 60 s here belongs in the slow tier.
+check: install
+	$(BIN)/python -m pytest -q $(XDIST) -m "not slow" --timeout=60 $(PYTEST_ARGS)
 
 bench: install
 	$(BIN)/python -m bench --data-dir $(SHARED_DATA)

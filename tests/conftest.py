@@ -1,7 +1,14 @@
-"""Shared fixtures: real storage, real Redis, the shared data sets.
+"""Shared fixtures: real storage, real Redis, the shared data sets; and the two test tiers.
 
 Outside CI a missing service or data set skips the test with a reason; with ``CI=true`` it fails,
 so CI can never pass by skipping.
+
+Tiers: ``make check`` runs the fast tier (``-m "not slow"``: unit and contract tests), ``make test``
+runs everything. A test joins the slow tier by what it uses, so a new one lands in the right tier
+without a thought: a fixture in :data:`SLOW_FIXTURES` (directly or through another fixture: the demo
+tenants, the small vector tenant, the browser pages and the fuzzed services all stand on
+``shared_data``), or a module marked ``pytestmark = pytest.mark.slow`` because it starts service
+processes.
 """
 
 from __future__ import annotations
@@ -24,6 +31,18 @@ IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 SHARED_DATA = Path(
     os.environ.get("AISLE_SHARED_DATA", Path(__file__).resolve().parents[1] / ".." / "shared" / "data")
 )
+
+
+SLOW_FIXTURES = frozenset({"shared_data", "typesense", "spark"})
+"""Fixtures that put a test in the slow tier: the shared data sets (and every fixture built on them), a
+Typesense server process, a Spark session."""
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark the slow tier from the fixtures each test uses (see the module docstring)."""
+    for item in items:
+        if SLOW_FIXTURES.intersection(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.slow)
 
 
 def require(condition: bool, reason: str) -> None:
@@ -53,8 +72,11 @@ def shared_data() -> Path:
 
 @pytest.fixture(scope="session")
 def redis_url() -> str:
-    """A real Redis on 127.0.0.1:6379 (db 15, flushed by the tests that use it)."""
-    url = os.environ.get("AISLE_TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
+    """A real Redis on 127.0.0.1:6379: db 15, or one db lower for each further pytest-xdist worker (keys
+    are the tests' own tenants either way; a database per worker keeps any scan or clear apart)."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0")
+    db = 15 - int(worker.removeprefix("gw") or 0) % 8
+    url = os.environ.get("AISLE_TEST_REDIS_URL", f"redis://127.0.0.1:6379/{db}")
     require(_port_open("127.0.0.1", 6379), "Redis is not running on 127.0.0.1:6379")
     return url
 
@@ -74,20 +96,34 @@ class DemoEnv:
     data_dir: Path
 
 
-def _import_demo(tmp: Path, tenants_wanted: list[str], shared: Path) -> DemoEnv:
-    from aisle.core.tenancy import Tenants
-    from aisle.demo import import_demo_catalogs
+DEMO_SOURCES = ("core", "catalog", "search", "demo/__init__.py")
+"""What the demo tenants are built by: a change here rebuilds the cached build (tests/support/build_cache)."""
 
+
+def _import_demo(tmp: Path, tenants_wanted: list[str], shared: Path) -> DemoEnv:
+    """``tenants_wanted`` imported and indexed from ``shared``: a copy of the build cached for the same
+    sources and data (built here on first use)."""
+    from tests.support.build_cache import cached_build, copy_of, input_key
+
+    def build(folder: Path) -> None:
+        from aisle.core.tenancy import Tenants
+        from aisle.demo import import_demo_catalogs
+
+        tenants = Tenants(open_blob_store(f"file://{folder / 'bucket'}"), ttl=0)
+        ready = import_demo_catalogs(tenants, folder / "data", shared, only=tenants_wanted, echo=print)
+        assert sorted(ready) == sorted(tenants_wanted), f"no data for {set(tenants_wanted) - set(ready)}"
+
+    data_files = [f for t in tenants_wanted for f in (shared / t).glob("*") if f.is_file()]
+    key = input_key(DEMO_SOURCES, data_files, sorted(tenants_wanted))
+    copy_of(cached_build("demo-" + "-".join(sorted(tenants_wanted)), key, build), tmp)
     url = f"file://{tmp / 'bucket'}"
-    store = open_blob_store(url)
-    ready = import_demo_catalogs(Tenants(store, ttl=0), tmp / "data", shared, only=tenants_wanted, echo=print)
-    assert sorted(ready) == sorted(tenants_wanted), f"no data for {set(tenants_wanted) - set(ready)}"
-    return DemoEnv(store, url, tmp / "data")
+    return DemoEnv(open_blob_store(url), url, tmp / "data")
 
 
 @pytest.fixture(scope="session")
 def demo_env(tmp_path_factory: pytest.TempPathFactory, shared_data: Path) -> DemoEnv:
-    """The fashion and homedepot demo tenants, imported and indexed once per test session."""
+    """The fashion and homedepot demo tenants, imported and indexed: built once for the sources and data
+    (cached on disk, shared by sessions and workers), copied once per test session."""
     return _import_demo(tmp_path_factory.mktemp("demo"), ["fashion", "homedepot"], shared_data)
 
 

@@ -12,8 +12,11 @@ import time
 from pathlib import Path
 
 import httpx
+import pytest
 from prometheus_client.parser import text_string_to_metric_families
 from tests.support.auth import free_port
+
+pytestmark = pytest.mark.slow  # starts `aisle serve` and its workers as processes
 
 REQUESTS = 40
 

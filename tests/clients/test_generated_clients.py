@@ -25,6 +25,8 @@ from aisle.cli.openapi import service_documents
 from aisle.core.auth.scopes import RECS_READ, RECS_WRITE, SEARCH_READ
 from aisle.core.storage import open_blob_store
 
+pytestmark = pytest.mark.slow  # runs openapi-python-client, openapi-typescript and tsc
+
 ADAPTER = Path(__file__).resolve().parents[2] / "clients" / "instantsearch"
 PACKAGES = {"search": "aisle_search_service_client", "edit": "aisle_recommendation_edit_service_client"}
 
@@ -188,3 +190,27 @@ def test_typescript_types(tmp_path: Path) -> None:
     ):
         assert field in products, products
     assert "AndCondition: {" in out["edit"] and "AndCondition-Output" not in out["edit"]
+
+
+def test_the_adapter_type_checks_against_the_services_types(tmp_path: Path) -> None:
+    """``npm run types`` (``scripts/types.mjs``): every service's TypeScript types from its document, then
+    ``tsc --checkJs`` over the adapter's sources, which import the search service's answer types."""
+    node = shutil.which("node")
+    require(
+        node is not None and (ADAPTER / "node_modules" / "typescript").exists(),
+        "the adapter's npm packages are not installed (make install)",
+    )
+    assert node is not None
+    for name, document in service_documents().items():
+        (tmp_path / f"{name}.json").write_bytes(orjson.dumps(document))
+    run = subprocess.run(
+        [node, "scripts/types.mjs", str(tmp_path)],
+        cwd=ADAPTER,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-2000:]
+    assert "the adapter type-checks" in run.stdout
+    assert (ADAPTER / "types" / "search.d.ts").exists()

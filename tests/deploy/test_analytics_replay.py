@@ -29,6 +29,8 @@ from aisle.analytics.log import ParquetLog
 from aisle.core.storage import open_blob_store
 from aisle.core.tenant_config import Attribute, AttributeRole, AttributeType
 
+pytestmark = pytest.mark.slow  # starts the services as processes
+
 T = {"tenant": "shop"}
 ATTRIBUTES = [
     Attribute(name="title", type=AttributeType.text, role=AttributeRole.title, searchable=True),

@@ -16,6 +16,8 @@ from tests.conftest import require
 from tests.support.failover import FailoverReport, SearchCluster, run_failover, search_cluster
 from tests.support.haproxy import HAPROXY
 
+pytestmark = pytest.mark.slow  # starts replicas behind HAProxy as processes
+
 CLIENTS = 4
 AFTER_NOTICE = ("down", "restarting", "up")
 

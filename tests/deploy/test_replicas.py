@@ -59,6 +59,8 @@ from aisle.recs.training import save_model, train_also_view
 from aisle.vectors.build import build_text_vectors
 from aisle.vectors.published import local_manifest, newest_published
 
+pytestmark = pytest.mark.slow  # starts search replicas behind HAProxy as processes
+
 ROOT = Path(__file__).resolve().parents[2]
 PRODUCTS = 8
 # the bounds the replicas run with (AISLE_*), and the slack a busy 2-core machine adds to a poll

@@ -14,6 +14,8 @@ from aisle.recs.models.bought_together import BoughtTogetherModel
 from aisle.recs.models.bundles import BundleModel, BundlePlan
 from aisle.recs.training import save_model, train_bundle_model, train_fbt
 
+pytestmark = pytest.mark.slow  # trains on the Complete Journey baskets
+
 
 @pytest.fixture(scope="module")
 def lines() -> pl.DataFrame:

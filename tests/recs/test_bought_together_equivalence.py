@@ -15,6 +15,8 @@ import pytest
 
 from aisle.recs.models.bought_together import BoughtTogetherParams, train_bought_together
 
+pytestmark = pytest.mark.slow  # trains on eight weeks of the Complete Journey baskets
+
 
 def _at(values: np.ndarray, column: str) -> pl.Expr:
     """``values[column]`` as a polars expression (a vectorised array lookup)."""

@@ -42,6 +42,8 @@ from aisle.core.tenancy import Tenants
 from aisle.recs.containers import ContainerBody, ContainerStore
 from aisle.recs.models.base import ModelType
 
+pytestmark = pytest.mark.slow  # starts the services as processes against an S3 server it stops
+
 T = {"tenant": "shop"}
 TIMEOUT_S = 10.0  # a request slower than this is a hang (storage operations are bounded to 2 s)
 SLOT = {"slotConfigId": "main", "modelId": "m1", "itemCount": 4}

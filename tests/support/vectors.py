@@ -1,6 +1,7 @@
 """A small fashion tenant with text and photo vectors, for tests (real MiniLM and EfficientNet runs).
 
-Built once per directory: later calls with the same ``root`` reuse it (a test session shares one).
+Built once per directory: later calls with the same ``root`` reuse it (a test session shares one); the
+build itself is cached on disk and copied (:mod:`tests.support.build_cache`).
 """
 
 from __future__ import annotations
@@ -30,6 +31,10 @@ class MiniTenant:
     has_images: bool
 
 
+MINI_SOURCES = ("core", "catalog", "search", "vectors")
+"""What the small tenant is built by: a change here rebuilds the cached build (tests/support/build_cache)."""
+
+
 def mini_fashion(
     root: Path, shared_data: Path, *, products: int = 120, images: bool = True, text: bool = True
 ) -> MiniTenant:
@@ -37,8 +42,34 @@ def mini_fashion(
 
     ``text`` builds the text vectors (False: imported and indexed only, as ``make run`` leaves a tenant
     before its background build); ``images`` builds the photo vectors too (needs the ``image`` extra;
-    skipped, ``has_images`` false, when unavailable).
+    skipped, ``has_images`` false, when unavailable). The build is cached on disk for the same sources,
+    data and arguments (:mod:`tests.support.build_cache`) and copied into ``root`` on first use there.
     """
+    from tests.support.build_cache import cached_build, copy_of, input_key
+
+    from aisle.search.indexes import IndexRegistry
+
+    root = Path(root)
+    photos = shared_data / "fashion" / "images"
+    url = f"file://{root / 'bucket'}"
+    with _LOCK:
+        if not (root / "mini.json").exists():
+            key = input_key(
+                MINI_SOURCES, [shared_data / "fashion" / "products.jsonl.gz"], (products, images, text)
+            )
+
+            def build(folder: Path) -> None:
+                _build(folder, shared_data, products=products, images=images, text=text)
+
+            copy_of(cached_build(f"mini-fashion-{products}", key, build), root)
+        has_images = orjson.loads((root / "mini.json").read_bytes())["has_images"]
+        tenants = Tenants(open_blob_store(url), ttl=0)
+        ids = IndexRegistry(tenants, root / "data").get("fashion").product_ids()
+        return MiniTenant("fashion", url, root / "data", ids, photos, has_images)
+
+
+def _build(root: Path, shared_data: Path, *, products: int, images: bool, text: bool) -> None:
+    """:func:`mini_fashion`'s build into ``root``; ``root/mini.json`` says whether photos were embedded."""
     from aisle.catalog.datasets import fashion
     from aisle.catalog.importer import import_catalog
     from aisle.search.indexes import IndexRegistry
@@ -46,44 +77,35 @@ def mini_fashion(
     from aisle.vectors.image_build import build_image_vectors
     from aisle.vectors.image_encoder import ImageEncoderUnavailable
 
-    root = Path(root)
     photos = shared_data / "fashion" / "images"
-    with _LOCK:
-        url = f"file://{root / 'bucket'}"
-        tenants = Tenants(open_blob_store(url), ttl=0)
-        source = root / "products.jsonl"
-        if not source.exists():
-            root.mkdir(parents=True, exist_ok=True)
-            have = {p.stem for p in photos.iterdir()}
-            rows = []
-            with gzip.open(shared_data / "fashion" / "products.jsonl.gz") as fh:
-                for line in fh:
-                    row = orjson.loads(line)
-                    if str(row["id"]) in have:
-                        rows.append(line.strip())
-                    if len(rows) >= products:
-                        break
-            tmp = source.with_suffix(".tmp")
-            tmp.write_bytes(b"\n".join(rows) + b"\n")
-            tmp.rename(source)
-        if not tenants.exists("fashion"):
-            tenants.write_config("fashion", fashion.configs())
-            import_catalog(tenants, "fashion", source)
-        data_dir = root / "data"
-        index = IndexRegistry(tenants, data_dir).get("fashion")
-        if text:
-            build_text_vectors(tenants, "fashion", data_dir)
-        has_images = False
-        if images:
-            _share_model(data_dir)
-            try:
-                build_image_vectors(tenants, "fashion", data_dir, photos)
-                has_images = True
-            except ImageEncoderUnavailable:
-                has_images = False
-            _share_model(data_dir)
-        ids = index.product_ids()
-        return MiniTenant("fashion", url, data_dir, ids, photos, has_images)
+    tenants = Tenants(open_blob_store(f"file://{root / 'bucket'}"), ttl=0)
+    source = root / "products.jsonl"
+    have = {p.stem for p in photos.iterdir()}
+    rows = []
+    with gzip.open(shared_data / "fashion" / "products.jsonl.gz") as fh:
+        for line in fh:
+            row = orjson.loads(line)
+            if str(row["id"]) in have:
+                rows.append(line.strip())
+            if len(rows) >= products:
+                break
+    source.write_bytes(b"\n".join(rows) + b"\n")
+    tenants.write_config("fashion", fashion.configs())
+    import_catalog(tenants, "fashion", source)
+    data_dir = root / "data"
+    IndexRegistry(tenants, data_dir).get("fashion")
+    if text:
+        build_text_vectors(tenants, "fashion", data_dir)
+    has_images = False
+    if images:
+        _share_model(data_dir)
+        try:
+            build_image_vectors(tenants, "fashion", data_dir, photos)
+            has_images = True
+        except ImageEncoderUnavailable:
+            has_images = False
+        _share_model(data_dir)
+    (root / "mini.json").write_bytes(orjson.dumps({"has_images": has_images}))
 
 
 def _share_model(data_dir: Path) -> None:

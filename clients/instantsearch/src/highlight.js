@@ -23,6 +23,9 @@ export function queryWords(query) {
  * `preTag`/`postTag`. Returns InstantSearch's shape `{value, matchLevel, matchedWords,
  * fullyHighlighted}`; `matchLevel` is "full" when every query word matched, "partial" when some did,
  * "none" otherwise. The text is HTML-escaped unless `escape` is false.
+ * @param {unknown} value
+ * @param {string[]} words
+ * @param {{preTag?: string, postTag?: string, escape?: boolean}} [options]
  */
 export function highlightValue(value, words, { preTag, postTag, escape = false } = {}) {
   const text = String(value ?? '');

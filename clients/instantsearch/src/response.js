@@ -56,6 +56,7 @@ export function toSearchResult(answer, call, request, stats = {}) {
   const { hitsPerPage, page } = call;
   const token = answer.attributionToken;
   const hits = (answer.products || []).map((product, i) => {
+    /** @type {Record<string, unknown>} an InstantSearch hit: the product, its highlights and position */
     const hit = { ...product, objectID: String(product.id) };
     hit._highlightResult = highlightHit(hit, call.body.query, tags);
     hit.__position = call.body.from + i + 1;

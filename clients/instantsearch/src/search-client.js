@@ -93,6 +93,11 @@ export function createSearchClient(options = {}) {
 
     suggest: (tenant, query, limit = 8) => http.get('/suggestions', { qStr: query, tenant, limit }),
 
+    /**
+     * @param {string} tenant
+     * @param {Blob} file
+     * @param {{size?: number, exclude?: string}} [options]
+     */
     searchByImage(tenant, file, { size = 20, exclude } = {}) {
       const form = new FormData();
       form.append('file', file);

@@ -2,7 +2,11 @@
 // one, asked again once after a 401), Aisle's error envelope turned into an Error.
 
 export class AisleError extends Error {
-  /** `status`: HTTP status; `code`: Aisle's stable error code (docs/error-codes.md) when it sent one. */
+  /**
+   * `status`: HTTP status; `code`: Aisle's stable error code (docs/error-codes.md) when it sent one.
+   * @param {string} message
+   * @param {{status?: number, code?: string, retryAfter?: string}} [details]
+   */
   constructor(message, { status, code, retryAfter } = {}) {
     super(message);
     this.name = 'AisleError';
@@ -29,10 +33,17 @@ export function createTransport({ baseUrl = '', token = null, fetch: fetchFn = g
     return token;
   }
 
+  /**
+   * @param {string} method
+   * @param {string} path
+   * @param {{params?: Record<string, any>, body?: unknown, form?: FormData}} [request]
+   * @param {boolean} [retried]
+   */
   async function send(method, path, { params, body, form } = {}, retried = false) {
     const absolute = /^https?:\/\//.test(base);
     const url = new URL(base + path, absolute ? undefined : globalThis.location?.href ?? 'http://localhost/');
     for (const [k, v] of Object.entries(params || {})) if (v !== undefined && v !== null) url.searchParams.set(k, v);
+    /** @type {Record<string, string>} */
     const h = { Accept: 'application/json', ...headers };
     const auth = await bearer(retried);
     if (auth) h.Authorization = `Bearer ${auth}`;

@@ -28,6 +28,8 @@ from aisle.core.config import Settings
 from aisle.core.storage import open_blob_store
 from aisle.recs.serving import RegistryModelSource
 
+pytestmark = pytest.mark.slow  # starts a Redis server and the services as processes
+
 T = {"tenant": "shop"}
 PRODUCTS = pl.DataFrame(
     {

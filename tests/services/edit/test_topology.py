@@ -19,6 +19,8 @@ import pytest
 from aisle.core.events import open_event_store_url
 from aisle.core.storage import BlobStore
 
+pytestmark = pytest.mark.slow  # starts the edit and predict services as processes
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[2]  # the repository: process_factories imports tests.support
 

@@ -24,6 +24,8 @@ from aisle.vectors.published import publish_table
 from aisle.vectors.store import VectorStore
 from aisle.vectors.table import table_dir, write_table
 
+pytestmark = pytest.mark.slow  # starts the vector service as processes
+
 TENANT = "vwrites"
 DIM = 8
 N = 12

@@ -38,15 +38,16 @@ PER_ANSWER_COLUMNS = (
 )  # fmt: skip
 
 
-def _source(
+def log_view(
     con: duckdb.DuckDBPyConnection,
     name: str,
     files: list[str],
     schema: pa.Schema,
     late: dict[str, str] | None = None,
 ) -> None:
-    """A view ``name`` over ``files`` (or an empty table of ``schema`` when there are none). ``late``:
-    columns older files lack, with the value their rows take (files of both ages may be mixed)."""
+    """A DuckDB view ``name`` over the log's Parquet ``files`` (or an empty table of ``schema`` when there
+    are none), as attribution and the behaviour tables (:mod:`aisle.behaviour.tables`) read the log.
+    ``late``: columns older files lack, with the value their rows take (files of both ages may be mixed)."""
     if files:
         listed = ", ".join("'" + f.replace("'", "''") + "'" for f in files)
         raw = f"read_parquet([{listed}], union_by_name = true)"
@@ -78,8 +79,8 @@ def attribute(
     (events after an answer count for it; a later answer may be "the latest" one for a conversion
     without a token, and then that conversion counts for no answer of the span).
     """
-    _source(con, "answers_log", answer_files, ANSWER_SCHEMA, LATE_ANSWER_COLUMNS)
-    _source(con, "outcomes_log", outcome_files, OUTCOME_SCHEMA)
+    log_view(con, "answers_log", answer_files, ANSWER_SCHEMA, LATE_ANSWER_COLUMNS)
+    log_view(con, "outcomes_log", outcome_files, OUTCOME_SCHEMA)
     conversions = ", ".join(f"'{t}'" for t in sorted(CONVERSION_TYPES))
     reach = hi + CREDIT_S
     con.execute(

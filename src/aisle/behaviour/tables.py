@@ -30,7 +30,7 @@ import duckdb
 import numpy as np
 import pyarrow as pa
 
-from aisle.analytics.attribution import _source
+from aisle.analytics.attribution import log_view
 from aisle.analytics.records import ANSWER_SCHEMA, OUTCOME_SCHEMA
 from aisle.behaviour.propensity import Propensities, estimate_propensities
 from aisle.core.events import CART_NAMES, EventName
@@ -209,8 +209,8 @@ def compute(
     """
     con = duckdb.connect()
     try:
-        _source(con, "answers_log", answer_files, ANSWER_SCHEMA)
-        _source(con, "outcomes_log", outcome_files, OUTCOME_SCHEMA)
+        log_view(con, "answers_log", answer_files, ANSWER_SCHEMA)
+        log_view(con, "outcomes_log", outcome_files, OUTCOME_SCHEMA)
         first = now - max(windows) * DAY_S
         _events(con, first, now)
         clicks = click_table(con, first)

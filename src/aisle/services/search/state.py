@@ -35,25 +35,11 @@ class SearchState:
     predict_client: httpx.AsyncClient
     outcomes: Outcomes | None = None
 
-    def search(
-        self, tenant: str, query: SearchQuery, *, config: TenantConfig | None = None, record: bool = True
-    ) -> SearchResult:
-        """:meth:`SearchEngine.search`, the answer given its attribution token and recorded (neither when
-        ``record`` is false: a page's helper query, not a shopper's search)."""
-        return self._recorded(tenant, query, self.engine.search(tenant, query, config=config), record)
-
-    async def search_async(
-        self, tenant: str, query: SearchQuery, *, config: TenantConfig, record: bool = True
-    ) -> SearchResult:
-        """:meth:`SearchEngine.search_async` (on the event loop, for a ready tenant), recorded alike."""
-        result = await self.engine.search_async(tenant, query, config=config)
-        return self._recorded(tenant, query, result, record)
-
     async def respond(self, body: SearchRequest) -> Response:
         """The JSON answer to one parsed and authorised ``/search`` (the fast lane's or the route's): on
         the event loop when the tenant's search has nothing to wait for (:meth:`SearchEngine.readiness`;
         an external fallback's call is awaited), else on the thread pool; the tenant's configuration, once
-        looked up, goes along.
+        looked up, goes along. The answer is recorded for analytics unless ``body.analytics`` is false.
 
         Raises: what :meth:`SearchEngine.search` raises (TenantNotFound, BadRequest, ...).
         """
@@ -61,15 +47,17 @@ class SearchState:
         ready = self.engine.readiness(body.tenant)
         if ready.waits or ready.found is None:
             return await run_in_threadpool(self._blocking, body.tenant, query, ready.found, body.analytics)
-        result = await self.search_async(body.tenant, query, config=ready.found, record=body.analytics)
-        return _json(result)
+        result = await self.engine.search_async(body.tenant, query, config=ready.found)
+        return _json(self._recorded(body.tenant, query, result, body.analytics))
 
     def _blocking(
         self, tenant: str, query: SearchQuery, config: TenantConfig | None, record: bool
     ) -> Response:
-        return _json(self.search(tenant, query, config=config, record=record))
+        return _json(self._recorded(tenant, query, self.engine.search(tenant, query, config=config), record))
 
     def _recorded(self, tenant: str, query: SearchQuery, result: SearchResult, record: bool) -> SearchResult:
+        """The answer, given its attribution token and recorded (neither when ``record`` is false: a
+        page's helper query, not a shopper's search)."""
         if self.outcomes is not None and record:
             self.outcomes.search_answer(tenant, "search", query, result)
         return result

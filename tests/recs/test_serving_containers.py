@@ -15,7 +15,7 @@ from aisle.core.storage import BlobStore
 from aisle.core.tenancy import Tenants
 from aisle.recs.containers import ContainerBody, ContainerNotFound, ContainerStore
 from aisle.recs.models.base import ModelType
-from aisle.recs.serving import ContainerCache, NotWarm, PredictEngine, PredictQuery, RegistryModelSource
+from aisle.recs.serving import ContainerCache, ItemOut, PredictEngine, PredictQuery, RegistryModelSource
 
 T = "shop"
 PRODUCTS = pl.DataFrame({"id": [f"p{i}" for i in range(6)], "title": [f"Product {i}" for i in range(6)]})
@@ -196,7 +196,7 @@ def test_a_missing_id_is_read_once_per_ttl_and_its_creation_is_seen_after_it(
     assert len(engine.predict(T, ask("late"))) == 3
 
 
-def test_warm_only_answers_from_a_fresh_entry_and_defers_a_missing_or_stale_one(
+def test_readiness_answers_inline_from_a_fresh_entry_and_defers_a_missing_or_stale_one(
     blob_store: BlobStore, tmp_path: Path
 ) -> None:
     write_tenant(blob_store, T, PRODUCTS)
@@ -208,20 +208,26 @@ def test_warm_only_answers_from_a_fresh_entry_and_defers_a_missing_or_stale_one(
     clock = Clock()
     engine = engine_over(counting, tmp_path, 2.0, clock)
     engine.predict(T, ask())  # loads configuration, catalog, model and c1
-    assert len(engine.predict(T, ask(), warm_only=True)) == 4
+    assert len(_inline(engine, ask())) == 4
     reads = counting.container_reads
-    with pytest.raises(NotWarm, match="container c2"):
-        engine.predict(T, ask("c2"), warm_only=True)  # never read: the caller reruns it in a thread
+    assert engine.readiness(T, ask("c2")).waits  # never read inline: the thread pool reads it
     assert counting.container_reads == reads  # ...and nothing was read inline
     assert len(engine.predict(T, ask("c2"))) == 2
-    assert len(engine.predict(T, ask("c2"), warm_only=True)) == 2
+    assert len(_inline(engine, ask("c2"))) == 2
     clock.now += 2.0
-    with pytest.raises(NotWarm, match="container c1"):
-        engine.predict(T, ask(), warm_only=True)
+    assert engine.readiness(T, ask()).waits  # a stale entry
     with pytest.raises(ContainerNotFound):
         engine.predict(T, ask("nope"))
     with pytest.raises(ContainerNotFound):  # a fresh miss is answered inline too
-        engine.predict(T, ask("nope"), warm_only=True)
+        engine.readiness(T, ask("nope"))
+
+
+def _inline(engine: PredictEngine, q: PredictQuery) -> list[ItemOut]:
+    """The items of ``q`` answered as the predict service answers a request that waits for nothing:
+    :meth:`PredictEngine.readiness` found everything in the caches, and only ranking is left."""
+    ready = engine.readiness(T, q)
+    assert not ready.waits and ready.found is not None and ready.found.query is q
+    return engine.recommend(T, q, ready=ready).items
 
 
 def test_with_the_cache_off_warm_requests_still_read_inline(blob_store: BlobStore, tmp_path: Path) -> None:
@@ -232,7 +238,7 @@ def test_with_the_cache_off_warm_requests_still_read_inline(blob_store: BlobStor
     engine = engine_over(counting, tmp_path, 0.0, Clock())
     engine.predict(T, ask())
     reads = counting.container_reads
-    assert len(engine.predict(T, ask(), warm_only=True)) == 4  # no NotWarm: a local read, as before
+    assert len(_inline(engine, ask())) == 4  # nothing waits: a local read, as before
     assert counting.container_reads > reads
 
 
@@ -280,10 +286,9 @@ def test_a_warm_predict_answers_inline_without_touching_storage_on_either_backen
     engine = engine_over(store, tmp_path, 2.0, Clock())
     cold = [i.id for i in engine.predict(T, ask())]
     store.watch = True
-    assert [i.id for i in engine.predict(T, ask(), warm_only=True)] == cold
+    assert [i.id for i in _inline(engine, ask())] == cold
     assert store.accesses == 0
-    with pytest.raises(NotWarm, match="personalisation"):
-        engine.predict(T, PredictQuery(container_id="c1", seeds=["p0"], visitor_id="v1"), warm_only=True)
+    assert engine.readiness(T, PredictQuery(container_id="c1", seeds=["p0"], visitor_id="v1")).waits
 
 
 def test_with_the_cache_off_only_a_local_container_is_read_inline(
@@ -292,10 +297,9 @@ def test_with_the_cache_off_only_a_local_container_is_read_inline(
     engine = engine_over(any_blob_store, tmp_path, 0.0, Clock())
     assert len(engine.predict(T, ask())) == 4
     if any_blob_store.local_path("") is not None:
-        assert len(engine.predict(T, ask(), warm_only=True)) == 4
+        assert len(_inline(engine, ask())) == 4
     else:
-        with pytest.raises(NotWarm, match="remote storage"):
-            engine.predict(T, ask(), warm_only=True)
+        assert engine.readiness(T, ask()).waits  # a container on remote storage
 
 
 def test_a_flood_of_missing_ids_does_not_push_out_a_real_container(

@@ -25,7 +25,7 @@ from aisle.recs.serving.evaluation import ModelEvaluation
 from aisle.recs.serving.items import ItemOut, Prediction
 from aisle.recs.serving.models import ModelSource, RegistryModelSource, ServedModel
 from aisle.recs.serving.personal import Personal, Personaliser
-from aisle.recs.serving.query import NotWarm, PredictParams, PredictQuery
+from aisle.recs.serving.query import PredictParams, PredictQuery
 from aisle.recs.serving.tenants import TenantCache
 
 __all__ = [
@@ -36,7 +36,6 @@ __all__ = [
     "ItemOut",
     "ModelEvaluation",
     "ModelSource",
-    "NotWarm",
     "Personal",
     "Personaliser",
     "PredictAction",

@@ -1,7 +1,8 @@
 """The predict engine: routes a request by container, runs its slots and shapes the items.
 
 No HTTP here (services -> engines -> core): the predict service parses the request into a
-:class:`~aisle.recs.serving.query.PredictQuery`, calls :meth:`PredictEngine.predict` and renders the
+:class:`~aisle.recs.serving.query.PredictQuery`, asks :meth:`PredictEngine.readiness` where it may
+run, calls :meth:`PredictEngine.recommend` there and renders the
 :class:`~aisle.recs.serving.items.ItemOut` values. Per request the engine reads the container (cached
 <= ``AISLE_CONTAINER_CACHE_SECONDS``, default 2 s: see :mod:`aisle.recs.serving.containers`), the
 deployment state (cached <= 1 s), the tenant's configuration (<= 2 s) and catalog pointer (<= 1 s; see
@@ -20,6 +21,7 @@ from typing import Any
 
 from aisle.core.errors import BadRequest, ErrorCode
 from aisle.core.events import EventStore
+from aisle.core.readiness import Readiness
 from aisle.core.tenancy import Tenants
 from aisle.experiments.running import RunningExperiments
 from aisle.recs.containers import Container, SlotConfig
@@ -30,6 +32,7 @@ from aisle.recs.serving.experiments import container_arm
 from aisle.recs.serving.items import ItemOut, Prediction, item_out
 from aisle.recs.serving.models import ModelSource, ServedModel
 from aisle.recs.serving.personal import Personaliser
+from aisle.recs.serving.prepared import Prepared
 from aisle.recs.serving.query import NotWarm, PredictQuery
 from aisle.recs.serving.rank import Ranked, RankOptions, compile_actions, rank_slot
 from aisle.recs.serving.saved_rules import with_saved_rules
@@ -89,11 +92,34 @@ class PredictEngine:
         """
         return warm_deployed(self.tenant_cache, self.models)
 
-    def predict(self, tenant: str, q: PredictQuery, *, warm_only: bool = False) -> list[ItemOut]:
+    def predict(self, tenant: str, q: PredictQuery) -> list[ItemOut]:
         """The items of :meth:`recommend` (same arguments and errors)."""
-        return self.recommend(tenant, q, warm_only=warm_only).items
+        return self.recommend(tenant, q).items
 
-    def recommend(self, tenant: str, q: PredictQuery, *, warm_only: bool = False) -> Prediction:
+    def readiness(self, tenant: str, q: PredictQuery) -> Readiness[Prepared]:
+        """Whether :meth:`recommend` of ``q`` now is CPU work only, with nothing to wait for, and what it
+        looked up on the way (``found``, to pass back to :meth:`recommend`; see :mod:`aisle.core.readiness`,
+        as :meth:`aisle.search.engine.SearchEngine.readiness` for a search).
+
+        Nothing waits (about 1 ms of CPU, which the predict service answers on its event loop: a thread
+        adds ~0.4 ms of hand-off and no parallelism under the GIL) when no visitor or user is named (their
+        events are read), and the tenant's configuration, catalog and popularity pointers, the container
+        and every slot's model are fresh in this engine's caches (the container may be a local file read
+        with the container cache off). Anything else waits: the thread pool looks it up.
+
+        Raises: what :meth:`recommend` raises for what is known without I/O (a fresh miss of the
+        container: ContainerNotFound; ``model_ids_unknown``; a bad action), as it would.
+        """
+        if q.visitor_id or q.user_id:
+            return Readiness(waits=True)  # personalisation reads the visitor's events
+        try:
+            return Readiness(waits=False, found=self._prepare(tenant, q, warm_only=True))
+        except NotWarm:
+            return Readiness(waits=True)
+
+    def recommend(
+        self, tenant: str, q: PredictQuery, *, ready: Readiness[Prepared] | None = None
+    ) -> Prediction:
         """Recommendations of container ``q.container_id``, and what they did without (``degraded``:
         not personalised while the event store is unreachable, see :mod:`aisle.recs.serving.personal`).
 
@@ -101,8 +127,8 @@ class PredictEngine:
         (:func:`~aisle.recs.serving.saved_rules.with_saved_rules`), whoever calls; only
         ``q.params.container_rules=False`` leaves them out (a preview of rules being edited).
 
-        With ``warm_only`` the call does only CPU work and local file reads (about 1 ms) or raises
-        :class:`NotWarm`, so an async route can answer inline and send cold requests to a thread.
+        ``ready``: :meth:`readiness` of this same ``q``; its parts are used as found (only ranking is
+        left: CPU work). Without it, everything is looked up here (storage, models, events as needed).
         The container comes from :attr:`containers`, so an edit is served at most ``ttl_s`` seconds late.
         A visitor in a running recommendations experiment gets their variant's container
         (:mod:`aisle.recs.serving.experiments`), named in ``Prediction.experiments``.
@@ -112,33 +138,42 @@ class PredictEngine:
             ``action_slot_unknown``, ``condition_field_unknown``, ``value_invalid`` (saved rules and
             actions over 50) (400); ModelNotDeployed (409).
         """
-        if warm_only and (q.visitor_id or q.user_id):
-            raise NotWarm("personalisation")
+        found = ready.found if ready is not None else None
+        parts = found if found is not None and found.query is q else self._prepare(tenant, q)
+        taken: set[str] = set()
+        ranked: list[Ranked] = []
+        for slot, model in zip(parts.slots, parts.models, strict=True):
+            ranked += rank_slot(
+                slot, model, q.seeds, parts.table, parts.actions, parts.personal, taken, parts.options
+            )
+        items = [item_out(r, parts.table, q.params, parts.personal) for r in ranked]
+        degraded = [parts.personal.degraded] if parts.personal.degraded else []
+        return Prediction(items, degraded, [s.modelId for s in parts.slots], parts.served)
+
+    def _prepare(self, tenant: str, q: PredictQuery, *, warm_only: bool = False) -> Prepared:
+        """What :meth:`recommend` reads, in the order it always has; ``warm_only``: from the caches alone,
+        else :class:`NotWarm` (the first part that would need I/O)."""
         config, state = self.tenant_cache.get(tenant, warm_only=warm_only)
         container = self._container(tenant, state, q.container_id, warm_only=warm_only)
         served: list[tuple[str, str]] = []
-        if self.experiments is not None and q.visitor_id:  # never warm_only: a visitor raised NotWarm
+        if self.experiments is not None and q.visitor_id:  # never warm_only: readiness waits for a visitor
             container, served = container_arm(self.experiments, tenant, container, q.visitor_id)
-        slots = _select_slots(container, q.model_ids)
+        slots = sorted(_select_slots(container, q.model_ids), key=lambda s: s.placement)
         table = self.tenant_cache.table(config, state, warm_only=warm_only)
         rules = with_saved_rules(container, q.actions) if q.params.container_rules else q.actions
         actions = compile_actions(rules, table, {s.slotConfigId for s in container.slotConfigurations})
         personal = self.personaliser.personal(tenant, config, table, q.visitor_id, q.user_id)
         options = RankOptions.of(q.params, self.tenant_cache.popularity(state, warm_only=warm_only))
-        taken: set[str] = set()
-        ranked: list[Ranked] = []
-        for slot in sorted(slots, key=lambda s: s.placement):
-            model = (
-                self.models.cached(tenant, slot.modelId)
-                if warm_only
-                else self.models.served(tenant, state.scope, slot.modelId)
-            )
-            if model is None:
-                raise NotWarm(slot.modelId)
-            ranked += rank_slot(slot, model, q.seeds, table, actions, personal, taken, options)
-        items = [item_out(r, table, q.params, personal) for r in ranked]
-        models = [s.modelId for s in sorted(slots, key=lambda s: s.placement)]
-        return Prediction(items, [personal.degraded] if personal.degraded else [], models, served)
+        models = [self._model(tenant, state, s.modelId, warm_only=warm_only) for s in slots]
+        return Prepared(q, slots, models, table, actions, personal, options, served)
+
+    def _model(self, tenant: str, state: ServedTenant, model_id: str, *, warm_only: bool) -> ServedModel:
+        if not warm_only:
+            return self.models.served(tenant, state.scope, model_id)
+        model = self.models.cached(tenant, model_id)
+        if model is None:
+            raise NotWarm(model_id)
+        return model
 
     def evaluate(
         self, tenant: str, q: PredictQuery, model_type: str, model_name: str, k: int = 20

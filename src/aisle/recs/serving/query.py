@@ -1,7 +1,8 @@
 """What a predict request asks: :class:`PredictQuery` and its :class:`PredictParams` (spec "PredictRequest").
 
 The predict service parses the HTTP body into these; the engine never sees FastAPI or pydantic request
-models. :class:`NotWarm` is how the engine says a request needs I/O (see :meth:`PredictEngine.predict`).
+models. :class:`NotWarm` is how the engine's cache lookups say a request needs I/O (see
+:meth:`PredictEngine.readiness`).
 """
 
 from __future__ import annotations
@@ -44,5 +45,6 @@ class PredictQuery:
 
 
 class NotWarm(Exception):
-    """Raised by ``predict(..., warm_only=True)`` when answering needs I/O beyond local file reads
-    (a model or catalog to load, configuration to refresh, events to read): rerun it in a thread."""
+    """Raised by the engine's lookups from the caches alone (``warm_only=True``) when answering needs
+    I/O beyond local file reads (a model or catalog to load, configuration to refresh): inside the
+    engine only, where :meth:`PredictEngine.readiness` answers that the request waits."""

@@ -17,7 +17,7 @@ from aisle.analytics.records import Answer, new_attribution_token
 from aisle.core.auth.scopes import RECS_READ
 from aisle.core.validation import EXTERNAL_ID_PATTERN, ID_PATTERN
 from aisle.experiments.assignment import join_tags, tag
-from aisle.recs.serving import ItemOut, NotWarm, PredictParams, PredictQuery
+from aisle.recs.serving import ItemOut, PredictParams, PredictQuery
 from aisle.services.common.auth import require_scope
 from aisle.services.common.errors import RETRY_AFTER_DOC
 from aisle.services.common.metrics import count_tenant
@@ -147,16 +147,18 @@ async def predict(body: PredictRequest, tenant: TenantQuery, engine: Engine, req
     ``visitorId`` / ``userId`` and merges the slots' items. ``predictParams.containerRules: false``
     leaves the saved rules out (the console's preview of rules being edited).
     """
-    # A warm request is about 1 ms of pure-Python CPU served from the engine's caches: answered
-    # inline, since a thread adds ~0.4 ms of hand-off and no parallelism under the GIL. Anything
-    # needing I/O (model or catalog load, config or container refresh, visitor events) runs in a
-    # thread; with the container cache on, that holds for S3 as for a local folder.
+    # As search does (aisle.core.readiness): a request with nothing to wait for is about 1 ms of
+    # pure-Python CPU from the engine's caches, answered inline (a thread adds ~0.4 ms of hand-off and
+    # no parallelism under the GIL), with the parts readiness looked up; anything needing I/O (model or
+    # catalog load, config or container refresh, visitor events) runs in a thread. With the container
+    # cache on, that holds for S3 as for a local folder.
     started = time.perf_counter()
     query = to_query(body, body.containerId)
-    try:
-        out = engine.recommend(tenant, query, warm_only=True)
-    except NotWarm:
+    ready = engine.readiness(tenant, query)
+    if ready.waits:
         out = await run_in_threadpool(engine.recommend, tenant, query)
+    else:
+        out = engine.recommend(tenant, query, ready=ready)
     token = new_attribution_token()
     answer = Answer(
         tenant,

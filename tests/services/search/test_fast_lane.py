@@ -152,10 +152,11 @@ def test_the_lane_answers_plain_requests_and_hands_over_the_rest(
 ) -> None:
     app = clients[0].app
     router = _Router(app)
+    authorizer = _CountingAuthorizer(app.state.authorizer)  # type: ignore[attr-defined]
     lane = SearchFastLane(
         router,
         state=app.state.search,  # type: ignore[attr-defined]
-        authorizer=app.state.authorizer,  # type: ignore[attr-defined]
+        authorizer=authorizer,  # type: ignore[arg-type]
         route=routes.search_get_route(),
         parse=routes.search_request_of,
     )
@@ -177,6 +178,7 @@ def test_the_lane_answers_plain_requests_and_hands_over_the_rest(
     monkeypatch.setattr(engine, "readiness", lambda tenant: Readiness(waits=True))
     assert _call(lane, plain, token) == 200  # a search that may wait: the thread pool, still the lane's
     assert router.reached == []
+    assert authorizer.calls == 7  # each request the lane answered, authorised once
     handed = [
         "tenant=fashion&q=shirt&size=500",  # invalid
         "tenant=fashion&q=shirt&tennant=x",  # unknown parameter
@@ -186,8 +188,21 @@ def test_the_lane_answers_plain_requests_and_hands_over_the_rest(
         assert _call(lane, query, token) == 299
     assert _call(lane, plain, {**token, "Content-Length": "3"}) == 299  # a body
     assert router.reached == [*handed, plain]
+    assert authorizer.calls == 7  # one it hands over is not authorised by the lane: only by the route
     lane.enabled = False
     assert _call(lane, plain, token) == 299
+
+
+class _CountingAuthorizer:
+    """The service's token check, counting the requests it authorises."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.calls = 0
+
+    async def authorize(self, request: Any, scope: str) -> Any:
+        self.calls += 1
+        return await self.inner.authorize(request, scope)
 
 
 # -- POST /search (issue 32): the spec's entry point takes the lane too ----------------------------

@@ -10,11 +10,13 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 from tests.support.auth import free_port
+from tests.support.waiting import wait_until
 
 pytestmark = pytest.mark.slow  # starts `aisle serve` and its workers as processes
 
@@ -64,16 +66,7 @@ def test_a_scrape_sums_every_worker(tmp_path: Path) -> None:
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            assert proc.poll() is None, proc.stderr.read().decode() if proc.stderr else ""
-            try:
-                if httpx.get(f"{url}/health", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            assert time.monotonic() < deadline, "aisle serve did not start"
-            time.sleep(0.2)
+        wait_until(lambda: answers(proc, url), "aisle serve answers", every=0.2)
         assert not stale.exists()  # emptied at start: an earlier run's counts are not summed
         before = settled_health_count(url)
         for _ in range(REQUESTS):  # a new connection each: the kernel spreads them over the workers
@@ -125,29 +118,26 @@ def test_serve_starts_the_background_builder_and_outlives_it(tmp_path: Path) -> 
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 90
-        while True:
-            assert proc.poll() is None, proc.stderr.read().decode() if proc.stderr else ""
-            try:
-                builds = httpx.get(f"{url}/health", timeout=1).json()["builds"]
-                if builds and all(b["state"] == "failed" for bs in builds.values() for b in bs):
-                    break
-            except httpx.HTTPError:
-                pass
-            assert time.monotonic() < deadline, "the builds did not end"
-            time.sleep(0.3)
-        while builder_running(proc.pid):  # it exits once its builds ended; serve keeps serving
-            assert time.monotonic() < deadline, "the builder did not exit"
-            time.sleep(0.3)
-        time.sleep(1.0)  # serve notices on its next poll (every 0.5 s)
+        builds = wait_until(lambda: failed_builds(proc, url), "every build has failed", every=0.3)
+        # the builder exits once its builds ended, and serve says so on its next look; it keeps serving
+        stdout = proc.stdout
+        assert stdout is not None
+        said: list[bytes] = []
+
+        def reported() -> bool:
+            said.append(stdout.readline())
+            return b"background builds ended (exit code" in said[-1]  # serve's line, not the builder's
+
+        wait_until(reported, "serve reports the builder's end", every=0)
+        assert not builder_running(proc.pid)
         assert proc.poll() is None and httpx.get(f"{url}/health", timeout=5).status_code == 200
     finally:
         proc.send_signal(signal.SIGTERM)
-        stdout, _ = proc.communicate(timeout=30)
+        rest, _ = proc.communicate(timeout=30)
     assert set(builds) == {"fashion", "homedepot", "yoochoose"}  # yoochoose: its simulated traffic
     reasons = {b["message"] for bs in builds.values() for b in bs}
     assert reasons == {f"tenant '{t}' does not exist" for t in ("fashion", "homedepot", "yoochoose")}
-    out = stdout.decode()
+    out = b"".join([*said, rest]).decode()
     assert "aisle status" in out and "background builds ended (exit code 1)" in out, out
 
 
@@ -186,17 +176,31 @@ def start_serve(tmp_path: Path, port: int, workers: int, grace_s: float = 10.0) 
 
 def wait_healthy(proc: subprocess.Popen[bytes], url: str, workers: int) -> list[int]:
     """The worker pids once ``workers`` of them run and the service answers."""
-    deadline = time.monotonic() + 90
-    while True:
-        assert proc.poll() is None, proc.stderr.read().decode() if proc.stderr else ""
+
+    def started() -> list[int] | None:
         children = [int(p) for p in Path(f"/proc/{proc.pid}/task/{proc.pid}/children").read_text().split()]
-        try:
-            if len(children) == workers and httpx.get(f"{url}/health", timeout=1).status_code == 200:
-                return children
-        except httpx.HTTPError:
-            pass
-        assert time.monotonic() < deadline, "aisle serve did not start"
-        time.sleep(0.2)
+        return children if len(children) == workers and answers(proc, url) else None
+
+    return wait_until(started, f"{workers} workers of aisle serve answer", every=0.2)
+
+
+def answers(proc: subprocess.Popen[bytes], url: str) -> bool:
+    """Whether ``url`` answers ``GET /health`` with 200; fails with serve's stderr when it exited."""
+    assert proc.poll() is None, proc.stderr.read().decode() if proc.stderr else ""
+    try:
+        return httpx.get(f"{url}/health", timeout=1).status_code == 200
+    except httpx.HTTPError:
+        return False
+
+
+def failed_builds(proc: subprocess.Popen[bytes], url: str) -> dict[str, Any] | None:
+    """``GET /health``'s builds once there is one and every one has failed, else None."""
+    assert proc.poll() is None, proc.stderr.read().decode() if proc.stderr else ""
+    try:
+        builds: dict[str, Any] = httpx.get(f"{url}/health", timeout=1).json()["builds"]
+    except httpx.HTTPError:
+        return None
+    return builds if builds and all(b["state"] == "failed" for bs in builds.values() for b in bs) else None
 
 
 def test_a_burst_of_keep_alive_connections_reaches_every_worker(tmp_path: Path) -> None:
@@ -224,15 +228,15 @@ def test_a_burst_of_keep_alive_connections_reaches_every_worker(tmp_path: Path) 
                 conn.close()
         assert sum(held.values()) == 32 and all(n > 0 for n in held.values()), held
         os.kill(workers[0], signal.SIGKILL)
-        deadline = time.monotonic() + 60
-        while True:
+
+        def replaced() -> bool:
+            assert proc.poll() is None, "aisle serve exited"
             children = {
                 int(p) for p in Path(f"/proc/{proc.pid}/task/{proc.pid}/children").read_text().split()
             }
-            if len(children) == 2 and workers[0] not in children:
-                break
-            assert proc.poll() is None and time.monotonic() < deadline, "the worker was not replaced"
-            time.sleep(0.2)
+            return len(children) == 2 and workers[0] not in children
+
+        wait_until(replaced, "the killed worker is replaced", every=0.2)
         assert wait_healthy(proc, url, 2)
     finally:
         proc.send_signal(signal.SIGTERM)

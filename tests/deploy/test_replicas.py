@@ -45,6 +45,7 @@ from tests.conftest import require
 from tests.support.auth import serve
 from tests.support.recs import write_tenant
 from tests.support.sockets import free_port
+from tests.support.waiting import wait_until
 
 from aisle.catalog.importer import import_catalog
 from aisle.core.builds_redis import RedisBuildBoard
@@ -168,17 +169,15 @@ def _start(module: str, env: dict[str, str], log: Path) -> tuple[subprocess.Pope
     return subprocess.Popen(cmd, env=env, stdout=out, stderr=subprocess.STDOUT), f"http://127.0.0.1:{port}"
 
 
-def _wait_healthy(url: str, proc: subprocess.Popen[bytes], log: Path, seconds: float = 120) -> None:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
+def _wait_healthy(url: str, proc: subprocess.Popen[bytes], log: Path) -> None:
+    def answers() -> bool:
         assert proc.poll() is None, f"{url} exited:\n{log.read_text()[-3000:]}"
         try:
-            if httpx.get(f"{url}/health", timeout=1).status_code == 200:
-                return
+            return httpx.get(f"{url}/health", timeout=1).status_code == 200
         except httpx.HTTPError:
-            pass
-        time.sleep(0.2)
-    raise AssertionError(f"{url} did not start:\n{log.read_text()[-3000:]}")
+            return False
+
+    wait_until(answers, f"{url} answers", every=0.2)
 
 
 def _seed(settings: Settings, tenant: str, builder_dir: Path) -> None:

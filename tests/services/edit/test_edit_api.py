@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
+from tests.support.waiting import wait_until
 
 from aisle.core.config import Settings
 from aisle.core.storage import BlobStore
@@ -17,13 +18,14 @@ T = {"tenant": "shop"}
 SLOT = {"slotConfigId": "main", "modelId": "live", "itemCount": 5}
 
 
-def wait_job(client: TestClient, job_id: str, timeout: float = 10.0) -> dict[str, Any]:
-    deadline = time.time() + timeout
-    while True:
-        job = client.get(f"/jobs/{job_id}", params=T).json()
-        if job["status"] in ("completed", "failed") or time.time() > deadline:
-            return job
-        time.sleep(0.02)
+def wait_job(client: TestClient, job_id: str) -> dict[str, Any]:
+    """The job once it completed or failed."""
+
+    def ended() -> dict[str, Any] | None:
+        job: dict[str, Any] = client.get(f"/jobs/{job_id}", params=T).json()
+        return job if job["status"] in ("completed", "failed") else None
+
+    return wait_until(ended, f"job {job_id} ends", every=0.02)
 
 
 def test_models_list_filter_get(client: TestClient) -> None:

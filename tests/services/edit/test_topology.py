@@ -9,12 +9,12 @@ import os
 import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
+from tests.support.waiting import wait_until
 
 from aisle.core.events import open_event_store_url
 from aisle.core.storage import BlobStore
@@ -29,6 +29,15 @@ def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
+
+
+def healthy(url: str, proc: subprocess.Popen[bytes]) -> bool:
+    """Whether the service at ``url`` answers ``GET /health``; fails when its process died."""
+    assert proc.poll() is None, "the service exited"
+    try:
+        return httpx.get(f"{url}/health", timeout=1).status_code == 200
+    except httpx.HTTPError:
+        return False
 
 
 @pytest.fixture(params=["embedded", "redis"])
@@ -73,15 +82,7 @@ def processes(env: dict[str, str]) -> Iterator[tuple[str, str]]:
         urls.append(f"http://127.0.0.1:{port}")
     try:
         for url, proc in zip(urls, procs, strict=True):
-            deadline = time.time() + 30
-            while True:
-                try:
-                    if httpx.get(f"{url}/health", timeout=1).status_code == 200:
-                        break
-                except httpx.HTTPError:
-                    pass
-                assert proc.poll() is None and time.time() < deadline, "service did not start"
-                time.sleep(0.1)
+            wait_until(lambda url=url, proc=proc: healthy(url, proc), f"{url} answers", every=0.1)
         yield urls[0], urls[1]
     finally:
         for proc in procs:

@@ -8,7 +8,6 @@ the file's own events.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -17,6 +16,7 @@ import polars as pl
 import pytest
 from fastapi.testclient import TestClient
 from tests.support.recs import rees46_catalog, write_tenant
+from tests.support.waiting import wait_until
 
 from aisle.core.config import Settings
 from aisle.core.storage import open_blob_store
@@ -65,12 +65,13 @@ def services(
 
 
 def wait_job(client: TestClient, job_id: str) -> dict[str, Any]:
-    deadline = time.time() + 60
-    while True:
-        job = client.get(f"/jobs/{job_id}", params=T).json()
-        if job["status"] in ("completed", "failed") or time.time() > deadline:
-            return job
-        time.sleep(0.05)
+    """The job once it completed or failed."""
+
+    def ended() -> dict[str, Any] | None:
+        job: dict[str, Any] = client.get(f"/jobs/{job_id}", params=T).json()
+        return job if job["status"] in ("completed", "failed") else None
+
+    return wait_until(ended, f"job {job_id} ends")
 
 
 @pytest.fixture(scope="module")

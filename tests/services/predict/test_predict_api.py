@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 from tests.support.auth import AuthKit
+from tests.support.waiting import wait_until
 
 from aisle.core.config import Settings
 from aisle.core.storage import open_blob_store
@@ -152,7 +153,6 @@ def test_auth_is_wired(settings: Settings, shop: str) -> None:
 
 
 def test_deployed_models_are_loaded_before_the_first_request(settings: Settings, shop: str) -> None:
-    import time
 
     from tests.support.recs import CooccurrenceRecommender
 
@@ -166,7 +166,5 @@ def test_deployed_models_are_loaded_before_the_first_request(settings: Settings,
 
     app = create_app(settings, models=RegistryModelSource(loader), warm_interval_s=0.05)
     with TestClient(app):
-        deadline = time.time() + 5
-        while not loads and time.time() < deadline:
-            time.sleep(0.02)
+        wait_until(lambda: loads, "the warm-up loads a model", every=0.02)
     assert loads == ["m1"]  # the deployed model, not the idle one

@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import re
 import tempfile
-import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -19,12 +18,12 @@ import httpx
 import pytest
 from tests.conftest import require
 from tests.support.storefront import StorefrontEnv, bundle_built, storefront_env
+from tests.support.waiting import wait_until
 
 CHROMIUM = Path("/usr/bin/chromium")
 SHOTS = Path(
     os.environ.get("AISLE_SCREENSHOTS", Path(tempfile.gettempdir()) / "aisle-storefront-screenshots")
 )
-ANALYTICS_WAIT_S = 10.0
 
 
 @pytest.fixture(scope="module")
@@ -200,15 +199,20 @@ def test_a_click_and_a_purchase_reach_analytics_with_their_position(page: Any, e
     page.click("[data-testid=buy]")
     page.wait_for_selector("[data-testid=event-status] >> text=Purchase sent")
     shot(page, "04-bought")
-    deadline = time.monotonic() + ANALYTICS_WAIT_S
-    while True:
+
+    def recorded() -> dict[str, Any] | None:
         rows = {r["query"]: r for r in _analytics(env, "searches", limit=500)}
         positions = {r["position"]: r["clicks"] for r in _analytics(env, "positions")}
         row = rows.get(query)
-        if row and row["clicks"] >= 1 and row["conversions"] >= 1 and positions.get(3, 0) >= 1:
-            break
-        assert time.monotonic() < deadline, f"not in analytics after {ANALYTICS_WAIT_S}s: {row}, {positions}"
-        time.sleep(0.25)
+        return (
+            row
+            if row and row["clicks"] >= 1 and row["conversions"] >= 1 and positions.get(3, 0) >= 1
+            else None
+        )
+
+    row = wait_until(
+        recorded, f"the search {query!r}, its click at position 3 and the purchase are in analytics"
+    )
     # the helper's facet queries and price probes are not counted as searches
     assert row["searches"] <= len(query) + 1
 

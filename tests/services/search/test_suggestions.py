@@ -8,12 +8,12 @@ parameter defaulting to it.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
+from tests.support.waiting import wait_until
 
 from aisle.catalog.datasets.common import tenant_files
 from aisle.catalog.importer import import_catalog
@@ -155,13 +155,12 @@ def test_tenant_defaults_to_default_and_a_new_log_is_served(blob_store: BlobStor
         log = tmp_path / "log.txt"
         log.write_text("cheese block\ncheese block\n")
         import_query_log(tenants, "default", log)
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline:
-            body = c.get("/suggestions", params={"qStr": "che"}).json()
-            if body[0] == {"suggestion": "cheese block", "type": "query"}:
-                break
-            time.sleep(0.2)
-        assert body[0] == {"suggestion": "cheese block", "type": "query"}
+        newest = {"suggestion": "cheese block", "type": "query"}
+        wait_until(
+            lambda: c.get("/suggestions", params={"qStr": "che"}).json()[0] == newest,
+            "the new query log's 'cheese block' is suggested first",
+            every=0.2,
+        )
 
 
 def test_openapi_documents_the_response(client: TestClient) -> None:

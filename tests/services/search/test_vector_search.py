@@ -7,7 +7,6 @@ import os
 import shutil
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,6 +17,7 @@ from fastapi.testclient import TestClient
 from PIL import Image
 from tests.support.auth import free_port
 from tests.support.vectors import MiniTenant, mini_fashion
+from tests.support.waiting import wait_until
 
 from aisle.catalog.datasets import fashion
 from aisle.core.config import Settings
@@ -25,6 +25,14 @@ from aisle.core.storage import open_blob_store
 from aisle.core.tenancy import Tenants
 from aisle.services.search.app import create_app
 from aisle.vectors.image_input import MAX_IMAGE_BYTES
+
+
+def _answers(url: str, proc: subprocess.Popen[bytes]) -> bool:
+    assert proc.poll() is None, "the vector service exited"
+    try:
+        return httpx.get(f"{url}/health", timeout=1).status_code == 200
+    except httpx.HTTPError:
+        return False
 
 
 @pytest.fixture(scope="module")
@@ -127,13 +135,9 @@ def test_vector_search_through_the_vector_service(client: TestClient, mini: Mini
            "--port", str(port), "--log-level", "warning"]  # fmt: skip
     proc = subprocess.Popen(cmd, env=env)
     try:
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
-            try:
-                if httpx.get(f"http://127.0.0.1:{port}/health", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                time.sleep(0.3)
+        wait_until(
+            lambda: _answers(f"http://127.0.0.1:{port}", proc), "the vector service answers", every=0.3
+        )
         settings = Settings(
             storage_url=mini.storage_url,
             data_dir=mini.data_dir,

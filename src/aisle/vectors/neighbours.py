@@ -39,6 +39,21 @@ class NeighbourQuery:
     filters: Filters = ()
     exclude: Sequence[str] = ()
 
+    @classmethod
+    def of(
+        cls,
+        k: int,
+        *,
+        text: str | None = None,
+        vector: Sequence[float] | None = None,
+        kind: str = "text",
+        filters: Filters = (),
+        exclude: Sequence[str] = (),
+    ) -> NeighbourQuery:
+        """The query of a request body, its ``vector`` (a JSON list of numbers) as float32."""
+        array = None if vector is None else np.asarray(vector, dtype=np.float32)
+        return cls(k=k, text=text, vector=array, kind=kind, filters=filters, exclude=exclude)
+
 
 class RowSelector(Protocol):
     """Evaluates request filters for a tenant into the catalog rows that pass them.

@@ -78,6 +78,44 @@ class VectorSearch:
                     self._encoder = TextEncoder.load(threads=1)
         return self._encoder
 
+    def index(
+        self,
+        tenant: str,
+        items: Sequence[tuple[str, Sequence[float] | None, str | None]],
+        *,
+        kind: str = "text",
+    ) -> int:
+        """Insert or replace products' vectors: each item is ``(id, vector, text)``, its vector given or,
+        for text vectors, embedded from ``text`` (MiniLM, in one batch). Returns how many were written,
+        durable as :meth:`VectorStore.upsert` says.
+
+        Raises:
+            BadRequest: a text for a photo table (``vector_query_invalid``); a vector whose length is
+                not the table's (``vector_dimension_mismatch``); what :meth:`VectorStore.upsert` raises.
+            VectorIndexMissing (503): the tenant has no ``kind`` table.
+        """
+        table = self.store.table(tenant, kind)
+        texts = [text for _, vector, text in items if vector is None and text is not None]
+        if texts and kind != "text":
+            raise BadRequest(
+                "only text vectors can be computed from a text", code=ErrorCode.VECTOR_QUERY_INVALID
+            )
+        embedded = iter(self.encoder.encode(texts)) if texts else iter(())
+        rows = []
+        for product_id, vector, _ in items:
+            if vector is None:
+                rows.append(next(embedded))
+                continue
+            if len(vector) != table.dimension:
+                raise BadRequest(
+                    f"item '{product_id}': {len(vector)} values, the table has {table.dimension}",
+                    code=ErrorCode.VECTOR_DIMENSION_MISMATCH,
+                )
+            rows.append(np.asarray(vector, dtype=np.float32))
+        return self.store.upsert(
+            tenant, [product_id for product_id, _, _ in items], np.stack(rows), kind=kind
+        )
+
     def encode(self, text: str) -> np.ndarray:
         """MiniLM embedding of ``text``: float32, shape (384,), unit length.
 

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import numpy as np
 from fastapi import APIRouter
 
 from aisle.core.auth.scopes import CATALOG_WRITE, SEARCH_READ
-from aisle.core.errors import BadRequest, ErrorCode
 from aisle.services.common.auth import scoped
 from aisle.services.common.errors import error_responses
 from aisle.services.common.params import TenantQuery
@@ -39,11 +37,10 @@ write = scoped(CATALOG_WRITE)
 def search(state: State, tenant: TenantQuery, body: VectorSearchBody) -> VectorSearchResponse:
     """The ``k`` products nearest to a text or a vector, passing the filters (AND across fields)."""
     state.tenants.config(tenant)  # 404 tenant_not_found before anything else
-    vector = np.asarray(body.vector, dtype=np.float32) if body.vector is not None else None
-    query = NeighbourQuery(
-        k=body.k,
+    query = NeighbourQuery.of(
+        body.k,
         text=body.text,
-        vector=vector,
+        vector=body.vector,
         kind=body.kind,
         filters=[f.model_dump() for f in body.filters],
         exclude=body.exclude,
@@ -66,24 +63,10 @@ def index_vectors(state: State, tenant: TenantQuery, body: IndexBody) -> WriteRe
     ``AISLE_VECTORS_CHECK_SECONDS``; a bucket outage answers 503 ``storage_unavailable``, nothing
     written."""
     state.tenants.config(tenant)
-    table = state.store.table(tenant, body.kind)
-    texts = [item.text for item in body.items if item.text is not None]
-    if texts and body.kind != "text":
-        raise BadRequest("only text vectors can be computed from a text", code=ErrorCode.VECTOR_QUERY_INVALID)
-    embedded = iter(state.search.encoder.encode(texts)) if texts else iter(())
-    rows = []
-    for item in body.items:
-        if item.vector is not None:
-            if len(item.vector) != table.dimension:
-                raise BadRequest(
-                    f"item '{item.id}': {len(item.vector)} values, the table has {table.dimension}",
-                    code=ErrorCode.VECTOR_DIMENSION_MISMATCH,
-                )
-            rows.append(np.asarray(item.vector, dtype=np.float32))
-        else:
-            rows.append(next(embedded))
-    count = state.store.upsert(tenant, [i.id for i in body.items], np.stack(rows), kind=body.kind)
-    return WriteResponse(tenant=tenant, kind=body.kind, count=count, total=len(table))
+    count = state.search.index(tenant, [(i.id, i.vector, i.text) for i in body.items], kind=body.kind)
+    return WriteResponse(
+        tenant=tenant, kind=body.kind, count=count, total=len(state.store.table(tenant, body.kind))
+    )
 
 
 @router.delete(

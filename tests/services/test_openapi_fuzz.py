@@ -2,7 +2,8 @@
 
 Every service runs under uvicorn on a throwaway tenant (its own bucket: nothing written here reaches
 another test), and the ``st`` command-line runner generates requests from the service's own
-``/openapi.json``, bounded by ``MAX_EXAMPLES`` per operation, with four checks:
+``/openapi.json``, bounded by ``MAX_EXAMPLES`` per operation and ``MAX_TIME_S`` per service (settings:
+``AISLE_FUZZ_EXAMPLES``, ``AISLE_FUZZ_SECONDS``), with four checks:
 
 * ``not_a_server_error``: no 5xx, whatever the input;
 * ``status_code_conformance``: every status answered is documented for the operation;
@@ -16,6 +17,7 @@ The printed summary (operations, cases, failures) is the figure the issue asks f
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
@@ -33,8 +35,11 @@ from tests.support.vectors import mini_fashion
 from aisle.core.config import Settings
 from aisle.core.storage import open_blob_store
 
-MAX_EXAMPLES = 15
-MAX_TIME_S = 20  # per service: the coverage phase alone makes 30,000 cases of predict's recursive conditions
+# The budget per service, a setting: AISLE_FUZZ_EXAMPLES cases per operation and phase, AISLE_FUZZ_SECONDS
+# in all (the coverage phase alone makes 30,000 cases of predict's recursive conditions). A deeper run:
+#   AISLE_FUZZ_EXAMPLES=200 AISLE_FUZZ_SECONDS=600 make test PYTEST_ARGS=-k=openapi_fuzz
+MAX_EXAMPLES = int(os.environ.get("AISLE_FUZZ_EXAMPLES", "15"))
+MAX_TIME_S = int(os.environ.get("AISLE_FUZZ_SECONDS", "20"))
 CHECKS = "not_a_server_error,status_code_conformance,response_schema_conformance,positive_data_acceptance"
 ST = Path(sys.executable).parent / "st"
 

@@ -45,6 +45,7 @@ from tests.conftest import require
 from tests.support.auth import serve
 from tests.support.recs import write_tenant
 from tests.support.sockets import free_port
+from tests.support.vectors import share_models
 from tests.support.waiting import wait_until
 
 from aisle.catalog.importer import import_catalog
@@ -199,6 +200,7 @@ def _seed(settings: Settings, tenant: str, builder_dir: Path) -> None:
         Deployment(modelId="also-view", status="deployed", modelVersion=record.version, jobId="seed")
     )
     ContainerStore(scope).create("c1", ContainerBody.model_validate({"slotConfigurations": [SLOT]}))
+    share_models(builder_dir)  # the MiniLM token states, made once per test cache
     build_text_vectors(tenants, tenant, builder_dir)
 
 

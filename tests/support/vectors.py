@@ -62,6 +62,7 @@ def mini_fashion(
                 _build(folder, shared_data, products=products, images=images, text=text)
 
             copy_of(cached_build(f"mini-fashion-{products}", key, build), root)
+        share_models(root / "data")  # for the builds a test makes there itself
         has_images = orjson.loads((root / "mini.json").read_bytes())["has_images"]
         tenants = Tenants(open_blob_store(url), ttl=0)
         ids = IndexRegistry(tenants, root / "data").get("fashion").product_ids()
@@ -94,33 +95,46 @@ def _build(root: Path, shared_data: Path, *, products: int, images: bool, text: 
     import_catalog(tenants, "fashion", source)
     data_dir = root / "data"
     IndexRegistry(tenants, data_dir).get("fashion")
+    share_models(data_dir)
     if text:
         build_text_vectors(tenants, "fashion", data_dir)
+        share_models(data_dir)
     has_images = False
     if images:
-        _share_model(data_dir)
+        share_models(data_dir)
         try:
             build_image_vectors(tenants, "fashion", data_dir, photos)
             has_images = True
         except ImageEncoderUnavailable:
             has_images = False
-        _share_model(data_dir)
+        share_models(data_dir)
     (root / "mini.json").write_bytes(orjson.dumps({"has_images": has_images}))
 
 
-def _share_model(data_dir: Path) -> None:
-    """Reuse the exported image model between test sessions (the export takes tens of seconds)."""
+def share_models(data_dir: Path) -> None:
+    """Reuse what is derived from the model files alone between tests, sessions and workers: the exported
+    image model and the MiniLM token states (tens of seconds each to make; the same for every tenant).
+    Before a build, links the ones the test cache holds into ``data_dir/models``; after it, keeps the
+    ones the build made in the cache (``tests/support/build_cache.CACHE / "models"``)."""
+    import os
     import shutil
-    import tempfile
+
+    from tests.support.build_cache import CACHE
 
     from aisle.vectors.image_encoder import onnx_path
+    from aisle.vectors.query_encoder import TOKEN_STATES
 
-    cached = Path(tempfile.gettempdir()) / "aisle-test-cache" / onnx_path(Path(".")).name
-    local = onnx_path(data_dir)
-    if cached.exists() and not local.exists():
-        local.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(cached, local)
-    elif local.exists() and not cached.exists():
-        cached.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(local, cached.with_suffix(".tmp"))
-        cached.with_suffix(".tmp").rename(cached)
+    shared = CACHE / "models"
+    for name in (onnx_path(Path(".")).name, TOKEN_STATES):
+        cached, local = shared / name, Path(data_dir) / "models" / name
+        if cached.exists() and not local.exists():
+            local.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                os.link(cached, local)  # files are replaced whole, never written in place
+            except OSError:
+                shutil.copyfile(cached, local)
+        elif local.exists() and not cached.exists():
+            shared.mkdir(parents=True, exist_ok=True)
+            partial = shared / f".{name}.{os.getpid()}"
+            shutil.copyfile(local, partial)
+            partial.rename(cached)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import polars as pl
-from tests.support.vectors import MiniTenant
+from tests.support.vectors import MiniTenant, share_models
 
 from aisle.catalog.store import CatalogStore
 from aisle.core.config import Settings
@@ -85,6 +85,7 @@ def test_a_builder_without_earlier_tables_reuses_the_bucket_s_and_embeds_only_wh
         products.with_columns(pl.lit("A Brand New Title").alias("title")).head(1).vstack(products[1:])
     )
     counting = CountingEncoder()
+    share_models(tmp_path / "empty")  # the MiniLM token states, made once from the real model
     build_text_vectors(tenants, "fashion", tmp_path / "empty", encoder=counting)  # type: ignore[arg-type]
     assert len(counting.texts) == 1 and counting.texts[0].startswith("A Brand New Title")
 

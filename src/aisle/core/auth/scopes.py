@@ -16,7 +16,10 @@ recs:read        predict service: POST /predict, POST /evaluation, GET /bundles,
 recs:write       edit service writes: POST /models/{id}/deploy, /models/{id}/undeploy, POST/PUT/DELETE
                  /containers, POST /events, POST /user_features
 rules:write      rule management service: every endpoint that creates, changes or deletes a rule
-catalog:write    catalog import and index (re)builds, tenant configuration writes
+catalog:read     search service: the product API's reads (GET /products/{id} and its change history)
+catalog:write    search service: product writes (PUT, PATCH, DELETE /products/{id}, POST /products/batch,
+                 POST /catalog/import); the vector search service's writes; index (re)builds
+admin            tenant administration: PUT /tenants/{tenant} (a new tenant from a catalog file)
 analytics:read   analytics service: every GET /analytics/... report
 ===============  ==========================================================================================
 
@@ -31,10 +34,14 @@ SEARCH_READ = "search:read"
 RECS_READ = "recs:read"
 RECS_WRITE = "recs:write"
 RULES_WRITE = "rules:write"
+CATALOG_READ = "catalog:read"
 CATALOG_WRITE = "catalog:write"
+ADMIN = "admin"
 ANALYTICS_READ = "analytics:read"
 
-SCOPES: tuple[str, ...] = (SEARCH_READ, RECS_READ, RECS_WRITE, RULES_WRITE, CATALOG_WRITE, ANALYTICS_READ)
+SCOPES: tuple[str, ...] = (
+    SEARCH_READ, RECS_READ, RECS_WRITE, RULES_WRITE, CATALOG_READ, CATALOG_WRITE, ADMIN, ANALYTICS_READ,
+)  # fmt: skip
 
 
 def check_scopes(scopes: list[str] | tuple[str, ...]) -> tuple[str, ...]:

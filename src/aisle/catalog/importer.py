@@ -2,6 +2,11 @@
 
 Bad rows are reported with their line numbers and skipped; the import writes a complete new
 version and only then switches the tenant to it, so a failed import changes nothing.
+
+:func:`import_catalog` writes the version directly, replacing the catalog and every change-log entry
+before it (the demo builds and tests use it, offline). ``aisle catalog import`` and
+``POST /catalog/import`` go through the change log instead (:meth:`aisle.catalog.writer.CatalogWriter.
+import_data`), so an import is ordered with the product API's writes.
 """
 
 from __future__ import annotations
@@ -9,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from aisle.catalog.changes import ChangeLog
 from aisle.catalog.readers import BadRow, Progress, read_catalog_file
 from aisle.catalog.schema import map_catalog
 from aisle.catalog.store import Catalog, CatalogStore
@@ -55,5 +61,7 @@ def import_catalog(
         )
     if progress:
         progress("write", products.height, products.height)
-    catalog = CatalogStore(tenants.scope(tenant)).write(products, source=path.name)
+    scope = tenants.scope(tenant)
+    head = ChangeLog(scope).head()  # the writes this whole version replaces (aisle.catalog.changes)
+    catalog = CatalogStore(scope).write(products, source=path.name, sequence=head)
     return ImportReport(tenant, catalog.version, products.height, bad), catalog

@@ -139,7 +139,25 @@ def read_catalog_file(
     if not path.is_file():
         raise BadRequest(f"catalog file '{path}' does not exist", code=ErrorCode.CATALOG_FILE_MISSING)
     fmt = fmt or detect_format(path)
-    data = _open_bytes(path)
+    return read_catalog_bytes(_open_bytes(path), fmt, progress)
+
+
+def read_catalog_bytes(
+    data: bytes, fmt: str, progress: Progress | None = None
+) -> tuple[pl.DataFrame, list[BadRow]]:
+    """Read a catalog file's bytes (``fmt``: jsonl, csv or parquet; gzipped or not, told by its magic
+    number) into an all-Utf8 frame plus the rows that could not be parsed at all.
+
+    Raises:
+        BadRequest: unknown format, unreadable data.
+    """
+    if data[:2] == b"\x1f\x8b":
+        try:
+            data = gzip.decompress(data)
+        except (OSError, EOFError) as exc:
+            raise BadRequest(
+                f"the gzipped catalog cannot be read: {exc}", code=ErrorCode.CATALOG_FILE_INVALID
+            ) from exc
     if fmt == "jsonl":
         return read_jsonl(data, progress)
     if fmt == "csv":

@@ -2,8 +2,14 @@
 
 Layout under ``<tenant>/catalog/``::
 
-    current.json                  {"version": "...", "count": N, "created_at": "..."}
+    current.json                  {"version": "...", "count": N, "created_at": "...", "source": "...",
+                                  "sequence": S}
     <version>/products.parquet    one row per product: ``id`` (string) + one column per attribute
+    <version>/update_times.json   (versions folded from the change log) each product's update times
+
+``sequence`` is the change log's number the version includes (:mod:`aisle.catalog.changes`): entries up
+to it are in the version, the ones after are applied on top of it. A version without one includes
+none (0).
 
 A new import writes a new ``<version>/`` completely, then replaces ``current.json``: readers see the
 old catalog or the new one, never a half-written one.
@@ -14,6 +20,7 @@ from __future__ import annotations
 import io
 import secrets
 import threading
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -25,6 +32,15 @@ from aisle.core.storage import BlobNotFound, BlobStore
 from aisle.core.storage.signature import read_object
 
 POINTER = "catalog/current.json"
+
+
+@dataclass(frozen=True)
+class Pointer:
+    """What ``current.json`` says: the version, the change-log sequence it includes, when it was written."""
+
+    version: str
+    sequence: int
+    created_at: str
 
 
 class CatalogNotFound(NotFound):
@@ -62,6 +78,21 @@ class CatalogStore:
         except BlobNotFound:
             return None
 
+    def pointer(self) -> Pointer | None:
+        """The current version's pointer, None before any catalog. Raises StorageUnavailable (503)."""
+        try:
+            doc = orjson.loads(read_object(self.scope, POINTER))
+        except BlobNotFound:
+            return None
+        return Pointer(str(doc["version"]), int(doc.get("sequence") or 0), str(doc.get("created_at") or ""))
+
+    def version_file(self, version: str, name: str) -> bytes | None:
+        """A file written beside ``version``'s products (``files`` of :meth:`write`), None when absent."""
+        try:
+            return self.scope.get(f"catalog/{version}/{name}")
+        except BlobNotFound:
+            return None
+
     def load(self, version: str | None = None) -> Catalog:
         """The given (default: current) catalog version.
 
@@ -83,19 +114,32 @@ class CatalogStore:
             self._cache = catalog
         return catalog
 
-    def write(self, products: pl.DataFrame, *, source: str | None = None) -> Catalog:
-        """Write ``products`` as a new version and make it current. Returns the new catalog."""
+    def write(
+        self,
+        products: pl.DataFrame,
+        *,
+        source: str | None = None,
+        sequence: int = 0,
+        files: Mapping[str, bytes] | None = None,
+    ) -> Catalog:
+        """Write ``products`` as a new version and make it current. Returns the new catalog.
+
+        ``sequence``: the change-log number the version includes; ``files``: more files of the version
+        (name -> bytes), written before the pointer like the products."""
         if "id" not in products.columns:
             raise ValueError("products need an 'id' column")
         version = new_version()
         buf = io.BytesIO()
         products.write_parquet(buf, compression="zstd")
         self.scope.put(f"catalog/{version}/products.parquet", buf.getvalue())
+        for name, data in (files or {}).items():
+            self.scope.put(f"catalog/{version}/{name}", data)
         pointer = {
             "version": version,
             "count": products.height,
             "created_at": datetime.now(UTC).isoformat(),
             "source": source,
+            "sequence": sequence,
         }
         self.scope.put(POINTER, orjson.dumps(pointer))
         catalog = Catalog(version=version, products=products)

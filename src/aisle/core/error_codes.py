@@ -109,6 +109,28 @@ class ErrorCode(StrEnum):
     CATALOG_FILE_INVALID = "catalog_file_invalid", 400, "The catalog file cannot be parsed."
     CATALOG_FILE_MISSING = "catalog_file_missing", 400, "The catalog file does not exist."
     FORMAT_UNKNOWN = "format_unknown", 400, "Not a catalog format: use jsonl, csv or parquet."
+    CATALOG_TITLE_MISSING = (
+        "catalog_title_missing",
+        400,
+        "No column of the catalog file can be the product title (or the title column named is absent).",
+    )
+    TENANT_EXISTS = "tenant_exists", 409, "A tenant of that name exists already; replace it explicitly."
+    PRODUCT_INVALID = (
+        "product_invalid",
+        422,
+        "A product field breaks the tenant's attribute configuration; details.field names it.",
+    )
+    UPDATE_TIME_INVALID = (
+        "update_time_invalid",
+        400,
+        "A write's updateTime is not RFC 3339 with an offset, is before 1970 or over a day ahead.",
+    )
+    BATCH_TOO_LARGE = "batch_too_large", 413, "A product batch of more than 10,000 operations."
+    CATALOG_COMPACTING = (
+        "catalog_compacting",
+        409,
+        "Another process is folding the tenant's change log into a catalog version; try again shortly.",
+    )
 
     # Search, browse, suggestions and ranking.
     PRODUCT_NOT_FOUND = "product_not_found", 404, "No product of that id in the tenant's catalog."

@@ -1,0 +1,115 @@
+"""Last writer by time wins: which operations of a write apply, which are stale, which fail.
+
+Google Retail merges inventory field by field by each field's last update time; Aisle orders every
+product write so (see :mod:`aisle.catalog.state` for the times kept):
+
+* an **upsert** or **delete** at time t is stale when the product (or its tombstone) holds a write newer
+  than t, of the whole product or of any field;
+* a **patch** at time t applies the fields whose own time is not newer than t; it is stale when none is
+  left. A patch of a product that does not exist fails (``product_not_found``), unless its tombstone is
+  newer than t (then it is stale: the delete came later);
+* a delete of an id never written fails (``product_not_found``).
+
+Equal times apply (a replay of the same write changes nothing). Operations of one write are decided in
+order, each seeing the ones before it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from aisle.catalog.changes import Op
+from aisle.catalog.products import Fields
+from aisle.catalog.state import DOC, CatalogState, Times, apply_op, field_time, latest_time
+from aisle.core.errors import AisleError, ErrorCode, NotFound
+
+Status = Literal["applied", "stale", "failed"]
+
+
+@dataclass
+class OpResult:
+    """What became of one operation: ``applied``, ``stale`` (ignored: the stored write is newer) or
+    ``failed`` (``error`` says why). ``stale_fields``: a patch's fields left out as stale;
+    ``ignored_fields``: names the tenant's configuration does not have."""
+
+    id: str
+    op: str
+    status: Status = "applied"
+    error: AisleError | None = None
+    stale_fields: list[str] = field(default_factory=list)
+    ignored_fields: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Planned:
+    """One operation of a write: ``op`` to decide, or None when it failed already (``result.error``)."""
+
+    op: Op | None
+    result: OpResult
+
+
+class _Shadow:
+    """``state`` with a write's earlier operations applied on top, without changing ``state``."""
+
+    def __init__(self, state: CatalogState) -> None:
+        self.state = state
+        self.overlay: dict[str, Fields | None] = {}
+        self.times: dict[str, Times] = {}
+
+    def product(self, product_id: str) -> Fields | None:
+        if product_id in self.overlay:
+            found = self.overlay[product_id]
+            return None if found is None else dict(found)
+        return self.state.product(product_id)
+
+    def times_of(self, product_id: str) -> Times | None:
+        if product_id in self.times:
+            return dict(self.times[product_id])
+        return self.state.times_of(product_id)
+
+
+def _missing(product_id: str) -> NotFound:
+    return NotFound(f"product '{product_id}' not found", code=ErrorCode.PRODUCT_NOT_FOUND)
+
+
+def _decide(view: _Shadow, op: Op, result: OpResult) -> Op | None:
+    """The operation to log for ``op`` (a patch keeps its fresh fields), or None; fills ``result``."""
+    times = view.times_of(op.id)
+    exists = view.product(op.id) is not None
+    if op.op in ("upsert", "delete"):
+        if op.op == "delete" and times is None:
+            result.status, result.error = "failed", _missing(op.id)
+            return None
+        if times is not None and op.time < latest_time(times):
+            result.status = "stale"
+            return None
+        return op
+    if not exists:
+        if times is not None and op.time < times.get(DOC, 0):
+            result.status = "stale"
+        else:
+            result.status, result.error = "failed", _missing(op.id)
+        return None
+    assert times is not None
+    fresh = {k: v for k, v in op.fields.items() if op.time >= field_time(times, k)}
+    result.stale_fields = sorted(set(op.fields) - set(fresh))
+    if op.fields and not fresh:
+        result.status = "stale"
+        return None
+    return Op("patch", op.id, op.time, fresh)
+
+
+def decide(state: CatalogState, planned: list[Planned]) -> list[Op]:
+    """Decide every planned operation against ``state`` in order (each ``result`` is filled); returns the
+    operations to log, in order. ``state`` is not changed."""
+    view = _Shadow(state)
+    logged: list[Op] = []
+    for plan in planned:
+        if plan.op is None:
+            continue
+        decided = _decide(view, plan.op, plan.result)
+        if decided is not None:
+            apply_op(view, decided)  # type: ignore[arg-type]  # the shadow has the state's shape
+            logged.append(decided)
+    return logged

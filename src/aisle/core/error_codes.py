@@ -115,12 +115,6 @@ class ErrorCode(StrEnum):
         "No column of the catalog file can be the product title (or the title column named is absent).",
     )
     TENANT_EXISTS = "tenant_exists", 409, "A tenant of that name exists already; replace it explicitly."
-    CATALOG_TITLE_MISSING = (
-        "catalog_title_missing",
-        400,
-        "No column of the catalog file can be the product title (or the title column named is absent).",
-    )
-    TENANT_EXISTS = "tenant_exists", 409, "A tenant of that name exists already; replace it explicitly."
     PRODUCT_INVALID = (
         "product_invalid",
         422,

@@ -12,11 +12,10 @@ from pathlib import Path
 import pytest
 from tests.conftest import require
 from tests.support.faults import S3Server
+from tests.support.product_shop import TENANT, shop
 
 from aisle.catalog.changes import ChangeLog
 from aisle.catalog.compaction import Compactor, Lease, compact
-from aisle.catalog.datasets.common import tenant_files
-from aisle.catalog.importer import import_catalog
 from aisle.catalog.products import ProductInvalid
 from aisle.catalog.store import CatalogStore
 from aisle.catalog.writer import CatalogWriter
@@ -24,14 +23,8 @@ from aisle.core.errors import AisleError, NotFound, StorageUnavailable
 from aisle.core.storage import BlobStore
 from aisle.core.storage.resolver import open_blob_store_from_settings
 from aisle.core.tenancy import Tenants
-from aisle.core.tenant_config import Attribute, AttributeConfiguration, GlobalConfiguration
 
-T = "shop"
-CATALOG = """sku,name,maker,cost,stock,active
-1,Red Running Shoe,Nike,49.5,3,true
-2,Blue Shirt,Puma,20,0,false
-3,Green Cap,Puma,9,12,yes
-"""
+T = TENANT
 
 
 def _at(minutes: int) -> str:
@@ -41,30 +34,6 @@ def _at(minutes: int) -> str:
 
 PAST = "2000-01-01T00:00:00Z"
 EARLY, MID, LATE, LATER = _at(10), _at(20), _at(30).replace("+00:00", "Z"), _at(40)
-
-
-def attributes() -> AttributeConfiguration:
-    return AttributeConfiguration(
-        id_source="sku",
-        attributes=[
-            Attribute(name="title", type="text", source="name", role="title", searchable=True),
-            Attribute(name="brand", source="maker", role="brand", filterable=True, facetable=True),
-            Attribute(name="price", type="number", source="cost", role="price", filterable=True),
-            Attribute(name="stock", type="integer"),
-            Attribute(name="active", type="boolean"),
-        ],
-    )
-
-
-def shop(store: BlobStore, tmp_path: Path, *, imported: bool = True) -> Tenants:
-    """Tenant ``shop`` on ``store``, with the three products of CATALOG imported as its catalog."""
-    tenants = Tenants(store, ttl=0)
-    tenants.write_config(T, tenant_files(attributes(), GlobalConfiguration()))
-    if imported:
-        source = tmp_path / "shop.csv"
-        source.write_text(CATALOG)
-        import_catalog(tenants, T, source)
-    return tenants
 
 
 @pytest.fixture

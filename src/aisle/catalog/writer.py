@@ -16,7 +16,7 @@ entries after it.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -155,7 +155,7 @@ class CatalogWriter:
         body = {} if update_time is None else {UPDATE_TIME: update_time}
         return self._single(tenant, self.plan(self._attributes(tenant), "delete", product_id, body))
 
-    def batch(self, tenant: str, operations: list[Mapping[str, Any]]) -> WriteOutcome:
+    def batch(self, tenant: str, operations: Sequence[Mapping[str, Any]]) -> WriteOutcome:
         """Up to :data:`MAX_BATCH` operations ``{"op", "id", "product"?, "updateTime"?}`` as one write;
         a bad one fails alone (its result says why), the others apply.
 

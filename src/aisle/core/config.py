@@ -137,6 +137,13 @@ class Settings(BaseSettings):
         "before storage is asked again, so a catalog import is served at most this long after its "
         "pointer is written, plus the time to build the full-text index of the new version.",
     )
+    catalog_compact_seconds: float = Field(
+        default=5.0,
+        ge=0,
+        description="Search: seconds between looks at the catalog change logs of the tenants this process "
+        "writes or serves; one with new product writes is folded into a new catalog version, which "
+        "makes them searchable (0: never in the background; `aisle catalog compact` still does).",
+    )
     vectors_check_seconds: float = Field(
         default=5.0,
         ge=0,

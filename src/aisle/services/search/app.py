@@ -13,13 +13,22 @@ import httpx
 from fastapi import FastAPI
 from starlette.middleware import Middleware
 
+from aisle.catalog.compaction import Compactor
+from aisle.catalog.writer import CatalogWriter
 from aisle.core.auth.dependencies import Authorizer
 from aisle.core.config import Settings, load_settings
 from aisle.core.storage.resolver import open_blob_store_from_settings
 from aisle.search.engine import SearchEngine
 from aisle.services.common.app import service_app
 from aisle.services.common.outcomes import open_outcomes
-from aisle.services.search import recs_relay, routes, shop, suggest_routes, vector_routes
+from aisle.services.search import (
+    catalog_routes,
+    recs_relay,
+    routes,
+    shop,
+    suggest_routes,
+    vector_routes,
+)
 from aisle.services.search.fast_lane import SearchFastLane
 from aisle.services.search.state import SearchState
 
@@ -37,12 +46,19 @@ def create_app(settings: Settings | None = None, *, preload: bool = True) -> Fas
         predict_client=httpx.AsyncClient(base_url=settings.predict_url, timeout=5.0),
     )
     storefront = shop.Storefront.open(settings, store)
+    catalog = CatalogWriter(state.engine.tenants)  # product writes; compaction makes them searchable
+    compactor = Compactor(
+        state.engine.tenants, every=settings.catalog_compact_seconds, watched=state.engine.indexes.loaded
+    )
+    catalog.on_write = compactor.wake
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         if preload:
             state.engine.warm_up()
+        compactor.start()
         yield
+        compactor.stop()
         await state.predict_client.aclose()
         await storefront.edit.aclose()
         state.engine.close()
@@ -65,7 +81,15 @@ def create_app(settings: Settings | None = None, *, preload: bool = True) -> Fas
         description="Multi-stage product search (query understanding, merchandising rules, staged BM25 "
         "retrieval, facets), catalog browsing, categories and tenants. Errors use one envelope: "
         '`{"error": {"code", "message", "details"}}`.',
-        routers=[routes.router, suggest_routes.router, vector_routes.router, recs_relay.router, shop.router],
+        routers=[
+            routes.router,
+            suggest_routes.router,
+            vector_routes.router,
+            recs_relay.router,
+            shop.router,
+            catalog_routes.router,
+        ],
+        bulk_paths=["/products/batch", "/catalog/import"],  # up to AISLE_MAX_BULK_BYTES
         lifespan=lifespan,
         settings=settings,
         tenants=state.engine.tenants,
@@ -77,5 +101,6 @@ def create_app(settings: Settings | None = None, *, preload: bool = True) -> Fas
     state.outcomes = open_outcomes(app, "search", settings, store)
     app.state.search = state
     app.state.shop = storefront
+    app.state.catalog = catalog
     app.state.authorizer = authorizer
     return app

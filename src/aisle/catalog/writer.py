@@ -18,6 +18,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal
 
 from aisle.catalog.changes import ChangeLog, Entry, Op
@@ -32,7 +33,7 @@ from aisle.catalog.products import (
     parse_update_time,
     whole_product,
 )
-from aisle.catalog.readers import BadRow, Progress, read_catalog_bytes
+from aisle.catalog.readers import BadRow, Progress, detect_format, read_catalog_bytes
 from aisle.catalog.schema import map_catalog
 from aisle.catalog.state import CatalogState, Times
 from aisle.catalog.store import CatalogStore
@@ -260,6 +261,25 @@ class CatalogWriter:
         counts = {s: sum(1 for p in planned if p.result.status == s) for s in ("applied", "stale")}
         deleted = sum(1 for p in planned if p.result.op == "delete" and p.result.status == "applied")
         return ImportOutcome(counts["applied"] - deleted, counts["stale"], deleted, bad, outcome.sequence)
+
+    def import_file(
+        self,
+        tenant: str,
+        path: Path,
+        fmt: str | None = None,
+        *,
+        reconciliation: Reconciliation = "incremental",
+        progress: Progress | None = None,
+    ) -> ImportOutcome:
+        """:meth:`import_data` of the file at ``path`` (``fmt``: default from its name).
+
+        Raises: BadRequest (400): a missing file, an unknown format, and what :meth:`import_data` raises."""
+        if not path.is_file():
+            raise BadRequest(f"catalog file '{path}' does not exist", code=ErrorCode.CATALOG_FILE_MISSING)
+        fmt = fmt or detect_format(path)
+        return self.import_data(
+            tenant, path.read_bytes(), fmt, reconciliation=reconciliation, progress=progress
+        )
 
     def _deletes_of_missing(self, tenant: str, keep: set[str], time: int) -> list[Planned]:
         with self._lock(tenant):

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from tests.support.catalog_files import books_parquet, wine_csv, wine_rows
 
 from aisle.catalog.inference import Inference, infer_attributes
-from aisle.catalog.onboarding import read_catalog_bytes
+from aisle.catalog.onboarding import read_catalog
 from aisle.catalog.readers import read_csv
 from aisle.catalog.schema import map_catalog
 from aisle.core.errors import AisleError, BadRequest
@@ -66,7 +66,7 @@ def test_the_inferred_configuration_maps_every_wine_without_a_bad_row() -> None:
 
 
 def test_a_parquet_bookshop_with_typed_columns() -> None:
-    frame, _ = read_catalog_bytes(books_parquet(), "parquet")
+    frame, _ = read_catalog(books_parquet(), "parquet")
     inference = infer_attributes(frame)
     assert inference.configuration.id_source == "isbn"
     got = {column: summary(a) for column, a in by_column(inference).items()}
@@ -176,7 +176,7 @@ def test_any_frame_either_infers_a_valid_configuration_or_says_why(
 @given(st.binary(max_size=200), st.sampled_from(["csv", "jsonl", "parquet"]))
 def test_any_bytes_are_read_or_refused_with_a_code(data: bytes, fmt: str) -> None:
     try:
-        frame, _ = read_catalog_bytes(data, fmt)
+        frame, _ = read_catalog(data, fmt)
         infer_attributes(frame)
     except AisleError as exc:
         assert exc.status == 400 and exc.code.startswith(("catalog_", "format_"))

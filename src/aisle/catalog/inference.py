@@ -23,8 +23,8 @@ What is decided, per column, from its name and its values:
   descriptions are kept but not searched, as the fashion tenant found they match what goes *with* a
   product); a field of few distinct values (at most :data:`MAX_FACET_VALUES`, and at most half its
   filled rows) is filterable and facetable; numbers are filterable and sortable, the price facetable
-  too (its ranges are derived from the catalog), other numbers when they have few values; links and
-  images are returned only.
+  too (its ranges are derived from the catalog), whole numbers when they have few values (a vintage,
+  a star rating: counted value by value); links and images are returned only.
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ from aisle.core.errors import BadRequest, ErrorCode
 from aisle.core.tenant_config import Attribute, AttributeConfiguration, AttributeRole, AttributeType
 
 MAX_NUMERIC_FACET_VALUES = 20
-"""A number other than the price is a facet (value by value) only with at most this many values."""
+"""A whole number (not the price) is a facet, counted value by value, with at most this many values."""
 SEARCH_WEIGHTS = {AttributeRole.title: 3.0, AttributeRole.brand: 2.0, AttributeRole.color: 1.5}
 CODE_WORDS = ("isbn", "ean", "upc", "gtin", "sku", "code", "zip", "postcode", "phone")
 _CURRENCY = re.compile(r"^[A-Z]{3}$")
@@ -173,7 +173,8 @@ def _attribute(name: str, p: ColumnProfile, role: AttributeRole | None) -> tuple
         return f.make(AttributeType.boolean, filterable=True, facetable=True), "yes/no: a filter and facet"
     if p.kind in ("integer", "number"):
         kind = AttributeType.integer if p.kind == "integer" else AttributeType.number
-        few = 2 <= p.distinct <= MAX_NUMERIC_FACET_VALUES
+        # value by value for whole numbers; a decimal facet would be counted in the price's ranges
+        few = p.kind == "integer" and 2 <= p.distinct <= MAX_NUMERIC_FACET_VALUES
         why = f"{'whole ' if p.kind == 'integer' else ''}numbers: filter ranges and sort"
         why += f"; {p.distinct} values, a facet" if few else ""
         return f.make(kind, filterable=True, sortable=True, facetable=few), why

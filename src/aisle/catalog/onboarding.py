@@ -12,7 +12,8 @@ It does not go through :func:`aisle.catalog.importer.import_catalog`, which read
 the tenant's configuration in storage before it reads the file: the configuration would then be
 written before the file is known to parse.
 
-Replacing a tenant (``replace``) writes its new catalog, then its new configuration: for up to the
+Replacing a tenant (``replace``) writes its new catalog as a whole version that includes the change
+log so far (as :func:`~aisle.catalog.importer.import_catalog` does), then its new configuration: for up to the
 services' configuration cache (2 s) a replica may serve the new catalog under the old configuration.
 The tenant's rules, rankers, vectors and models stay; those naming attributes the new configuration
 lacks stop applying.
@@ -26,8 +27,9 @@ from dataclasses import dataclass, field
 import polars as pl
 from pydantic import BaseModel
 
+from aisle.catalog.changes import ChangeLog
 from aisle.catalog.inference import Inference, infer_attributes
-from aisle.catalog.readers import BadRow, read_csv, read_jsonl, read_parquet
+from aisle.catalog.readers import BadRow, read_catalog_bytes
 from aisle.catalog.schema import map_catalog
 from aisle.catalog.store import CatalogStore
 from aisle.core.errors import AisleError, BadRequest, Conflict, ErrorCode
@@ -81,36 +83,30 @@ def catalog_format(media_type: str | None) -> str:
     return fmt
 
 
-def read_catalog_bytes(data: bytes, fmt: str) -> tuple[pl.DataFrame, list[BadRow]]:
-    """An all-Utf8 frame of a catalog file's bytes (gzipped or not) and the rows that do not parse.
+def read_catalog(data: bytes, fmt: str) -> tuple[pl.DataFrame, list[BadRow]]:
+    """:func:`aisle.catalog.readers.read_catalog_bytes`, refusing an empty body and a file polars cannot
+    give a text form (a Parquet list column) with a code rather than an unexpected error.
 
     Raises:
-        BadRequest: ``catalog_empty`` (no byte), ``catalog_file_invalid`` (not gzip, CSV or Parquet
-            that parses, or Parquet with nested columns), ``format_unknown``.
+        BadRequest: ``catalog_empty`` (no byte), ``catalog_file_invalid`` (corrupt gzip, CSV or Parquet,
+            or Parquet with nested columns), ``format_unknown``.
     """
+    unpacked = data
     if data[:2] == GZIP_MAGIC:
         try:
-            data = gzip.decompress(data)
+            unpacked = gzip.decompress(data)
         except (OSError, EOFError) as exc:
             raise BadRequest(
                 f"the gzip stream is corrupt: {exc}", code=ErrorCode.CATALOG_FILE_INVALID
             ) from exc
-    if not data.strip():
+    if not unpacked.strip():
         raise BadRequest("the catalog file is empty", code=ErrorCode.CATALOG_EMPTY)
     try:
-        if fmt == "jsonl":
-            return read_jsonl(data)
-        if fmt == "csv":
-            return read_csv(data)
-        if fmt == "parquet":
-            return read_parquet(data)
-    except pl.exceptions.PolarsError as exc:  # e.g. a Parquet list column that has no text form
+        return read_catalog_bytes(unpacked, fmt)
+    except pl.exceptions.PolarsError as exc:  # e.g. a Parquet list column, which has no text form
         raise BadRequest(
             f"the catalog file cannot be read as {fmt}: {exc}", code=ErrorCode.CATALOG_FILE_INVALID
         ) from exc
-    raise BadRequest(
-        f"unknown catalog format '{fmt}': use jsonl, csv or parquet", code=ErrorCode.FORMAT_UNKNOWN
-    )
 
 
 def tenant_files(tenant: str, inference: Inference) -> dict[str, BaseModel]:
@@ -158,7 +154,7 @@ def create_tenant(
             code=ErrorCode.TENANT_EXISTS,
             details={"tenant": tenant},
         )
-    raw, bad = read_catalog_bytes(data, fmt)
+    raw, bad = read_catalog(data, fmt)
     inference = infer_attributes(raw, id_column=id_column, title_column=title_column)
     files = tenant_files(tenant, inference)
     products, rejected = map_catalog(raw, inference.configuration)
@@ -171,6 +167,8 @@ def create_tenant(
         )
     if dry_run:
         return TenantCreation(tenant, inference, products.height, bad, replaced=existed, dry_run=True)
-    catalog = CatalogStore(tenants.scope(tenant)).write(products, source=source)
+    scope = tenants.scope(tenant)
+    head = ChangeLog(scope).head()  # on a replace, the product writes this whole version replaces
+    catalog = CatalogStore(scope).write(products, source=source, sequence=head)
     tenants.write_config(tenant, files)
     return TenantCreation(tenant, inference, products.height, bad, version=catalog.version, replaced=existed)

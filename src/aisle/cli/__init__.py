@@ -28,9 +28,11 @@ def register_commands() -> None:
     from aisle.cli.search import register as register_search
     from aisle.cli.serve import register as register_services
     from aisle.cli.suggest import register as register_suggest
+    from aisle.cli.tenant import register as register_tenant
     from aisle.cli.vectors import register as register_vectors
 
     register_catalog(app)
+    register_tenant(app)  # after catalog: it adds `tenant create` to the tenant group made there
     register_demo(app)
     register_search(app, eval_app)
     register_ranker(app)

@@ -7,7 +7,8 @@ it is never dropped). Every route except the open ones (``/health``, docs) must 
 * no token: 401;
 * a token for tenant A (all scopes), issued by the token service itself (``POST /token`` with a client
   of tenant A), naming tenant B in the query: 403 ``tenant_forbidden``;
-* the same naming B in a JSON body (alone, and next to an allowed query tenant): 403 ``tenant_forbidden``;
+* the same naming B in a JSON body (alone, and next to an allowed query tenant), or in the path
+  (``/tenants/{tenant}``): 403 ``tenant_forbidden``;
 * a token for both tenants holding every scope but the route's: 403 ``insufficient_scope``;
 * a token signed by another key: 401.
 
@@ -126,8 +127,9 @@ def endpoints(routes: list[Any], prefix: str = "", inherited: frozenset[str] = f
     return out
 
 
-def concrete_path(path: str) -> str:
-    return re.sub(r"\{[^}]+\}", "x", path)
+def concrete_path(path: str, tenant: str = A) -> str:
+    """``path`` with ``tenant`` for a ``{tenant}`` parameter (``PUT /tenants/{tenant}``), ``x`` for others."""
+    return re.sub(r"\{[^}]+\}", "x", path.replace("{tenant}", tenant))
 
 
 def load_factory(name: str) -> Callable[..., FastAPI]:
@@ -230,12 +232,16 @@ def test_attack_every_endpoint_refuses_other_tenants_and_missing_scopes(service:
                         "tenant_forbidden",
                     ),
                 ]
+            if "{tenant}" in route_path:  # the path names a tenant: the token's must include it
+                body = {"tenant": A} if has_body else None
+                cases.append(("tenant B in path", token_a, f"?tenant={A}", body, (403,), "tenant_forbidden"))
             if lacking is not None:
                 body = {"tenant": A} if has_body else None
                 cases.append(("missing scope", lacking, f"?tenant={A}", body, (403,), "insufficient_scope"))
             for label, token, query, body, statuses, code in cases:
                 attempts += 1
-                r = attack(client, method, path, token, query, body)
+                target = concrete_path(route_path, B) if label == "tenant B in path" else path
+                r = attack(client, method, target, token, query, body)
                 if r.status_code not in statuses or (code and code_of(r) != code):
                     failures.append(f"{method} {route_path} [{label}]: {r.status_code} {r.text[:120]}")
                 elif r.status_code == 401 and "www-authenticate" not in r.headers:
@@ -251,7 +257,7 @@ def test_attack_every_endpoint_refuses_other_tenants_and_missing_scopes(service:
     for route_path, _, route in routes:
         for method in sorted(route.methods):
             body = {"tenant": B} if method in BODY_METHODS else None
-            r = attack(client, method, concrete_path(route_path), token_b, f"?tenant={B}", body)
+            r = attack(client, method, concrete_path(route_path, B), token_b, f"?tenant={B}", body)
             assert r.status_code not in (401, 403), (
                 f"{name} {method} {route_path}: {r.status_code} {r.text[:200]}"
             )

@@ -112,14 +112,15 @@ class Facets:
                     if b["doc_count"]
                 ]
             else:
-                values = [(_key(b["key"]), int(b["doc_count"])) for b in buckets if b["doc_count"]]
+                flag = spec["terms"]["field"].startswith("b_")  # tantivy counts a boolean as 0 and 1
+                values = [(_key(b["key"], flag), int(b["doc_count"])) for b in buckets if b["doc_count"]]
             ctx.output.value_counts[name] = values
         ctx.output.facet_counts = {name: ctx.output.value_counts[name] for name in ctx.query.facets}
         return ctx
 
 
-def _key(key: Any) -> str:
-    if isinstance(key, bool):
+def _key(key: Any, boolean: bool = False) -> str:
+    if boolean or isinstance(key, bool):
         return "true" if key else "false"
     if isinstance(key, float):
         return number_label(key)

@@ -14,12 +14,14 @@ that never reads its body (a GET) is never refused: the server discards an unrea
 buffering it. RFC 9110 section 15.5.14 (413 Content Too Large).
 
 Limits (:func:`route_limits`): ``AISLE_MAX_BODY_BYTES``; ``AISLE_MAX_UPLOAD_BYTES`` on multipart upload
-routes; ``AISLE_MAX_BULK_BYTES`` on the bulk writes a service names (``POST /events``, ``PUT /vectors``).
+routes; ``AISLE_MAX_BULK_BYTES`` on the bulk writes a service names (``POST /events``, ``PUT /vectors``,
+``PUT /tenants/{tenant}``: a path template stands for every path it matches).
 :func:`document_body_limits` adds the 413, with the limit, to the OpenAPI of every operation taking a body.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection, Iterable, Mapping
 from typing import Any
 
@@ -48,6 +50,13 @@ class BodyTooLarge(HTTPException):
         self.limit = limit
 
 
+def path_pattern(template: str) -> re.Pattern[str]:
+    """The request paths of a route's path template: ``/tenants/{tenant}`` matches ``/tenants/wines``
+    (a parameter is one path segment)."""
+    parts = re.split(r"\{[^}]+\}", template)
+    return re.compile("[^/]+".join(re.escape(part) for part in parts))
+
+
 def content_length(scope: Scope) -> int | None:
     """The request's ``Content-Length`` as an int, or None (absent or not a number)."""
     for name, value in scope["headers"]:
@@ -65,7 +74,8 @@ class BodyLimitMiddleware:
     Args:
         app: the ASGI app to wrap.
         default: the limit of every route, bytes.
-        limits: other limits by exact request path, bytes (:func:`route_limits`).
+        limits: other limits by request path or route path template (``/tenants/{tenant}``), bytes
+            (:func:`route_limits`).
         envelope: the service's error envelope (``standard`` or ``predict``).
     """
 
@@ -79,14 +89,27 @@ class BodyLimitMiddleware:
     ) -> None:
         self.app = app
         self.default = default
-        self.limits = dict(limits or {})
+        self.limits = {path: limit for path, limit in (limits or {}).items() if "{" not in path}
+        self.templates = [
+            (path_pattern(path), limit) for path, limit in (limits or {}).items() if "{" in path
+        ]
         self.envelope = envelope
+
+    def limit(self, path: str) -> int:
+        """The limit of a request path: its exact entry, else the first path template it matches."""
+        exact = self.limits.get(path)
+        if exact is not None:
+            return exact
+        for pattern, limit in self.templates:
+            if pattern.fullmatch(path):
+                return limit
+        return self.default
 
     async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        limit = self.limits.get(scope["path"], self.default)
+        limit = self.limit(scope["path"])
         declared = content_length(scope)
         received = 0
         refused = False

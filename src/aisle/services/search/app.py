@@ -27,6 +27,7 @@ from aisle.services.search import (
     routes,
     shop,
     suggest_routes,
+    tenant_routes,
     vector_routes,
 )
 from aisle.services.search.fast_lane import SearchFastLane
@@ -87,9 +88,10 @@ def create_app(settings: Settings | None = None, *, preload: bool = True) -> Fas
             vector_routes.router,
             recs_relay.router,
             shop.router,
+            tenant_routes.router,
             catalog_routes.router,
         ],
-        bulk_paths=["/products/batch", "/catalog/import"],  # up to AISLE_MAX_BULK_BYTES
+        bulk_paths=["/tenants/{tenant}", "/products/batch", "/catalog/import"],  # up to AISLE_MAX_BULK_BYTES
         lifespan=lifespan,
         settings=settings,
         tenants=state.engine.tenants,

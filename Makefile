@@ -54,8 +54,9 @@ run: install
 	$(BIN)/aisle serve --build-demo $(SHARED_DATA)
 
 # pytest-xdist: one worker per core; a test file stays on one worker, so its module fixtures build once
+# (tests/conftest.py groups them; a module marked `spread` is split)
 PYTEST_WORKERS ?= auto
-XDIST := -n $(PYTEST_WORKERS) --dist loadfile
+XDIST := -n $(PYTEST_WORKERS) --dist loadgroup
 
 # everything: the README's test command and CI's
 test: install

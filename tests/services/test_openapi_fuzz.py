@@ -186,6 +186,9 @@ def fuzz(base_url: str, tmp: Path, tenant: str) -> tuple[int, str]:
     return done.returncode, done.stdout + done.stderr
 
 
+pytestmark = pytest.mark.spread  # each service's fuzz is independent and about 20 s: any free worker
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("service", list(APPS))
 def test_openapi_fuzz_finds_no_server_error_and_no_lie(

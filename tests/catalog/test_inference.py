@@ -180,3 +180,21 @@ def test_any_bytes_are_read_or_refused_with_a_code(data: bytes, fmt: str) -> Non
         infer_attributes(frame)
     except AisleError as exc:
         assert exc.status == 400 and exc.code.startswith(("catalog_", "format_"))
+
+
+def test_html_is_stripped_from_text_that_has_it_and_a_brand_of_many_values_is_still_a_facet() -> None:
+    n = 300
+    frame = pl.DataFrame(
+        {
+            "id": [str(i) for i in range(n)],
+            "title": [f"Garden <b>hose</b> number {i}" for i in range(n)],
+            "brand": [f"Maker {i % 150}" for i in range(n)],  # 150 brands: more than a plain facet takes
+            "style": [f"Style {i % 150}" for i in range(n)],
+            "description": [f"<p>A hose of {i} metres.</p>" for i in range(n)],
+        }
+    ).with_row_index("_line", 2)
+    attrs = by_column(infer_attributes(frame))
+    assert attrs["title"].html and attrs["description"].html
+    assert attrs["brand"].facetable and not attrs["style"].facetable and attrs["style"].filterable
+    products, _ = map_catalog(frame, infer_attributes(frame).configuration)
+    assert products["title"][0] == "Garden hose number 0"

@@ -57,6 +57,7 @@ ROLE_WORDS: dict[AttributeRole, tuple[str, ...]] = {
 }
 _IMAGE_URL = r"(?i)^https?://\S+\.(jpe?g|png|gif|webp|avif)(\?\S*)?$"
 _URL = r"(?i)^https?://\S+$"
+_HTML_TAG = r"</?[a-zA-Z][a-zA-Z0-9]*(\s[^<>]*)?/?>"
 _INTEGER = r"^[+-]?\d+$"
 _LEADING_ZERO = r"^[+-]?0\d"
 _TRUE_FALSE = {"true", "false", "yes", "no"}
@@ -79,6 +80,7 @@ class ColumnProfile:
     url_share: float
     json_share: float
     zero_one: bool = False
+    html_share: float = 0.0
 
     @property
     def few_values(self) -> bool:
@@ -127,6 +129,7 @@ def profile(frame: pl.DataFrame, column: str) -> ColumnProfile:
         url_share=share(filled.str.contains(_URL)),
         json_share=share(filled.str.starts_with("[") | filled.str.starts_with("{")),
         zero_one=lowered <= _ZERO_ONE,
+        html_share=share(filled.str.contains(_HTML_TAG)),
     )
 
 

@@ -21,10 +21,12 @@ What is decided, per column, from its name and its values:
   to the string column with the most distinct values, ``title_column`` overrides;
 - **what it is for**: text and keyword fields are searchable (the title weighs 3, brand 2, color 1.5;
   descriptions are kept but not searched, as the fashion tenant found they match what goes *with* a
-  product); a field of few distinct values (at most :data:`MAX_FACET_VALUES`, and at most half its
-  filled rows) is filterable and facetable; numbers are filterable and sortable, the price facetable
-  too (its ranges are derived from the catalog), whole numbers when they have few values (a vintage,
-  a star rating: counted value by value); links and images are returned only.
+  product; HTML tags are stripped from text that has them); a field of few distinct values (at most
+  :data:`MAX_FACET_VALUES`, and at most half its filled rows) is filterable and facetable, a brand,
+  color, category, gender or size field always (a facet lists its most frequent values); numbers are
+  filterable and sortable, the price facetable too (its ranges are derived from the catalog), whole
+  numbers when they have few values (a vintage, a star rating: counted value by value); links and
+  images are returned only.
 """
 
 from __future__ import annotations
@@ -50,6 +52,8 @@ from aisle.core.tenant_config import Attribute, AttributeConfiguration, Attribut
 MAX_NUMERIC_FACET_VALUES = 20
 """A whole number (not the price) is a facet, counted value by value, with at most this many values."""
 SEARCH_WEIGHTS = {AttributeRole.title: 3.0, AttributeRole.brand: 2.0, AttributeRole.color: 1.5}
+HTML_SHARE = 0.2
+"""A text column where this share of values hold HTML tags has them stripped on import."""
 CODE_WORDS = ("isbn", "ean", "upc", "gtin", "sku", "code", "zip", "postcode", "phone")
 _CURRENCY = re.compile(r"^[A-Z]{3}$")
 
@@ -147,6 +151,7 @@ class _Field:
         filterable: bool = False,
         facetable: bool = False,
         sortable: bool = False,
+        html: bool = False,
     ) -> Attribute:
         return Attribute(
             name=self.name,
@@ -158,6 +163,7 @@ class _Field:
             filterable=filterable,
             facetable=facetable,
             sortable=sortable,
+            html=html,
         )
 
 
@@ -188,7 +194,7 @@ def _attribute(name: str, p: ColumnProfile, role: AttributeRole | None) -> tuple
         why = f"category paths ('{PATH_SEP.strip()}'): searchable, a filter and facet by level"
         return f.make(AttributeType.category_path, **_facet(p)), why
     if p.avg_words > 4 or p.avg_length > 40:
-        return f.make(text, searchable=True), "prose: searchable text"
+        return f.make(text, searchable=True, html=_html(p)), "prose: searchable text" + _html_why(p)
     if p.distinct == 1:
         return f.make(keyword, filterable=True), "one value in every row: a filter only"
     if p.few_values:
@@ -205,20 +211,25 @@ def _facet(p: ColumnProfile) -> dict[str, bool]:
 def _role_attribute(f: _Field, p: ColumnProfile, role: AttributeRole) -> tuple[Attribute, str]:
     weight = SEARCH_WEIGHTS.get(role, 1.0)
     if role is AttributeRole.title:
-        return f.make(
-            AttributeType.text, searchable=True, weight=weight
-        ), f"searchable text, weight {weight:g}"
+        why = f"searchable text, weight {weight:g}" + _html_why(p)
+        return f.make(AttributeType.text, searchable=True, weight=weight, html=_html(p)), why
     if role is AttributeRole.price:
         why = "numbers: filter ranges, sort, a range facet derived from the catalog"
         return f.make(AttributeType.number, filterable=True, facetable=True, sortable=True), why
     if role is AttributeRole.image:
         return f.make(AttributeType.keyword), "returned only"
     if role is AttributeRole.description:
-        return f.make(
-            AttributeType.text
-        ), "returned, not searched (descriptions name what goes with a product)"
-    path = p.path_share >= 0.5
-    facet = _facet(p)
-    kind = AttributeType.category_path if path else AttributeType.keyword
-    why = f"searchable (weight {weight:g}), a filter" + (" and facet" if facet["facetable"] else "")
-    return f.make(kind, weight=weight, **facet), ("category paths; " if path else "") + why
+        why = "returned, not searched (descriptions name what goes with a product)" + _html_why(p)
+        return f.make(AttributeType.text, html=_html(p)), why
+    kind = AttributeType.category_path if p.path_share >= 0.5 else AttributeType.keyword
+    attr = f.make(kind, searchable=True, weight=weight, filterable=True, facetable=True)
+    why = f"searchable (weight {weight:g}), a filter and facet"
+    return attr, ("category paths; " if kind is AttributeType.category_path else "") + why
+
+
+def _html(p: ColumnProfile) -> bool:
+    return p.html_share >= HTML_SHARE
+
+
+def _html_why(p: ColumnProfile) -> str:
+    return "; HTML tags stripped on import" if _html(p) else ""

@@ -19,7 +19,7 @@ from aisle.catalog.compaction import Compactor, Lease, compact
 from aisle.catalog.products import ProductInvalid
 from aisle.catalog.store import CatalogStore
 from aisle.catalog.writer import CatalogWriter
-from aisle.core.errors import AisleError, NotFound, StorageUnavailable
+from aisle.core.errors import AisleError, BadRequest, NotFound, StorageUnavailable
 from aisle.core.storage import BlobStore
 from aisle.core.storage.resolver import open_blob_store_from_settings
 from aisle.core.tenancy import Tenants
@@ -166,10 +166,14 @@ def test_imports_go_through_the_log_and_full_reconciliation_deletes_what_the_fil
     tenants: Tenants,
 ) -> None:
     writer = CatalogWriter(tenants)
-    data = b'{"sku": "1", "name": "Red Shoe v2", "cost": 45}\n{"sku": "7", "name": "Hat", "cost": "x"}\n'
+    data = b'{"sku": "1", "name": "Red Shoe v2", "cost": 45}\n{"sku": "7", "name": "Hat", "cost": "x"}\n{}\n'
     incremental = writer.import_data(T, data, "jsonl")
     assert (incremental.applied, incremental.deleted, incremental.sequence) == (1, 0, 1)
-    assert [(b.line, b.reason) for b in incremental.bad_rows] == [(2, "field 'price' is not a number")]
+    reasons = [(b.line, b.reason) for b in incremental.bad_rows]
+    assert reasons == [(2, "field 'price' is not a number"), (3, "missing id")]
+    with pytest.raises(BadRequest) as caught:  # a line of an empty object is a row without an id
+        writer.import_data(T, b"{}\n", "jsonl")
+    assert caught.value.code == "catalog_id_missing"
     assert writer.product(T, "1").fields["title"] == "Red Shoe v2" and writer.product(T, "2")
 
     full = writer.import_data(T, b"sku,name\n1,Red Shoe v3\n8,Scarf\n", "csv", reconciliation="full")

@@ -100,8 +100,9 @@ def read_jsonl(data: bytes, progress: Progress | None = None) -> tuple[pl.DataFr
                 col.append(None)
     if progress:
         progress("read", total, total)
-    frame = pl.DataFrame({k: pl.Series(k, v, dtype=pl.Utf8) for k, v in columns.items()})
-    return frame.with_columns(pl.Series("_line", lines, dtype=pl.Int64)), bad
+    series = [pl.Series(k, v, dtype=pl.Utf8) for k, v in columns.items()]
+    # one frame with the line numbers: lines of objects without a key (``{}``) still count as rows
+    return pl.DataFrame([*series, pl.Series("_line", lines, dtype=pl.Int64)]), bad
 
 
 def read_csv(data: bytes) -> tuple[pl.DataFrame, list[BadRow]]:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
+import polars as pl
 import pytest
 from tests.support.catalog_files import wine_csv, wine_ndjson, wine_rows
 
@@ -12,6 +14,14 @@ from aisle.catalog.store import CatalogStore
 from aisle.core.errors import AisleError
 from aisle.core.storage import BlobStore
 from aisle.core.tenancy import Tenants
+
+
+def nested_parquet() -> bytes:
+    buf = io.BytesIO()
+    pl.DataFrame({"sku": ["A", "B"], "name": ["Red", "White"], "tags": [["x"], ["y", "z"]]}).write_parquet(
+        buf
+    )
+    return buf.getvalue()
 
 
 def files_under(root: Path) -> list[str]:
@@ -63,6 +73,8 @@ def test_an_existing_tenant_is_refused_unless_replaced(blob_store: BlobStore) ->
         (b"not parquet at all", "parquet", "catalog_file_invalid"),
         (b"\x1f\x8bbroken gzip", "csv", "catalog_file_invalid"),
         (b'{"sku": "A"}\n[1, 2]\n', "jsonl", "catalog_title_missing"),
+        (b"_line,sku,name\n1,A,Red\n", "csv", "catalog_file_invalid"),  # the reader's own column name
+        (nested_parquet(), "parquet", "catalog_file_invalid"),  # a list column has no text form
     ],
 )
 def test_a_bad_file_writes_nothing(

@@ -324,7 +324,7 @@ def test_auth_off_passes_everything_and_warns(
 
 def test_unknown_scope_is_a_programming_error(kit: AuthKit) -> None:
     with pytest.raises(ValueError):
-        Authorizer(kit.settings(), kit.store).require("admin")
+        Authorizer(kit.settings(), kit.store).require("superuser")
 
 
 def test_attack_tenant_b_in_a_get_body(kit: AuthKit, client: TestClient, calls: list) -> None:

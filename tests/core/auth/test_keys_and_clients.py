@@ -80,7 +80,7 @@ def test_client_registry_round_trip_and_listing(blob_store: BlobStore) -> None:
     [
         ("tenants", ["_auth"]),  # the auth prefix can never be a tenant
         ("tenants", []),
-        ("scopes", ["admin"]),
+        ("scopes", ["superuser"]),
         ("client_id", "a/b"),
     ],
 )

@@ -90,7 +90,7 @@ def test_cli_add_client_token_list_rotate(
     key_file = tmp_path / "shop.pem"
     key_file.write_text(added.stdout[added.stdout.index("-----BEGIN") :])
     assert (
-        runner.invoke(auth_app, ["add-client", "--tenants", "x", "--scopes", "admin"], env=env).exit_code == 2
+        runner.invoke(auth_app, ["add-client", "--tenants", "x", "--scopes", "superuser"], env=env).exit_code == 2
     )
     again = ["add-client", "--tenants", "fashion", "--scopes", "search:read", "--client-id", "shop"]
     assert runner.invoke(auth_app, again, env=env).exit_code == 2  # exists; no silent overwrite

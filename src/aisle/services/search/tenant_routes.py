@@ -94,12 +94,19 @@ async def _administers(
         raise TenantForbidden(tenant)
 
 
+DOCUMENTED = {  # the canonical type of each format (as POST /catalog/import documents them)
+    "text/csv": {"schema": {"type": "string"}},
+    "application/x-ndjson": {"schema": {"type": "string"}},
+    "application/vnd.apache.parquet": {"schema": {"type": "string", "format": "binary"}},
+}
 BODY_DOC = {
     "required": True,
     "description": "The catalog file: a header row and one product per row (CSV), one JSON object per "
     "line (NDJSON) or a Parquet file; gzip allowed. Needs an id column (id, sku, product_id, *_id... or "
-    "idColumn) and a text column for the title.",
-    "content": {media: {"schema": {"type": "string", "format": "binary"}} for media in MEDIA_TYPES},
+    "idColumn) and a text column for the title. Also accepted: "
+    + ", ".join(sorted(set(MEDIA_TYPES) - set(DOCUMENTED)))
+    + ".",
+    "content": DOCUMENTED,
 }
 
 

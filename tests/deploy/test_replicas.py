@@ -28,7 +28,6 @@ import os
 import secrets
 import shutil
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -43,10 +42,10 @@ import polars as pl
 import pytest
 from tests.conftest import require
 from tests.support.auth import serve
+from tests.support.processes import start_service, wait_healthy
 from tests.support.recs import write_tenant
 from tests.support.sockets import free_port
 from tests.support.vectors import share_models
-from tests.support.waiting import wait_until
 
 from aisle.catalog.importer import import_catalog
 from aisle.core.builds_redis import RedisBuildBoard
@@ -162,25 +161,6 @@ def after_bound(seconds: float, check: Callable[[], bool]) -> bool:
     return check()
 
 
-def _start(module: str, env: dict[str, str], log: Path) -> tuple[subprocess.Popen[bytes], str]:
-    port = free_port()
-    cmd = [sys.executable, "-m", "uvicorn", "--factory", f"{module}:create_app", "--host", "127.0.0.1",
-           "--port", str(port), "--log-level", "warning"]  # fmt: skip
-    out = log.open("wb")
-    return subprocess.Popen(cmd, env=env, stdout=out, stderr=subprocess.STDOUT), f"http://127.0.0.1:{port}"
-
-
-def _wait_healthy(url: str, proc: subprocess.Popen[bytes], log: Path) -> None:
-    def answers() -> bool:
-        assert proc.poll() is None, f"{url} exited:\n{log.read_text()[-3000:]}"
-        try:
-            return httpx.get(f"{url}/health", timeout=1).status_code == 200
-        except httpx.HTTPError:
-            return False
-
-    wait_until(answers, f"{url} answers", every=0.2)
-
-
 def _seed(settings: Settings, tenant: str, builder_dir: Path) -> None:
     """The tenant, a deployed CUSTOMERS_ALSO_VIEW model, container c1, and text vectors built and
     published by another machine (``builder_dir``)."""
@@ -250,13 +230,13 @@ def cluster(tmp_path_factory: pytest.TempPathFactory, redis_url: str) -> Iterato
         for i, module in enumerate(["search", "search", "predict", "predict", "vectors", "vectors"]):
             data_dirs.append(tmp / f"{module}-{i}")
             log = tmp / f"{module}-{i}.log"
-            proc, url = _start(
+            proc, url = start_service(
                 f"aisle.services.{module}.app", base | {"AISLE_DATA_DIR": str(data_dirs[-1])}, log
             )
             procs.append(proc)
             started.append((module, url, proc, log))
         for _, url, proc, log in started:
-            _wait_healthy(url, proc, log)
+            wait_healthy(url, proc, log)
         with (
             serve(rules_app(settings)) as rules_url,
             serve(edit_app(settings)) as edit_url,

@@ -12,8 +12,9 @@ a build whose table is in the bucket already downloads it instead of embedding a
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -48,21 +49,23 @@ def text_recipe(config: AttributeConfiguration) -> str:
 
 
 def product_texts(catalog: Catalog, config: AttributeConfiguration) -> list[str]:
-    """One text per catalog row: distinct non-empty searchable values joined with ". "."""
+    """One text per catalog row (:func:`product_text` of its searchable values)."""
     products = catalog.products
     columns = [products[name].to_list() for name in text_fields(config) if name in products.columns]
-    texts = []
-    for i in range(products.height):
-        parts: list[str] = []
-        for column in columns:
-            value = column[i]
-            if value is None or value == "":
-                continue
-            text = str(value).replace(PATH_SEP, " ").strip()
-            if text and text not in parts:
-                parts.append(text)
-        texts.append(". ".join(parts))
-    return texts
+    return [product_text(column[i] for column in columns) for i in range(products.height)]
+
+
+def product_text(values: Iterable[Any]) -> str:
+    """A product's text: its distinct non-empty searchable values, in configuration order, category
+    paths with spaces for separators, joined with ". "."""
+    parts: list[str] = []
+    for value in values:
+        if value is None or value == "":
+            continue
+        text = str(value).replace(PATH_SEP, " ").strip()
+        if text and text not in parts:
+            parts.append(text)
+    return ". ".join(parts)
 
 
 def build_text_vectors(

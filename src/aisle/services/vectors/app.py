@@ -9,6 +9,7 @@ start-up.
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -23,6 +24,8 @@ from aisle.search.indexes import IndexRegistry
 from aisle.services.common.app import service_app
 from aisle.services.vectors import routes
 from aisle.services.vectors.state import VectorState
+from aisle.vectors.build import build_text_vectors
+from aisle.vectors.catalog_follow import CatalogEmbedder
 from aisle.vectors.neighbours import LocalNeighbours
 from aisle.vectors.search import VectorSearch
 from aisle.vectors.store import VectorStore
@@ -39,6 +42,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     indexes = IndexRegistry(tenants, settings.data_dir, check_every=settings.catalog_check_seconds)
     store = VectorStore.from_settings(settings, blob, serving_version=indexes.serving_version)
     search = VectorSearch(store)
+    embedder = CatalogEmbedder(
+        tenants,
+        store,
+        lambda texts: search.encoder.encode(texts),
+        rebuild=lambda tenant: build_text_vectors(tenants, tenant, settings.data_dir, encoder=search.encoder),
+    )
     state = VectorState(
         settings=settings,
         tenants=tenants,
@@ -62,7 +71,18 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                 state.search.encode("warm up")
             except EncoderUnavailable as exc:  # text queries will answer 503; vector queries still work
                 log.warning("text encoder not loaded: %s", exc)
+        # product writes' text vectors, in the background (aisle.vectors.catalog_follow)
+        stop = threading.Event()
+        follower = threading.Thread(
+            target=embedder.run,
+            args=(stop, settings.vectors_check_seconds),
+            name="catalog-embedder",
+            daemon=True,
+        )
+        follower.start()
         yield
+        stop.set()
+        follower.join(timeout=30)
 
     app = service_app(
         "vectors",

@@ -9,6 +9,7 @@ from fastapi import Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from fastapi.templating import Jinja2Templates
 
+from aisle.services.rules.console import product_form
 from aisle.services.rules.console.api import Api
 from aisle.services.rules.console.rule_form import format_value, window_input
 from aisle.services.rules.console.session import ConsoleSession
@@ -27,6 +28,12 @@ SECURITY_HEADERS = {
 templates.env.finalize = visible_controls  # bidi controls shown, never obeyed
 templates.env.filters["clause_value"] = format_value
 templates.env.filters["window"] = window_input
+templates.env.filters["number"] = product_form.number
+templates.env.filters["money"] = product_form.money
+templates.env.filters["field_value"] = product_form.field_value
+templates.env.filters["input_value"] = product_form.shown
+templates.env.filters["micros_time"] = product_form.micros_time
+templates.env.filters["iso_time"] = product_form.iso_time
 
 
 def render(request: Request, name: str, status_code: int = 200, **context: Any) -> HTMLResponse:

@@ -118,6 +118,7 @@ def mount_console(app: FastAPI) -> None:
         analytics_pages,
         experiment_pages,
         preview_pages,
+        product_pages,
         recs_pages,
         rules_pages,
     )
@@ -128,6 +129,7 @@ def mount_console(app: FastAPI) -> None:
     app.include_router(recs_pages.router)
     app.include_router(analytics_pages.router)
     app.include_router(experiment_pages.router)
+    app.include_router(product_pages.router)
     app.mount("/console/static", StaticFiles(directory=HERE / "static"), name="console-static")
     app.add_exception_handler(SignInRequired, _sign_in)
     app.add_exception_handler(CsrfRejected, _csrf)

@@ -24,7 +24,16 @@ from typing import Annotated
 from fastapi import Depends, Request, Response
 
 from aisle.core.auth.dependencies import Authorizer
-from aisle.core.auth.scopes import ANALYTICS_READ, RECS_READ, RECS_WRITE, RULES_WRITE, SCOPES, SEARCH_READ
+from aisle.core.auth.scopes import (
+    ANALYTICS_READ,
+    CATALOG_READ,
+    CATALOG_WRITE,
+    RECS_READ,
+    RECS_WRITE,
+    RULES_WRITE,
+    SCOPES,
+    SEARCH_READ,
+)
 from aisle.core.errors import AisleError
 from aisle.core.tenancy import Tenants
 
@@ -90,6 +99,14 @@ class ConsoleSession:
     @property
     def can_search(self) -> bool:
         return self.can(SEARCH_READ)
+
+    @property
+    def can_read_catalog(self) -> bool:
+        return self.can(CATALOG_READ)
+
+    @property
+    def can_edit_catalog(self) -> bool:
+        return self.can(CATALOG_WRITE)
 
     def headers(self) -> dict[str, str]:
         """Headers for a call to an Aisle API on the merchandiser's behalf."""

@@ -143,3 +143,34 @@ def test_the_catalog_scopes_and_csrf_guard_the_page(env: tuple[TestClient, AuthK
     forged = client.post(f"/console/{STOCKED}/products/1", data={"price": "1", "was_price": "2"})
     assert forged.status_code == 403
     assert CatalogWriter(tenants).sequence(STOCKED) == 0
+
+
+def test_a_change_partly_stale_saves_the_rest_and_names_what_it_skipped(
+    env: tuple[TestClient, AuthKit, Tenants],
+) -> None:
+    client, kit, tenants = env
+    csrf = sign_in(client, kit.token([STOCKED], scopes=[CATALOG_READ, CATALOG_WRITE]))
+    later = (datetime.now(UTC) + timedelta(hours=1)).isoformat()
+    CatalogWriter(tenants).patch(STOCKED, "2", {"price": 25.0, "updateTime": later})
+    form = {"csrf": csrf, "price": "30", "was_price": "20.00",
+            "availability": "BACKORDER", "was_availability": "OUT_OF_STOCK"}  # fmt: skip
+    saved = client.post(f"/console/{STOCKED}/products/2", data=form)
+    assert (
+        saved.status_code == 200
+        and 'data-testid="skipped"' in saved.text
+        and "Not changed: price" in saved.text
+    )
+    assert field(saved.text, "availability") == "BACKORDER" and field(saved.text, "price").startswith("25.00")
+
+
+def test_the_history_comes_in_pages_of_fifty(env: tuple[TestClient, AuthKit, Tenants]) -> None:
+    client, kit, tenants = env
+    writer = CatalogWriter(tenants)
+    for i in range(53):
+        writer.patch(STOCKED, "1", {"stock": i})
+    sign_in(client, kit.token([STOCKED], scopes=[CATALOG_READ]))
+    first = client.get(f"/console/{STOCKED}/products/1").text
+    rows = re.findall(r'<tr data-seq="(\d+)">', first)
+    assert rows[0] == "53" and len(rows) == 50 and "page 1 of 2" in first and 'href="?page=2"' in first
+    second = client.get(f"/console/{STOCKED}/products/1", params={"page": 2}).text
+    assert re.findall(r'<tr data-seq="(\d+)">', second) == ["3", "2", "1"] and 'href="?page=1"' in second

@@ -32,6 +32,12 @@ CATALOG = """sku,name,maker,cost,stock,active,availability
 """
 
 
+@pytest.fixture(autouse=True)
+def no_rules() -> None:
+    """The package's fixture of that name clears the fashion demo copy's rules; this module's tenants are
+    its own, so it needs no demo tenant (and stays in the fast tier)."""
+
+
 @pytest.fixture
 def env(tmp_path: Path) -> Iterator[tuple[TestClient, AuthKit, Tenants]]:
     store = open_blob_store(f"file://{tmp_path / 'bucket'}")

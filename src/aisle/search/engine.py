@@ -144,7 +144,9 @@ class SearchEngine:
             ValueError: ``AISLE_VECTOR_URL`` is neither empty, ``local:`` nor an http(s) URL.
         """
         tenants = tenants if tenants is not None else Tenants(store)
-        indexes = IndexRegistry(tenants, settings.data_dir, check_every=settings.catalog_check_seconds)
+        indexes = IndexRegistry(
+            tenants, settings.data_dir, settings.catalog_check_seconds, live_dirs=settings.live_dirs()
+        )
         rules = RuleBooks(store)
         return cls(
             tenants,
@@ -210,11 +212,14 @@ class SearchEngine:
         index = self.indexes.get(tenant, config=config)
         arm = self.arms.arm(tenant, config, query.visitor_id) if self.arms is not None else None
         if arm is None:
-            return (yield from self.pipeline.search_steps(index, config, query))
-        steps = self.pipeline.search_steps(
-            index, arm.config, query, draft=arm.rules, ranker_version=arm.ranker
-        )
-        return arm.tagged((yield from steps))
+            result = yield from self.pipeline.search_steps(index, config, query)
+        else:
+            steps = self.pipeline.search_steps(
+                index, arm.config, query, draft=arm.rules, ranker_version=arm.ranker
+            )
+            result = arm.tagged((yield from steps))
+        result.catalog_sequence = index.sequence  # the change-log entry the answer reflects
+        return result
 
     def preview(
         self,
@@ -385,6 +390,7 @@ class SearchEngine:
                 log.exception("suggestions of tenant %s not built at start-up", tenant)
 
     def close(self) -> None:
+        self.indexes.close()
         if self.external is not None:
             self.external.close()
         if isinstance(self.neighbours, RemoteNeighbours):

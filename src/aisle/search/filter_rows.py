@@ -1,7 +1,7 @@
 """Request filters as catalog rows, for the vector layer (which masks its tables with them).
 
 :class:`FilterRows` evaluates the search request's filters with the tenant's full-text index into the
-catalog rows that pass: a :class:`~aisle.vectors.search.RowSelection`, plain rows of a catalog version.
+catalog rows that pass: a :class:`~aisle.vectors.search.RowSelection`, plain rows of an index snapshot.
 """
 
 from __future__ import annotations
@@ -67,7 +67,12 @@ class FilterRows:
 
     def select(self, index: TenantIndex, filters: Sequence[FilterSpec]) -> RowSelection:
         """The rows of ``index`` passing ``filters``. Raises BadRequest as :func:`filter_ords` does."""
-        slot = (index.tenant, index.version, orjson.dumps([f.model_dump() for f in filters]))
+        # a followed index's snapshots share its version: the rows passing change with each of them
+        slot = (
+            index.tenant,
+            f"{index.lineage or index.version}#{index.generation}",
+            orjson.dumps([f.model_dump() for f in filters]),
+        )
         with self._lock:
             ords = self._cache.get(slot)
             if ords is not None:
@@ -78,4 +83,4 @@ class FilterRows:
                 self._cache[slot] = ords
                 while len(self._cache) > FILTER_CACHE:
                     self._cache.popitem(last=False)
-        return RowSelection(index, ords)
+        return RowSelection(index.catalog_rows(), ords)

@@ -1,38 +1,74 @@
-"""The search indexes one process serves: opened on first use, rebuilt or reopened on a new catalog.
+"""The search indexes one process serves: opened on first use, rebuilt or reopened on a new catalog,
+and kept up with the tenant's change log.
 
 A tenant's catalog version is checked at most every ``check_every`` seconds, so a new import is
 served shortly after it completes, without a restart. One request checks (and builds a new version's
 index); the others keep answering from the open index meanwhile instead of queueing behind it, and the
 search service's event loop can keep answering them (issue 18: under load, every request arriving
 during the once-a-second check used to go to the thread pool and wait).
+
+Product writes (issue 41): an index is opened with the change-log entries after its version applied
+(a new or restarted process serves a version only once it has caught up with the log it found), and
+:class:`LogFollower` (a background thread of the search service, every ``AISLE_CATALOG_FOLLOW_SECONDS``)
+applies the entries written since to every open index (:mod:`aisle.search.index.live`), swapping in
+each new snapshot; a request never waits for it. When compaction moves the catalog pointer, the
+checking request builds the new version's index while the others are served the old one, which the
+follower keeps applying the log to; the new one is caught up from the sequence its version includes
+before it is swapped in, so the sequence served never goes back.
 """
 
 from __future__ import annotations
 
 import contextlib
+import logging
 import threading
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
-from aisle.catalog.store import CatalogStore
+import polars as pl
+
+from aisle.catalog.changes import ChangeLog
+from aisle.catalog.store import CatalogNotFound, CatalogStore
+from aisle.core.storage import BlobStore
 from aisle.core.tenancy import TenantConfig, Tenants
+from aisle.search.index.live import LIVE_DIR, LiveIndex
 from aisle.search.index.reader import TenantIndex
 from aisle.search.index.writer import build_index, index_dir
 from aisle.search.spelling import SpellingCorrector, add_query_log
 
 Progress = Callable[[str, int, int], None]
+log = logging.getLogger("aisle.search")
+
+
+@dataclass
+class _Open:
+    """A tenant's open index: the snapshot served, when storage was last checked, the attribute
+    configuration object seen then, and what applies the change log to it."""
+
+    checked: float
+    index: TenantIndex
+    attributes: object
+    live: LiveIndex
 
 
 class IndexRegistry:
-    """Per-tenant :class:`TenantIndex` cache over the local data dir."""
+    """Per-tenant :class:`TenantIndex` cache over the local data dir, following the change log.
 
-    def __init__(self, tenants: Tenants, data_dir: Path, check_every: float = 1.0) -> None:
+    ``live_dirs``: where the private copies of followed indexes go (default ``<data dir>/live``; the
+    search service passes ``Settings.live_dirs()``)."""
+
+    def __init__(
+        self, tenants: Tenants, data_dir: Path, check_every: float = 1.0, live_dirs: list[Path] | None = None
+    ) -> None:
         self.tenants = tenants
         self.data_dir = Path(data_dir)
+        self.live_dirs = live_dirs or [self.data_dir / LIVE_DIR]
+        """Where the copies of followed indexes go, first choice first (:class:`LiveIndex`)."""
         self.check_every = check_every
-        # tenant -> (last check, index, the attribute configuration object seen at that check)
-        self._open: dict[str, tuple[float, TenantIndex, object]] = {}
+        self._open: dict[str, _Open] = {}
+        self._retired: list[LiveIndex] = []
         self._locks: dict[str, threading.Lock] = {}
         self._guard = threading.Lock()
 
@@ -64,13 +100,17 @@ class IndexRegistry:
         config = config if config is not None else self.tenants.config(tenant)
         now = time.monotonic()
         entry = self._open.get(tenant)
-        if entry is not None and now - entry[0] < self.check_every and entry[2] is config.attributes:
-            return entry[1]
+        if (
+            entry is not None
+            and now - entry.checked < self.check_every
+            and entry.attributes is config.attributes
+        ):
+            return entry.index
         lock = self._lock(tenant)
         # while another request checks storage (or builds), serve the open index of this configuration
-        if not lock.acquire(blocking=entry is None or entry[2] is not config.attributes):
+        if not lock.acquire(blocking=entry is None or entry.attributes is not config.attributes):
             assert entry is not None
-            return entry[1]
+            return entry.index
         try:
             return self._check(tenant, config, now, progress)
         finally:
@@ -78,28 +118,70 @@ class IndexRegistry:
 
     def _check(self, tenant: str, config: TenantConfig, now: float, progress: Progress | None) -> TenantIndex:
         """The tenant's index after a look at storage (its lock held): the open one when its catalog
-        version and configuration are still current, else the current catalog's, built if missing."""
+        version and configuration are still current, else the current catalog's, built if missing and
+        caught up with the change log."""
         entry = self._open.get(tenant)
-        store = CatalogStore(self.tenants.scope(tenant))
-        version = store.current_version()
+        scope = self.tenants.scope(tenant)
+        store = CatalogStore(scope)
+        pointer = store.pointer()
         if (
             entry is not None
-            and entry[1].version == version
+            and not entry.live.broken
+            and entry.index.version == (pointer.version if pointer else None)
             and (
-                entry[1].config is config.attributes
-                or entry[1].config.model_dump() == config.attributes.model_dump()
+                entry.index.config is config.attributes
+                or entry.index.config.model_dump() == config.attributes.model_dump()
             )
         ):
-            self._open[tenant] = (now, entry[1], config.attributes)
-            return entry[1]
-        catalog = store.load(version)
+            entry.checked, entry.attributes = now, config.attributes
+            return entry.index
+        if pointer is None:
+            raise CatalogNotFound("the tenant has no catalog yet: run `aisle catalog import`")
+        catalog = store.load(pointer.version)
         path = index_dir(self.data_dir, tenant, catalog.version, config.attributes)
         if not (path / "CATALOG_VERSION").exists():
             build_index(catalog, config.attributes, path, progress=progress)
-        index = TenantIndex.open(tenant, path, catalog, config.attributes)
+        index = TenantIndex.open(tenant, path, catalog, config.attributes, sequence=pointer.sequence)
         self._add_query_log(tenant, index)
-        self._open[tenant] = (time.monotonic(), index, config.attributes)
+        live = LiveIndex(index, path, self.live_dirs, _products_of(scope, catalog.version))
+        index = live.apply(ChangeLog(scope).after(pointer.sequence))
+        self._open[tenant] = _Open(time.monotonic(), index, config.attributes, live)
+        if entry is not None:
+            self._retire(entry.live)
         return index
+
+    def _retire(self, live: LiveIndex) -> None:
+        """Close the copies retired before ``live`` (a search may still hold the newest one retired)."""
+        with self._guard:
+            old, self._retired = self._retired, [live]
+        for done in old:
+            done.close()
+
+    def follow(self, tenant: str) -> int | None:
+        """Apply the change-log entries written since the tenant's open index to it and serve the new
+        snapshot; returns the sequence now served (None: the tenant has no open index).
+
+        A gap in the log (entries pruned before this process read them) or a failed apply leaves the
+        index for the next request to open again, caught up. Raises StorageUnavailable (503) reading
+        the log; nothing is applied then."""
+        entry = self._open.get(tenant)
+        if entry is None:
+            return None
+        live = entry.live
+        if live.broken:
+            entry.checked = float("-inf")
+            return entry.index.sequence
+        entries = ChangeLog(self.tenants.scope(tenant)).after(live.sequence)
+        if not entries:
+            return entry.index.sequence
+        try:
+            snapshot = live.apply(entries)
+        except Exception:
+            log.exception("applying %s's change log failed: its index is opened again", tenant)
+            entry.checked = float("-inf")
+            return entry.index.sequence
+        entry.index = snapshot  # a search holds the snapshot it started with
+        return snapshot.sequence
 
     def _add_query_log(self, tenant: str, index: TenantIndex) -> None:
         """Weight the speller's catalog words by the tenant's query log, when it has one."""
@@ -114,7 +196,7 @@ class IndexRegistry:
         one in storage (None: no catalog). Raises StorageUnavailable (503)."""
         entry = self._open.get(tenant)
         if entry is not None:
-            return entry[1].version
+            return entry.index.version
         return CatalogStore(self.tenants.scope(tenant)).current_version()
 
     def is_current(self, tenant: str, attributes: object, *, look: bool = False) -> bool:
@@ -130,10 +212,10 @@ class IndexRegistry:
         pool (issue 32: about a tenth of a 32-client fashion run, in bursts once a second).
         """
         entry = self._open.get(tenant)
-        if entry is None or entry[2] is not attributes:
+        if entry is None or entry.attributes is not attributes:
             return False
         now = time.monotonic()
-        if now - entry[0] < self.check_every:
+        if now - entry.checked < self.check_every:
             return True
         lock = self._lock(tenant)
         if not lock.acquire(blocking=False):
@@ -145,12 +227,66 @@ class IndexRegistry:
                 version = CatalogStore(self.tenants.scope(tenant)).current_version()
             except Exception:  # get() raises it, with its status
                 return False
-            if version != entry[1].version or self._open.get(tenant) is not entry:
+            if version != entry.index.version or self._open.get(tenant) is not entry or entry.live.broken:
                 return False
-            self._open[tenant] = (now, entry[1], attributes)
+            entry.checked = now
             return True
         finally:
             lock.release()
 
     def loaded(self) -> list[str]:
         return sorted(self._open)
+
+    def close(self) -> None:
+        """Remove this process's private index copies (the built indexes stay)."""
+        with self._guard:
+            lives = [e.live for e in self._open.values()] + self._retired
+            self._open, self._retired = {}, []
+        for live in lives:
+            live.close()
+
+
+def _products_of(scope: BlobStore, version: str) -> Callable[[], pl.DataFrame]:
+    """The products of catalog ``version``, read when called (a live index needs them only once the log
+    moves; nothing holds them before)."""
+    return lambda: CatalogStore(scope).load(version).products
+
+
+class LogFollower:
+    """A thread that applies new change-log entries to each open index every ``every`` seconds
+    (:meth:`IndexRegistry.follow`). A tenant whose log cannot be read is tried again at the next tick.
+
+    ``every``: the pause between two rounds (``AISLE_CATALOG_FOLLOW_SECONDS``; 0: no thread)."""
+
+    def __init__(self, registry: IndexRegistry, every: float) -> None:
+        self.registry = registry
+        self.every = every
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def run_once(self) -> dict[str, int | None]:
+        """One round: the sequence each open tenant now serves (None: its log could not be read)."""
+        served: dict[str, int | None] = {}
+        for tenant in self.registry.loaded():
+            try:
+                served[tenant] = self.registry.follow(tenant)
+            except Exception as exc:  # storage down: the index keeps what it has, tried again next tick
+                log.warning("following %s's change log: %s", tenant, exc)
+                served[tenant] = None
+        return served
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self.every):
+            self.run_once()
+
+    def start(self) -> None:
+        if self.every > 0 and self._thread is None:
+            self._stop.clear()
+            self._thread = threading.Thread(target=self._loop, name="aisle-log-follower", daemon=True)
+            self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+            self._thread = None

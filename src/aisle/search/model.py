@@ -256,6 +256,8 @@ EXTERNAL_ONLY = (
     "corrected_query",
     "attribution_token",
     "follow_up",
+    "catalogSequence",
+    "catalog_sequence",
 )
 """Keys left out of a response when None: ``correctedQuery`` (only an external service corrects),
 ``attributionToken`` (only an answer shown to a shopper has one; a rule preview has none) and
@@ -286,6 +288,14 @@ class SearchResult(BaseModel):
         description="A question for a broad search (guided search, when the tenant enables it): show "
         "its options; the shopper's answer is the same search with the option as one more filter.",
     )
+    catalog_sequence: int | None = Field(
+        default=None,
+        alias="catalogSequence",
+        description="The tenant's catalog sequence this answer reflects: every product write acknowledged "
+        "with a `sequence` at most this one is in it (`PUT`/`PATCH`/`DELETE /products/{id}`, "
+        "`POST /products/batch`, `POST /catalog/import` answer theirs), so a client can wait for its own "
+        "write.",
+    )
     attribution_token: str | None = Field(
         default=None,
         alias="attributionToken",
@@ -312,6 +322,8 @@ class SearchResult(BaseModel):
             data["correctedQuery"] = self.corrected_query
         if self.follow_up is not None:
             data["followUp"] = self.follow_up.model_dump()
+        if self.catalog_sequence is not None:
+            data["catalogSequence"] = self.catalog_sequence
         if self.attribution_token is not None:
             data["attributionToken"] = self.attribution_token
         return orjson.dumps(data)

@@ -36,7 +36,11 @@ class Neighbour:
 
 
 class CatalogRows(Protocol):
-    """A catalog version's rows: ``version`` names it, :meth:`product_ids` gives the id of each row."""
+    """A catalog version's rows: ``version`` names them, :meth:`product_ids` gives the id of each row.
+
+    Rows of one name are only ever appended to (a search index following the change log numbers the
+    products written since its version after the version's rows): a longer list under the same name
+    starts with the shorter one."""
 
     @property
     def version(self) -> str: ...
@@ -169,13 +173,22 @@ class VectorSearch:
     def row_keys(self, table: VectorTable, catalog: CatalogRows) -> np.ndarray:
         """int64 array, one per catalog row: its key in ``table`` (-1 when the product has no vector).
 
-        Kept per table until the table or the catalog version changes; read-only.
+        Kept per table until the table or the rows' name changes; rows appended under the same name
+        (:class:`CatalogRows`) extend it by theirs alone. Read-only.
         """
         slot = str(table.path)  # one table per tenant and kind: one mapping each, the latest
         cached = self._ord_keys.get(slot)
+        ids = catalog.product_ids()
         if cached is not None and cached[0] == table.generation and cached[1] == catalog.version:
-            return cached[2]
-        mapping = np.asarray([table.key_of.get(pid, -1) for pid in catalog.product_ids()], dtype=np.int64)
+            known = cached[2]
+            if len(known) >= len(ids):
+                return known
+            tail = np.asarray(
+                [table.key_of.get(ids[o], -1) for o in range(len(known), len(ids))], dtype=np.int64
+            )
+            mapping = np.concatenate([known, tail])
+        else:
+            mapping = np.asarray([table.key_of.get(pid, -1) for pid in ids], dtype=np.int64)
         mapping.setflags(write=False)
         self._ord_keys[slot] = (table.generation, catalog.version, mapping)
         return mapping

@@ -7,7 +7,7 @@ Hits carry a catalog row number (``ord``); products are rendered from the rows h
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,6 +20,7 @@ from aisle.catalog.store import Catalog
 from aisle.core.tenant_config import Attribute, AttributeConfiguration, AttributeRole, AttributeType
 from aisle.search.attributes import AttributeDictionary, build_dictionary
 from aisle.search.index.fuzzy import FuzzyTerms
+from aisle.search.index.overlay import LiveRows
 from aisle.search.index.rows import ProductRows
 from aisle.search.index.schema import ANALYZER, build_analyzer, keyword_field, numeric_field
 from aisle.search.spelling import SpellingCorrector, catalog_vocabulary
@@ -63,21 +64,28 @@ def price_buckets(prices: pl.Series, buckets: int = 5) -> list[tuple[float | Non
     return ranges
 
 
-def product_rows(products: pl.DataFrame, config: AttributeConfiguration, chunk: int = 8192) -> ProductRows:
-    """The rows a search answers with, one per catalog product in catalog order: ``id``, the returned
-    attributes in configuration order, then each spec field name (title, price, brand, color) the
-    configuration names otherwise, holding that attribute's value (None when no attribute has the role).
-    ``rows[o]`` equals ``products.select(returned).to_dicts()[o]`` with those spec fields set.
-    Read ``chunk`` rows at a time, so the Python values of only that many rows exist at once."""
-    sources: dict[str, str | None] = {"id": "id"}  # row key -> catalog column (None: always None)
+def row_sources(columns: Sequence[str], config: AttributeConfiguration) -> dict[str, str | None]:
+    """Row key -> catalog column (None: always None) of the rows a search answers with: ``id``, the
+    returned attributes among ``columns`` in configuration order, then each spec field name (title,
+    price, brand, color) the configuration names otherwise, holding that attribute's value."""
+    sources: dict[str, str | None] = {"id": "id"}
     for attr in config.attributes:
-        if attr.returned and attr.name in products.columns:
+        if attr.returned and attr.name in columns:
             sources[attr.name] = attr.name
     for attr in config.attributes:  # spec field names (title, price, brand, color) always present
-        if attr.role in SPEC_FIELDS and attr.name != SPEC_FIELDS[attr.role] and attr.name in products.columns:
+        if attr.role in SPEC_FIELDS and attr.name != SPEC_FIELDS[attr.role] and attr.name in columns:
             sources[SPEC_FIELDS[attr.role]] = attr.name  # replaces a returned column of that name in place
     for alias in SPEC_FIELDS.values():
         sources.setdefault(alias, None)
+    return sources
+
+
+def product_rows(products: pl.DataFrame, config: AttributeConfiguration, chunk: int = 8192) -> ProductRows:
+    """The rows a search answers with, one per catalog product in catalog order (keys:
+    :func:`row_sources`; None when no attribute has a spec field's role).
+    ``rows[o]`` equals ``products.select(returned).to_dicts()[o]`` with those spec fields set.
+    Read ``chunk`` rows at a time, so the Python values of only that many rows exist at once."""
+    sources = row_sources(products.columns, config)
 
     def values() -> Iterator[tuple[Any, ...]]:
         for start in range(0, products.height, chunk):
@@ -104,6 +112,16 @@ class TenantIndex:
     ``searchable`` holds the raw values of the searchable attributes, one Series per attribute in
     configuration order, row ``ord`` per product (read by the learned ranker's text features).
     ``derived`` caches data other modules build from this index on first use (the ranker's tokens).
+
+    A followed index (:mod:`aisle.search.index.live`) is a series of immutable *snapshots* of one
+    catalog ``version``: ``sequence`` is the change-log entry the snapshot reflects (the version's own
+    sequence until an entry is applied), ``generation`` counts the snapshots of one ``lineage`` (a name
+    for one assignment of rows to products: the version and the index copy applied to). Rows written
+    since the version are appended (:mod:`aisle.search.index.overlay`), so ``rows``, ``ids``,
+    ``ord_by_id`` and ``searchable`` are the version's plus those; a cache of anything per row is keyed
+    by ``(lineage, generation)`` or grows with the rows (:meth:`catalog_rows`), never by ``version``
+    alone. ``derived`` is shared by the snapshots of one lineage: what it holds must allow for rows
+    appended after it was built.
     """
 
     tenant: str
@@ -113,18 +131,24 @@ class TenantIndex:
     searcher: tantivy.Searcher
     schema: tantivy.Schema
     analyzer: tantivy.TextAnalyzer
-    rows: ProductRows
-    ids: list[str]
-    ord_by_id: dict[str, int]
+    rows: ProductRows | LiveRows
+    ids: Sequence[str]
+    ord_by_id: Mapping[str, int]
     keyword_values: dict[str, dict[str, list[str]]] = field(default_factory=dict)
     speller: SpellingCorrector = field(default_factory=lambda: SpellingCorrector({}))
     dictionary: AttributeDictionary = field(default_factory=AttributeDictionary)
     price_ranges: list[tuple[float | None, float | None]] = field(default_factory=list)
-    searchable: list[pl.Series] = field(default_factory=list)
+    searchable: list[Any] = field(default_factory=list)  # pl.Series, or overlay.Appended of one
     derived: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    sequence: int = 0
+    generation: int = 0
+    lineage: str = ""
 
     @classmethod
-    def open(cls, tenant: str, path: Path, catalog: Catalog, config: AttributeConfiguration) -> TenantIndex:
+    def open(
+        cls, tenant: str, path: Path, catalog: Catalog, config: AttributeConfiguration, *, sequence: int = 0
+    ) -> TenantIndex:
+        """The index at ``path`` of ``catalog`` (its rows built here), reflecting change-log ``sequence``."""
         index = tantivy.Index.open(str(path))
         analyzer = build_analyzer()
         index.register_tokenizer(ANALYZER, analyzer)
@@ -150,9 +174,8 @@ class TenantIndex:
             if price_attr is not None and price_attr.name in products.columns
             else []
         )
-        searchable = [
-            products[a.name] for a in config.attributes if a.searchable and a.name in products.columns
-        ]
+        texts = [products[a.name] for a in config.attributes if a.searchable and a.name in products.columns]
+        searchable: list[Any] = list(texts)
         value_counts = {
             a.name: dict(products[a.name].drop_nulls().value_counts().iter_rows())
             for a in config.attributes
@@ -171,10 +194,12 @@ class TenantIndex:
             ids=ids,
             ord_by_id={pid: i for i, pid in enumerate(ids)},
             keyword_values=keyword_values,
-            speller=SpellingCorrector(catalog_vocabulary(searchable)),
+            speller=SpellingCorrector(catalog_vocabulary(texts)),
             dictionary=dictionary,
             price_ranges=ranges,
             searchable=searchable,
+            sequence=sequence,
+            lineage=f"{catalog.version}@{path}",
         )
 
     def analyze(self, text: str) -> list[str]:
@@ -209,7 +234,25 @@ class TenantIndex:
             fuzzy = self.derived.setdefault("fuzzy_terms", FuzzyTerms(self.searcher))
         return fuzzy  # type: ignore[no-any-return]
 
-    def product_ids(self) -> list[str]:
+    def product_ids(self) -> Sequence[str]:
         """The product id of each catalog row, in row order (``rows[o]["id"]`` without reading the row;
-        the same str objects as the keys of ``ord_by_id``)."""
+        the same str objects as the keys of ``ord_by_id``). A row of a product changed or deleted since
+        keeps its id (its document is gone, so no search returns it)."""
+        return self.ids
+
+    def catalog_rows(self) -> CatalogRowsOf:
+        """This snapshot's rows as the vector layer reads them
+        (:class:`~aisle.vectors.search.CatalogRows`): named by ``lineage``, so a mapping kept per name
+        is extended, never reused, as rows are appended."""
+        return CatalogRowsOf(self.lineage or self.version, self.ids)
+
+
+@dataclass(frozen=True)
+class CatalogRowsOf:
+    """Rows named ``version`` (one name: rows only ever appended) with the product id of each."""
+
+    version: str
+    ids: Sequence[str]
+
+    def product_ids(self) -> Sequence[str]:
         return self.ids

@@ -12,20 +12,11 @@ from pathlib import Path
 
 import tantivy
 
-from aisle.catalog.schema import PATH_SEP
 from aisle.catalog.store import Catalog
 from aisle.core.atomic_dir import atomic_directory
-from aisle.core.tenant_config import AttributeConfiguration, AttributeType
-from aisle.search.index.schema import (
-    ANALYZER,
-    MAX_CATEGORY_LEVELS,
-    build_analyzer,
-    build_schema,
-    keyword_field,
-    level_field,
-    numeric_field,
-)
-from aisle.search.normalize import normalize
+from aisle.core.tenant_config import AttributeConfiguration
+from aisle.search.index.documents import DocumentPlan
+from aisle.search.index.schema import ANALYZER, build_analyzer, build_schema
 
 Progress = Callable[[str, int, int], None]
 # Bumped whenever what is written into an index changes (analysis, normalisation, fields), so
@@ -71,35 +62,10 @@ def build_index(
         total = products.height
         columns = {c: products[c].to_list() for c in products.columns}
         ids = columns["id"]
-        plan = []
-        for attr in config.attributes:
-            values = columns.get(attr.name)
-            if values is None:
-                continue
-            plan.append((attr, values, keyword_field(attr), numeric_field(attr)))
+        plan = DocumentPlan(config)
+        present = [(attr.name, columns[attr.name]) for attr, _, _ in plan.plan if attr.name in columns]
         for i in range(total):
-            doc = tantivy.Document()
-            doc.add_unsigned("ord", i)
-            doc.add_text("id", ids[i])
-            for attr, values, kf, nf in plan:
-                value = values[i]
-                if value is None:
-                    continue
-                if attr.searchable:
-                    doc.add_text(f"s_{attr.name}", normalize(str(value).replace(PATH_SEP, " ")))
-                if kf:
-                    doc.add_text(kf, value)
-                    if attr.type is AttributeType.category_path:
-                        parts = value.split(PATH_SEP)
-                        for level in range(min(len(parts), MAX_CATEGORY_LEVELS)):
-                            doc.add_text(level_field(attr, level), PATH_SEP.join(parts[: level + 1]))
-                if nf:
-                    if attr.type is AttributeType.number:
-                        doc.add_float(nf, float(value))
-                    else:
-                        doc.add_integer(nf, int(value))
-                if attr.type is AttributeType.boolean and (attr.filterable or attr.facetable):
-                    doc.add_boolean(f"b_{attr.name}", bool(value))
+            doc = plan.document(i, ids[i], {name: values[i] for name, values in present})
             writer.add_document(doc)
             if progress and (i + 1) % 10000 == 0:
                 progress("index", i + 1, total)

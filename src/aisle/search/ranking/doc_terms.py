@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from aisle.catalog.schema import PATH_SEP
+from aisle.search.index.overlay import column_values
 from aisle.search.index.reader import TenantIndex
 from aisle.search.normalize import normalize
 
@@ -52,53 +53,74 @@ class DocTerms:
     @classmethod
     def of(cls, index: TenantIndex) -> DocTerms:
         """The index's DocTerms, built once on first use (about 3 s for Home Depot's 54,667 titles)
-        and cached on it; the search service builds it at start-up for tenants with a ranker in use."""
+        and cached on it; the search service builds it at start-up for tenants with a ranker in use.
+        A snapshot of a followed index with rows appended since the cached table was made extends it
+        by theirs (:meth:`extended`); the snapshots of one index share the newest."""
         cached = index.derived.get("doc_terms")
-        if cached is None:
+        n = len(index.rows)
+        if cached is None or cached.n_docs < n:
             with _BUILD_LOCK:
                 cached = index.derived.get("doc_terms")
                 if cached is None:
                     cached = index.derived["doc_terms"] = cls.build(index)
+                elif cached.n_docs < n:
+                    cached = index.derived["doc_terms"] = cached.extended(index)
         assert isinstance(cached, DocTerms)
         return cached
 
     @classmethod
     def build(cls, index: TenantIndex) -> DocTerms:
         n = len(index.rows)
-        columns = [series.to_list() for series in index.searchable]
         vocab: dict[str, int] = {}
         raw_vocab: dict[str, int] = {}
-        ids: list[int] = []
-        raw_ids: list[int] = []
-        ptr = np.zeros(n + 1, dtype=np.int64)
-        raw_ptr = np.zeros(n + 1, dtype=np.int64)
-        for o in range(n):
-            for column in columns:
-                value = column[o]
-                if value is None or value == "":
-                    continue
-                text = normalize(str(value).replace(PATH_SEP, " "))
-                for token in index.analyze(text):
-                    ids.append(vocab.setdefault(token, len(vocab)))
-                for word in text.split():
-                    raw_ids.append(raw_vocab.setdefault(word, len(raw_vocab)))
-            ptr[o + 1] = len(ids)
-            raw_ptr[o + 1] = len(raw_ids)
-        id_arr = np.asarray(ids, dtype=np.int32)
+        ptr, ids, raw_ptr, raw_ids = _tokens(index, 0, n, vocab, raw_vocab)
         width = max(len(vocab), 1)
         doc_of = np.repeat(np.arange(n, dtype=np.int64), np.diff(ptr))
-        pairs = np.unique(doc_of * width + id_arr)  # (product, token) pairs, each once
+        pairs = np.unique(doc_of * width + ids)  # (product, token) pairs, each once
         df = np.bincount(pairs % width, minlength=len(vocab)).astype(np.int32)
         distinct = np.bincount(pairs // width, minlength=n).astype(np.int32)
-        avg_len = float(len(id_arr)) / max(n, 1) or 1.0
-        raw = np.asarray(raw_ids, dtype=np.int32)
+        avg_len = float(len(ids)) / max(n, 1) or 1.0
         words = list(vocab)
-        order = sorted(range(len(words)), key=words.__getitem__)
-        word_rank = np.empty(len(words), dtype=np.int32)
-        word_rank[order] = np.arange(len(words), dtype=np.int32)
-        by_word = [words[t] for t in order]
+        by_word, word_rank = _word_order(words)
         return cls(
-            vocab, ptr, id_arr, df, n, words, avg_len, raw_vocab, raw_ptr, raw, distinct, by_word, word_rank
+            vocab, ptr, ids, df, n, words, avg_len, raw_vocab, raw_ptr, raw_ids, distinct, by_word, word_rank
+        )
+
+    def extended(self, index: TenantIndex) -> DocTerms:
+        """This table with the rows of ``index`` past :attr:`n_docs` added (rows appended by the change
+        log; the table is not changed). Their tokens count in ``df`` and the mean length; the rows they
+        replace still count too (no search returns those), so BM25's statistics drift a little until
+        the next catalog version is indexed whole. Costs the new rows' analysis plus a copy of the
+        arrays and vocabularies."""
+        start, n = self.n_docs, len(index.rows)
+        vocab, raw_vocab = dict(self.vocab), dict(self.raw_vocab)
+        ptr, ids, raw_ptr, raw_ids = _tokens(index, start, n, vocab, raw_vocab)
+        width = max(len(vocab), 1)
+        doc_of = np.repeat(np.arange(n - start, dtype=np.int64), np.diff(ptr))
+        pairs = np.unique(doc_of * width + ids)
+        df = np.zeros(len(vocab), dtype=np.int32)
+        df[: len(self.df)] = self.df
+        df += np.bincount(pairs % width, minlength=len(vocab)).astype(np.int32)
+        distinct = np.concatenate(
+            [self.distinct, np.bincount(pairs // width, minlength=n - start).astype(np.int32)]
+        )
+        all_ids = np.concatenate([self.ids, ids])
+        words = self.words + list(vocab)[len(self.words) :] if len(vocab) > len(self.words) else self.words
+        by_word, word_rank = (self.by_word, self.word_rank) if words is self.words else _word_order(words)
+        return DocTerms(
+            vocab,
+            np.concatenate([self.ptr, ptr[1:] + self.ptr[-1]]),
+            all_ids,
+            df,
+            n,
+            words,
+            float(len(all_ids)) / max(n, 1) or 1.0,
+            raw_vocab,
+            np.concatenate([self.raw_ptr, raw_ptr[1:] + self.raw_ptr[-1]]),
+            np.concatenate([self.raw_ids, raw_ids]),
+            distinct,
+            by_word,
+            word_rank,
         )
 
     def idf(self, token_id: int) -> float:
@@ -116,3 +138,37 @@ class DocTerms:
         while hi < len(self.by_word) and self.by_word[hi].startswith(prefix):
             hi += 1
         return lo, hi
+
+
+def _tokens(
+    index: TenantIndex, start: int, stop: int, vocab: dict[str, int], raw_vocab: dict[str, int]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Rows ``start:stop``'s searchable text as (ptr (rows + 1,) int64 from 0, token ids int32, raw ptr,
+    raw word ids int32); new tokens and words are added to ``vocab`` and ``raw_vocab``."""
+    n = stop - start
+    columns = [column_values(column, start, stop) for column in index.searchable]
+    ids: list[int] = []
+    raw_ids: list[int] = []
+    ptr = np.zeros(n + 1, dtype=np.int64)
+    raw_ptr = np.zeros(n + 1, dtype=np.int64)
+    for o in range(n):
+        for column in columns:
+            value = column[o]
+            if value is None or value == "":
+                continue
+            text = normalize(str(value).replace(PATH_SEP, " "))
+            for token in index.analyze(text):
+                ids.append(vocab.setdefault(token, len(vocab)))
+            for word in text.split():
+                raw_ids.append(raw_vocab.setdefault(word, len(raw_vocab)))
+        ptr[o + 1] = len(ids)
+        raw_ptr[o + 1] = len(raw_ids)
+    return ptr, np.asarray(ids, dtype=np.int32), raw_ptr, np.asarray(raw_ids, dtype=np.int32)
+
+
+def _word_order(words: list[str]) -> tuple[list[str], np.ndarray]:
+    """``words`` in code point order, and each word's place in it (int32, by token id)."""
+    order = sorted(range(len(words)), key=words.__getitem__)
+    word_rank = np.empty(len(words), dtype=np.int32)
+    word_rank[order] = np.arange(len(words), dtype=np.int32)
+    return [words[t] for t in order], word_rank

@@ -82,7 +82,7 @@ class Hybrid:
             table, ctx.graph.normalized or ctx.understanding.text, cfg.query_encoder
         )
         add_timing("embed", time.perf_counter() - start)  # part of the hybrid stage's time
-        row_keys = vectors.row_keys(table, index)
+        row_keys = vectors.row_keys(table, index.catalog_rows())
         n_lex = len(lex_ords)
         cos, embeddings, has = _cosines(table, row_keys[lex_ords], query_vec)
         extra: list[int] = []

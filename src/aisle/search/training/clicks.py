@@ -264,7 +264,7 @@ def train_click_ranker(
         graded.setdefault(query, {})[product] = 1.0 + grade / 2.0
     depth = config.global_.ranking.candidates
     qs = collect(pipeline, index, config, graded, candidates=depth, progress=progress, behaviour=behaviour)
-    ids = index.product_ids()
+    ids = list(index.product_ids())
     qs = shown_only(qs, ids, keyed, where)
     if len(qs.queries) < 10:
         raise BadRequest(

@@ -142,7 +142,7 @@ def collect(
         if as_served or not isinstance(s, Rerank)
     )
     plain = SearchPipeline(stages, budget_s=max(pipeline.budget_s, 5.0))
-    ids = index.product_ids()
+    ids = list(index.product_ids())
     out = QuerySet()
     scorable = sorted(q for q, judged in qrels.items() if any(r > 1.0 for r in judged.values()))
     for n, query in enumerate(scorable, 1):
@@ -313,7 +313,7 @@ def train_ranker(
     qs = collect(
         pipeline, index, config, known, candidates=candidates, progress=progress, behaviour=behaviour
     )
-    ids = index.product_ids()
+    ids = list(index.product_ids())
     cv = (
         cross_validate(qs, known, ids, folds=folds, rounds=rounds, progress=progress)
         if folds >= 2 and len(qs.queries) >= folds

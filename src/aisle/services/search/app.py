@@ -19,6 +19,7 @@ from aisle.core.auth.dependencies import Authorizer
 from aisle.core.config import Settings, load_settings
 from aisle.core.storage.resolver import open_blob_store_from_settings
 from aisle.search.engine import SearchEngine
+from aisle.search.indexes import LogFollower
 from aisle.services.common.app import service_app
 from aisle.services.common.outcomes import open_outcomes
 from aisle.services.search import (
@@ -47,18 +48,21 @@ def create_app(settings: Settings | None = None, *, preload: bool = True) -> Fas
         predict_client=httpx.AsyncClient(base_url=settings.predict_url, timeout=5.0),
     )
     storefront = shop.Storefront.open(settings, store)
-    catalog = CatalogWriter(state.engine.tenants)  # product writes; compaction makes them searchable
+    catalog = CatalogWriter(state.engine.tenants)  # product writes, into the change log
     compactor = Compactor(
         state.engine.tenants, every=settings.catalog_compact_seconds, watched=state.engine.indexes.loaded
     )
     catalog.on_write = compactor.wake
+    follower = LogFollower(state.engine.indexes, settings.catalog_follow_seconds)  # writes made searchable
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         if preload:
             state.engine.warm_up()
         compactor.start()
+        follower.start()
         yield
+        follower.stop()
         compactor.stop()
         await state.predict_client.aclose()
         await storefront.edit.aclose()

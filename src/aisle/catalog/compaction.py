@@ -1,11 +1,15 @@
-"""Compaction: the change log folded into a new catalog version, which the search processes then serve.
+"""Compaction: the change log folded into a new catalog version, which the search processes then index.
+
+The search processes apply the log to their open index as it grows (:mod:`aisle.search.indexes`), so a
+write is searchable long before it is compacted; compaction bounds the log a new or restarted process
+applies on top of the last version, and gives suggestions, vectors and the speller the new products.
 
 :func:`compact` reads the current version and the entries after it (:mod:`aisle.catalog.state`), writes
 the products and their update times as a new version whose pointer records the sequence it includes
 (the pointer last: a reader sees the old version or the new one), then prunes the entries the
 *previous* version included (:mod:`aisle.catalog.changes`). Serving never pauses: the search processes
-keep their open index until the new version's is built (:class:`aisle.search.indexes.IndexRegistry`
-checks the pointer every ``AISLE_CATALOG_CHECK_SECONDS``).
+keep serving (and following) their open index until the new version's is built and caught up
+(:class:`aisle.search.indexes.IndexRegistry` checks the pointer every ``AISLE_CATALOG_CHECK_SECONDS``).
 
 One compactor per tenant at a time across processes: a *lease*, ``catalog-changes/lease/<n:012d>.json``
 taken with create-if-absent (of two processes taking the next number, one wins), held until released
@@ -13,9 +17,9 @@ or for :data:`LEASE_S` seconds after a holder died. A compaction that found its 
 skipped (the background loop tries again at its next tick; ``aisle catalog compact`` says 409
 ``catalog_compacting``).
 
-:class:`Compactor` runs compactions in the background every few seconds
-(``AISLE_CATALOG_COMPACT_SECONDS``) for the tenants written through this process and those it serves,
-when the log holds entries after the current version.
+:class:`Compactor` runs compactions in the background (every ``AISLE_CATALOG_COMPACT_SECONDS``, 60 s)
+for the tenants written through this process and those it serves, when the log holds entries after
+the current version.
 """
 
 from __future__ import annotations
@@ -162,7 +166,7 @@ class Compactor:
         self,
         tenants: Tenants,
         *,
-        every: float = 5.0,
+        every: float = 60.0,
         watched: Callable[[], Iterable[str]] = tuple,
         owner: str | None = None,
     ) -> None:

@@ -4,8 +4,9 @@
 (:mod:`aisle.catalog.products`), decides it against the tenant's current products by update time
 (:mod:`aisle.catalog.ordering`) and appends what applies as one change-log entry
 (:mod:`aisle.catalog.changes`): the write is acknowledged, with the tenant's sequence, once that entry is
-in the bucket. Changes become searchable when compaction folds the log into a catalog version
-(:mod:`aisle.catalog.compaction`) and the search processes open its index.
+in the bucket. The search processes follow the log and apply each entry to their open index
+(:mod:`aisle.search.indexes`); compaction folds it into a catalog version in the background
+(:mod:`aisle.catalog.compaction`).
 
 One :class:`~aisle.catalog.state.CatalogState` per tenant is kept in memory and brought up to date
 before each write or read: one pointer read and one GET per new entry (one that finds nothing when the

@@ -144,9 +144,7 @@ class SearchEngine:
             ValueError: ``AISLE_VECTOR_URL`` is neither empty, ``local:`` nor an http(s) URL.
         """
         tenants = tenants if tenants is not None else Tenants(store)
-        indexes = IndexRegistry(
-            tenants, settings.data_dir, settings.catalog_check_seconds, live_dirs=settings.live_dirs()
-        )
+        indexes = IndexRegistry.serving(tenants, settings)
         rules = RuleBooks(store)
         return cls(
             tenants,
@@ -243,7 +241,9 @@ class SearchEngine:
         live = self.rules.book(tenant) if self.rules is not None else RuleBook([])
 
         def search(draft: RuleDraft) -> SearchResult:
-            return self.pipeline.search(index, config, query, draft=draft)
+            result = self.pipeline.search(index, config, query, draft=draft)
+            result.catalog_sequence = index.sequence  # as the live answer names it
+            return result
 
         return preview_rule(live, rule, search, offset=query.offset, replaces=replaces, at=at)
 

@@ -11,10 +11,13 @@ Product writes (issue 41): an index is opened with the change-log entries after 
 (a new or restarted process serves a version only once it has caught up with the log it found), and
 :class:`LogFollower` (a background thread of the search service, every ``AISLE_CATALOG_FOLLOW_SECONDS``)
 applies the entries written since to every open index (:mod:`aisle.search.index.live`), swapping in
-each new snapshot; a request never waits for it. When compaction moves the catalog pointer, the
-checking request builds the new version's index while the others are served the old one, which the
-follower keeps applying the log to; the new one is caught up from the sequence its version includes
-before it is swapped in, so the sequence served never goes back.
+each new snapshot; a request never waits for it. When compaction (or an import) moves the catalog
+pointer, the new version's index is built in a thread of its own (``background``: the search service)
+while every request is served the old one, which the follower keeps applying the log to; the new one
+is caught up from the sequence its version includes, and with what the old one applied meanwhile,
+before it is swapped in, so the sequence served never goes back. A gap in the log (entries pruned
+before this process read them: it fell a whole compaction behind) is closed the same way, by the next
+version.
 """
 
 from __future__ import annotations
@@ -30,7 +33,8 @@ from pathlib import Path
 import polars as pl
 
 from aisle.catalog.changes import ChangeLog
-from aisle.catalog.store import CatalogNotFound, CatalogStore
+from aisle.catalog.store import CatalogNotFound, CatalogStore, Pointer
+from aisle.core.config import Settings
 from aisle.core.storage import BlobStore
 from aisle.core.tenancy import TenantConfig, Tenants
 from aisle.search.index.live import LIVE_DIR, LiveIndex
@@ -60,9 +64,20 @@ class IndexRegistry:
     search service passes ``Settings.live_dirs()``)."""
 
     def __init__(
-        self, tenants: Tenants, data_dir: Path, check_every: float = 1.0, live_dirs: list[Path] | None = None
+        self,
+        tenants: Tenants,
+        data_dir: Path,
+        check_every: float = 1.0,
+        live_dirs: list[Path] | None = None,
+        *,
+        background: bool = False,
     ) -> None:
         self.tenants = tenants
+        self.background = background
+        """Build a new catalog version's index in a thread of its own while the open one is served (the
+        search service); else the checking request builds it (a command, a test, an offline job)."""
+        self._building: set[str] = set()
+        self._follows: dict[str, threading.Lock] = {}
         self.data_dir = Path(data_dir)
         self.live_dirs = live_dirs or [self.data_dir / LIVE_DIR]
         """Where the copies of followed indexes go, first choice first (:class:`LiveIndex`)."""
@@ -72,6 +87,18 @@ class IndexRegistry:
         self._locks: dict[str, threading.Lock] = {}
         self._guard = threading.Lock()
 
+    @classmethod
+    def serving(cls, tenants: Tenants, settings: Settings) -> IndexRegistry:
+        """The search service's registry: its data dir, check interval and live dirs, and new versions
+        built in the background when the change log is followed (``AISLE_CATALOG_FOLLOW_SECONDS`` > 0)."""
+        return cls(
+            tenants,
+            settings.data_dir,
+            settings.catalog_check_seconds,
+            live_dirs=settings.live_dirs(),
+            background=settings.catalog_follow_seconds > 0,
+        )
+
     def entry_count(self) -> int:
         """Tenant indexes held open."""
         return len(self._open)
@@ -79,6 +106,11 @@ class IndexRegistry:
     def _lock(self, tenant: str) -> threading.Lock:
         with self._guard:
             return self._locks.setdefault(tenant, threading.Lock())
+
+    def _follow_lock(self, tenant: str) -> threading.Lock:
+        """Held while a snapshot of ``tenant`` is applied and served, or a new index swapped in."""
+        with self._guard:
+            return self._follows.setdefault(tenant, threading.Lock())
 
     @contextlib.contextmanager
     def checking(self, tenant: str) -> Iterator[None]:
@@ -137,7 +169,19 @@ class IndexRegistry:
             return entry.index
         if pointer is None:
             raise CatalogNotFound("the tenant has no catalog yet: run `aisle catalog import`")
-        catalog = store.load(pointer.version)
+        same_config = entry is not None and entry.index.config.model_dump() == config.attributes.model_dump()
+        if self.background and entry is not None and same_config and not entry.live.broken:
+            entry.checked, entry.attributes = now, config.attributes  # served meanwhile, and followed
+            self._build_later(tenant, config, pointer)
+            return entry.index
+        return self._swap(tenant, self._opened(tenant, config, pointer, progress))
+
+    def _opened(
+        self, tenant: str, config: TenantConfig, pointer: Pointer, progress: Progress | None
+    ) -> _Open:
+        """The index of the version ``pointer`` names, built if missing, with the log after it applied."""
+        scope = self.tenants.scope(tenant)
+        catalog = CatalogStore(scope).load(pointer.version)
         path = index_dir(self.data_dir, tenant, catalog.version, config.attributes)
         if not (path / "CATALOG_VERSION").exists():
             build_index(catalog, config.attributes, path, progress=progress)
@@ -145,10 +189,39 @@ class IndexRegistry:
         self._add_query_log(tenant, index)
         live = LiveIndex(index, path, self.live_dirs, _products_of(scope, catalog.version))
         index = live.apply(ChangeLog(scope).after(pointer.sequence))
-        self._open[tenant] = _Open(time.monotonic(), index, config.attributes, live)
-        if entry is not None:
-            self._retire(entry.live)
-        return index
+        return _Open(time.monotonic(), index, config.attributes, live)
+
+    def _swap(self, tenant: str, slot: _Open) -> TenantIndex:
+        """Serve ``slot`` from now on, caught up first with what the open index applied meanwhile (so
+        the sequence served never goes back), and retire the open one."""
+        with self._follow_lock(tenant):
+            old = self._open.get(tenant)
+            if old is not None and slot.index.sequence < old.index.sequence:
+                entries = ChangeLog(self.tenants.scope(tenant)).after(slot.live.sequence)
+                slot.index = slot.live.apply(entries)
+            self._open[tenant] = slot
+        if old is not None:
+            self._retire(old.live)
+        return slot.index
+
+    def _build_later(self, tenant: str, config: TenantConfig, pointer: Pointer) -> None:
+        """Build ``pointer``'s index in a thread and swap it in when caught up (one build per tenant at a
+        time; a failure is logged, and the next check starts another)."""
+        with self._guard:
+            if tenant in self._building:
+                return
+            self._building.add(tenant)
+
+        def build() -> None:
+            try:
+                self._swap(tenant, self._opened(tenant, config, pointer, None))
+            except Exception:
+                log.exception("building %s's index of catalog version %s failed", tenant, pointer.version)
+            finally:
+                with self._guard:
+                    self._building.discard(tenant)
+
+        threading.Thread(target=build, name=f"aisle-index-{tenant}", daemon=True).start()
 
     def _retire(self, live: LiveIndex) -> None:
         """Close the copies retired before ``live`` (a search may still hold the newest one retired)."""
@@ -164,24 +237,25 @@ class IndexRegistry:
         A gap in the log (entries pruned before this process read them) or a failed apply leaves the
         index for the next request to open again, caught up. Raises StorageUnavailable (503) reading
         the log; nothing is applied then."""
-        entry = self._open.get(tenant)
-        if entry is None:
-            return None
-        live = entry.live
-        if live.broken:
-            entry.checked = float("-inf")
-            return entry.index.sequence
-        entries = ChangeLog(self.tenants.scope(tenant)).after(live.sequence)
-        if not entries:
-            return entry.index.sequence
-        try:
-            snapshot = live.apply(entries)
-        except Exception:
-            log.exception("applying %s's change log failed: its index is opened again", tenant)
-            entry.checked = float("-inf")
-            return entry.index.sequence
-        entry.index = snapshot  # a search holds the snapshot it started with
-        return snapshot.sequence
+        with self._follow_lock(tenant):
+            entry = self._open.get(tenant)
+            if entry is None:
+                return None
+            live = entry.live
+            if live.broken:
+                entry.checked = float("-inf")
+                return entry.index.sequence
+            entries = ChangeLog(self.tenants.scope(tenant)).after(live.sequence)
+            if not entries:
+                return entry.index.sequence
+            try:
+                snapshot = live.apply(entries)
+            except Exception:
+                log.exception("applying %s's change log failed: its index is opened again", tenant)
+                entry.checked = float("-inf")
+                return entry.index.sequence
+            entry.index = snapshot  # a search holds the snapshot it started with
+            return snapshot.sequence
 
     def _add_query_log(self, tenant: str, index: TenantIndex) -> None:
         """Weight the speller's catalog words by the tenant's query log, when it has one."""

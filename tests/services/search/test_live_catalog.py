@@ -18,6 +18,7 @@ from tests.support.waiting import wait_until
 from aisle.catalog.compaction import compact
 from aisle.catalog.datasets.common import tenant_files
 from aisle.catalog.importer import import_catalog
+from aisle.catalog.store import CatalogStore
 from aisle.core.config import Settings
 from aisle.core.storage import open_blob_store
 from aisle.core.tenancy import Tenants
@@ -184,7 +185,9 @@ def test_a_compaction_between_writes_loses_nothing(settings: Settings) -> None:
     tenants = Tenants(open_blob_store(settings.storage_url), ttl=0)
     with TestClient(create_app(settings, preload=False)) as client:
         search(client)
+        indexes = client.app.state.search.engine.indexes  # type: ignore[attr-defined]
         prices = {}
+        served: list[int] = []  # the sequence each search answered
         seq = 0
         for n in range(12):
             pid = str(100 + n)
@@ -194,9 +197,16 @@ def test_a_compaction_between_writes_loses_nothing(settings: Settings) -> None:
             )
             if n in (4, 8):
                 assert compact(tenants, TENANT) is not None
+            served.append(search(client, "sock")["catalogSequence"])
         seq = written(client.patch("/products/100", params=Q, json={"price": 99}))
         prices["100"] = 99.0
         answer = wait_until(lambda: reflects(client, seq, "sock", size=50), "every write is searched")
+        assert {p["id"]: p["price"] for p in answer["products"]} == prices
+        assert served == sorted(served)  # a new version's index never answers an older state
+        current = CatalogStore(tenants.scope(TENANT)).current_version()
+        wait_until(lambda: indexes.serving_version(TENANT) == current, "the last version is served")
+        answer = search(client, "sock", size=50)
+        assert answer["catalogSequence"] == seq
         assert {p["id"]: p["price"] for p in answer["products"]} == prices
 
 

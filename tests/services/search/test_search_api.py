@@ -44,6 +44,7 @@ def test_post_search_returns_the_spec_shape(client: TestClient) -> None:
         "queryGraph",
         "redirect",
         "attributionToken",
+        "catalogSequence",
     }
     assert body["redirect"] is None
     product = body["products"][0]

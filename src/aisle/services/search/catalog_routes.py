@@ -2,9 +2,11 @@
 
 ``PUT``/``PATCH``/``DELETE /products/{id}``, ``POST /products/batch`` and ``POST /catalog/import`` (scope
 ``catalog:write``) and ``GET /products/{id}`` (``catalog:read``). Each write answers once its change-log
-entry is in the bucket, with the tenant's catalog ``sequence``; it becomes searchable when compaction
-folds the log into a new catalog version (``AISLE_CATALOG_COMPACT_SECONDS``, 5 s), and the search
-processes open its index. The engine's front door is :class:`aisle.catalog.writer.CatalogWriter`.
+entry is in the bucket, with the tenant's catalog ``sequence``; every search process applies the entry
+to its open index within about ``AISLE_CATALOG_FOLLOW_SECONDS`` (:mod:`aisle.search.indexes`), and a
+search answers the ``catalogSequence`` it reflects. Compaction folds the log into a new catalog version
+in the background (``AISLE_CATALOG_COMPACT_SECONDS``, 60 s). The engine's front door is
+:class:`aisle.catalog.writer.CatalogWriter`.
 """
 
 from __future__ import annotations

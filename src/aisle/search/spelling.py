@@ -9,6 +9,7 @@ word (Norvig, "How to write a spelling corrector", 2007: P(candidate) by corpus 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 import polars as pl
@@ -128,3 +129,31 @@ class SpellingCorrector:
             if score >= min_count and (best is None or score > best[0]):
                 best = (score, (left, right))
         return best[1] if best else None
+
+
+class GrownSpeller(SpellingCorrector):
+    """A speller that also knows ``words`` (word -> occurrences) added since ``base`` was made: the
+    words of products written through the change log (:mod:`aisle.search.index.live`), so a new
+    product's own word is not "corrected" into another. Corrections still go only to ``base``'s words
+    (the next catalog version's speller has them all); made in O(1) (``base``'s tables are shared)."""
+
+    def __init__(self, base: SpellingCorrector, words: dict[str, int]) -> None:
+        self.base = base
+        self.vocabulary = base.vocabulary
+        self.words = base.words
+        self._by_length = base._by_length
+        self.added = words
+
+    def known(self, word: str) -> bool:
+        return word in self.added or self.base.known(word)
+
+    def frequency(self, word: str) -> int:
+        return self.base.frequency(word) + self.added.get(word, 0)
+
+    def candidates(self, word: str, typo: TypoConfig | None = None, limit: int = 5) -> list[tuple[str, int]]:
+        return [] if word in self.added else self.base.candidates(word, typo, limit)
+
+
+def text_words(text: str) -> list[str]:
+    """The speller's words of ``text``: lowercased, as :func:`catalog_vocabulary` reads them."""
+    return re.findall(WORD_PATTERN, text.lower())

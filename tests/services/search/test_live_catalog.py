@@ -120,6 +120,14 @@ def test_a_put_is_searched_without_any_compaction(client: TestClient) -> None:
     assert "catalogSequence" in client.get("/search", params={"q": "trail", "tenant": TENANT}).json()
 
 
+def test_a_new_word_is_not_corrected_into_an_old_one(client: TestClient) -> None:
+    assert ids(search(client, "shift")) == ["2"]  # "shift" is one edit from the catalog's "shirt"
+    knob = {"title": "Gear Shift Knob", "brand": "Momo", "price": 35}
+    seq = written(client.put("/products/6", params=Q, json=knob))
+    answer = wait_until(lambda: reflects(client, seq, "shift"), "the write is searched")
+    assert ids(answer) == ["6"] and answer["queryGraph"]["corrections"] == []
+
+
 def test_a_price_patch_moves_the_product_in_sort_filter_and_facet(client: TestClient) -> None:
     assert ids(search(client, sort="price_asc")) == ["3", "2", "1"]
     seq = written(client.patch("/products/1", params=Q, json={"price": 5}))

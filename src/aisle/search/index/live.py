@@ -28,10 +28,12 @@ the tenant's change log (:mod:`aisle.catalog.changes`) on top of it:
   last entry applied) and ``generation``. A search keeps the snapshot it started with (a tantivy
   searcher is a point-in-time view), so an apply never disturbs one.
 
-What follows at the next compaction instead (a new version, indexed whole): the speller's vocabulary,
-the attribute dictionary (values recognised in a query's words), typo expansions of words new to the
-catalog, the price range facet's bucket edges (the counts are live), suggestions, and the vectors of
-new products (until then the hybrid stage skips them; a changed product keeps its vector).
+The speller knows the words of the products written (a new product's own word is not "corrected"), but
+corrects only to the version's words. What follows at the next compaction instead (a new version,
+indexed whole): corrections to new words, the attribute dictionary (values recognised in a query's
+words), typo expansions of words new to the catalog, the price range facet's bucket edges (the counts
+are live), suggestions, and the vectors of new products (until then the hybrid stage skips them; a
+changed product keeps its vector).
 """
 
 from __future__ import annotations
@@ -60,6 +62,7 @@ from aisle.search.index.overlay import Appended, LiveOrds, LiveRows
 from aisle.search.index.reader import TenantIndex, row_sources
 from aisle.search.index.rows import ProductRows
 from aisle.search.index.schema import ANALYZER, keyword_field
+from aisle.search.spelling import GrownSpeller, text_words
 
 log = logging.getLogger("aisle.search")
 
@@ -140,6 +143,7 @@ class LiveIndex:
         self._ids_tail: list[str] = []
         self._texts: list[tuple[str, list[Any]]] = []
         self._changed: dict[str, int] = {}
+        self._words: dict[str, int] = {}
         self._keywords = [a for a in base.config.attributes if keyword_field(a)]
         self._sources: dict[str, str | None] = {}
         self.snapshot = base
@@ -205,6 +209,7 @@ class LiveIndex:
                 self._state.apply(entry)
                 touched.update(dict.fromkeys(op.id for op in entry.ops))
             changed = dict(self._changed)
+            words = dict(self._words)
             keyword_values = dict(self.snapshot.keyword_values)
             copied: set[str] = set()
             for pid in touched:
@@ -218,10 +223,13 @@ class LiveIndex:
                 self._append_row(pid, fields)
                 changed[pid] = row
                 self._add_keywords(keyword_values, copied, fields)
+                for name, _ in self._texts:
+                    for word in text_words(str(fields.get(name) or "")):
+                        words[word] = words.get(word, 0) + 1
             self._writer.commit()
             self._index.reload()
             self.broken = False
-            self._changed = changed
+            self._changed, self._words = changed, words
             self.snapshot = self._snapshot(changed, keyword_values, entries[-1].seq)
             return self.snapshot
 
@@ -277,6 +285,7 @@ class LiveIndex:
             ids=Appended(base.ids, self._ids_tail, n),
             ord_by_id=LiveOrds(base.ord_by_id, changed),
             keyword_values=keyword_values,
+            speller=GrownSpeller(base.speller, self._words) if self._words else base.speller,
             searchable=searchable,
             sequence=sequence,
             generation=self.snapshot.generation + 1,

@@ -112,9 +112,7 @@ class LiveOrds(Mapping[str, int]):
     def __init__(self, base: Mapping[str, int], changed: dict[str, int]) -> None:
         self.base = base
         self.changed = changed
-        gone = sum(1 for pid, o in changed.items() if o < 0 and pid in base)
-        fresh = sum(1 for pid, o in changed.items() if o >= 0 and pid not in base)
-        self._len = len(base) - gone + fresh
+        self._len: int | None = None  # counted on first use: O(changed), and rarely asked
 
     def get(self, pid: str, default: Any = None) -> Any:  # type: ignore[override]
         o = self.changed.get(pid)
@@ -135,6 +133,11 @@ class LiveOrds(Mapping[str, int]):
         return pid in self.base if o is None else o >= 0
 
     def __len__(self) -> int:
+        if self._len is None:
+            base, changed = self.base, self.changed
+            gone = sum(1 for pid, o in changed.items() if o < 0 and pid in base)
+            fresh = sum(1 for pid, o in changed.items() if o >= 0 and pid not in base)
+            self._len = len(base) - gone + fresh
         return self._len
 
     def __iter__(self) -> Iterator[str]:

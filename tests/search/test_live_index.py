@@ -6,6 +6,10 @@ equals one built from scratch, and a process's copy goes with it."""
 from __future__ import annotations
 
 import hashlib
+import os
+import socket
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -85,3 +89,18 @@ def test_a_process_copy_goes_with_it(tmp_path: Path) -> None:
     assert len(copies) == 1
     registry.close()
     assert not copies[0].exists()
+
+
+def test_copies_of_exited_processes_are_removed(tmp_path: Path) -> None:
+    registry, _ = setup(tmp_path)
+    exited = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True
+    )
+    folder = tmp_path / "live" / TENANT
+    dead = folder / f"v1-abc.{socket.gethostname()}-{int(exited.stdout)}-aaaaaa"
+    mine = folder / f"v1-abc.{socket.gethostname()}-{os.getpid()}-bbbbbb"
+    elsewhere = folder / f"v1-abc.another-host-{int(exited.stdout)}-cccccc"  # another host's process
+    for path in (dead, mine, elsewhere):
+        path.mkdir(parents=True)
+    assert registry.remove_dead_copies() == 1
+    assert not dead.exists() and mine.exists() and elsewhere.exists()

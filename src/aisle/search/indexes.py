@@ -37,7 +37,7 @@ from aisle.catalog.store import CatalogNotFound, CatalogStore, Pointer
 from aisle.core.config import Settings
 from aisle.core.storage import BlobStore
 from aisle.core.tenancy import TenantConfig, Tenants
-from aisle.search.index.live import LIVE_DIR, LiveIndex
+from aisle.search.index.live import LIVE_DIR, LiveIndex, remove_dead_copies
 from aisle.search.index.reader import TenantIndex
 from aisle.search.index.writer import build_index, index_dir
 from aisle.search.spelling import SpellingCorrector, add_query_log
@@ -214,6 +214,9 @@ class IndexRegistry:
 
         def build() -> None:
             try:
+                current = self._open.get(tenant)
+                if current is not None and current.index.version == pointer.version:
+                    return  # a build that ended while this one was asked for swapped it in already
                 self._swap(tenant, self._opened(tenant, config, pointer, None))
             except Exception:
                 log.exception("building %s's index of catalog version %s failed", tenant, pointer.version)
@@ -311,6 +314,12 @@ class IndexRegistry:
     def loaded(self) -> list[str]:
         return sorted(self._open)
 
+    def remove_dead_copies(self) -> int:
+        """Remove the index copies of every tenant left by processes of this host that have exited
+        (killed ones too); returns how many went."""
+        folders = [f for root in self.live_dirs if root.is_dir() for f in root.iterdir() if f.is_dir()]
+        return sum(remove_dead_copies(folder) for folder in folders)
+
     def close(self) -> None:
         """Remove this process's private index copies (the built indexes stay)."""
         with self._guard:
@@ -354,7 +363,9 @@ class LogFollower:
             self.run_once()
 
     def start(self) -> None:
+        """Start following (and remove the copies that processes gone from this host left)."""
         if self.every > 0 and self._thread is None:
+            self.registry.remove_dead_copies()
             self._stop.clear()
             self._thread = threading.Thread(target=self._loop, name="aisle-log-follower", daemon=True)
             self._thread.start()

@@ -8,6 +8,7 @@ corrected histogram. Non-2xx answers and socket errors are counted.
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import tempfile
@@ -34,6 +35,14 @@ class WrkResult:
     p50_ms: float
     p99_ms: float
     rate: float
+
+
+@dataclass
+class WrkRun:
+    """A wrk process under way and the Lua script it reads (removed once its result is read)."""
+
+    proc: subprocess.Popen[str]
+    script: Path
 
 
 def wrk_available() -> bool:
@@ -70,9 +79,11 @@ def start_wrk(
     seconds: float,
     connections: int = 8,
     threads: int = 2,
-) -> subprocess.Popen[str]:
+) -> WrkRun:
     """Start wrk against 127.0.0.1:``port``; read its result with :func:`wrk_result`."""
-    script = Path(tempfile.mkstemp(prefix="aisle-bench-wrk-", suffix=".lua")[1])
+    fd, name = tempfile.mkstemp(prefix="aisle-bench-wrk-", suffix=".lua")
+    os.close(fd)
+    script = Path(name)
     script.write_text(_lua(requests, headers))
     cmd = [
         "wrk",
@@ -88,16 +99,19 @@ def start_wrk(
         str(script),
         f"http://127.0.0.1:{port}",
     ]
-    return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    return WrkRun(subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True), script)
 
 
-def wrk_result(proc: subprocess.Popen[str]) -> WrkResult:
-    """Wait for wrk and read its summary line.
+def wrk_result(run: WrkRun) -> WrkResult:
+    """Wait for wrk, remove its script and read its summary line.
 
     Raises:
         RuntimeError: wrk printed no summary (its output given).
     """
-    out, _ = proc.communicate(timeout=600)
+    try:
+        out, _ = run.proc.communicate(timeout=600)
+    finally:
+        run.script.unlink(missing_ok=True)
     for line in out.splitlines():
         if line.startswith("WRK "):
             n, status, sockets, p50, p99, duration_us = line.split()[1:]

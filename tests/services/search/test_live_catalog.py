@@ -222,6 +222,8 @@ def test_searches_while_entries_are_applied_never_fail(client: TestClient) -> No
     failures: list[str] = []
     done = threading.Event()
     answers = 0
+    indexes = client.app.state.search.engine.indexes  # type: ignore[attr-defined]
+    lineages: set[str] = set()  # each reopening of the index would be a new one
 
     def read() -> None:
         nonlocal answers
@@ -232,6 +234,7 @@ def test_searches_while_entries_are_applied_never_fail(client: TestClient) -> No
             if r.status_code != 200:
                 failures.append(r.text)
             answers += 1
+            lineages.add(indexes.get(TENANT).lineage)  # a check of the pointer too (check_every 0)
 
     reader = threading.Thread(target=read)
     reader.start()
@@ -250,3 +253,4 @@ def test_searches_while_entries_are_applied_never_fail(client: TestClient) -> No
         reader.join()
     assert answers > 0 and failures == []
     assert len(final["products"]) == 10
+    assert len(lineages) <= 2  # the version's, then its followed copy: a check mid-apply reopens nothing

@@ -202,36 +202,42 @@ class LiveIndex:
                 return self.snapshot
             if self._index is None:
                 self._open()
-            assert self._state is not None and self._index is not None
-            self.broken = True  # until the commit: a failure half way leaves the copy unusable
-            touched: dict[str, None] = {}
-            for entry in entries:
-                self._state.apply(entry)
-                touched.update(dict.fromkeys(op.id for op in entry.ops))
-            changed = dict(self._changed)
-            words = dict(self._words)
-            keyword_values = dict(self.snapshot.keyword_values)
-            copied: set[str] = set()
-            for pid in touched:
-                self._writer.delete_documents_by_term("id", pid)
-                fields = self._state.product(pid)
-                if fields is None:
-                    changed[pid] = -1
-                    continue
-                row = len(self._rows_base) + len(self._rows_tail)
-                self._writer.add_document(self._plan.document(row, pid, fields))
-                self._append_row(pid, fields)
-                changed[pid] = row
-                self._add_keywords(keyword_values, copied, fields)
-                for name, _ in self._texts:
-                    for word in text_words(str(fields.get(name) or "")):
-                        words[word] = words.get(word, 0) + 1
-            self._writer.commit()
-            self._index.reload()
-            self.broken = False
-            self._changed, self._words = changed, words
-            self.snapshot = self._snapshot(changed, keyword_values, entries[-1].seq)
+            try:
+                self.snapshot = self._apply(entries)
+            except Exception:
+                self.broken = True  # a failure half way leaves the copy unusable
+                raise
             return self.snapshot
+
+    def _apply(self, entries: list[Entry]) -> TenantIndex:
+        """:meth:`apply`'s work, its lock held: the state, the documents, one commit, the snapshot."""
+        assert self._state is not None and self._index is not None
+        touched: dict[str, None] = {}
+        for entry in entries:
+            self._state.apply(entry)
+            touched.update(dict.fromkeys(op.id for op in entry.ops))
+        changed = dict(self._changed)
+        words = dict(self._words)
+        keyword_values = dict(self.snapshot.keyword_values)
+        copied: set[str] = set()
+        for pid in touched:
+            self._writer.delete_documents_by_term("id", pid)
+            fields = self._state.product(pid)
+            if fields is None:
+                changed[pid] = -1
+                continue
+            row = len(self._rows_base) + len(self._rows_tail)
+            self._writer.add_document(self._plan.document(row, pid, fields))
+            self._append_row(pid, fields)
+            changed[pid] = row
+            self._add_keywords(keyword_values, copied, fields)
+            for name, _ in self._texts:
+                for word in text_words(str(fields.get(name) or "")):
+                    words[word] = words.get(word, 0) + 1
+        self._writer.commit()
+        self._index.reload()
+        self._changed, self._words = changed, words
+        return self._snapshot(changed, keyword_values, entries[-1].seq)
 
     def _append_row(self, pid: str, fields: dict[str, Any]) -> None:
         self._rows_tail.append(

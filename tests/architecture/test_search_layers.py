@@ -22,7 +22,7 @@ LAYERS: list[set[str]] = [
     {"synonyms", "spelling", "attributes", "paging", "querylog"},  # what reading a query draws on
     {"index"},  # the tantivy index: schema, writer, reader
     {"query", "indexes"},  # the request value and the query helpers; the open indexes
-    {"filter_rows", "rules", "external"},  # filters as rows, merchandising rules, external search
+    {"filter_rows", "rules", "external", "follower"},  # filters as rows, rules, external search; the log
     {"context", "experiments"},  # what one search carries through the stages; an A/B variant's arm
     {"ranking", "suggest"},  # learned ranking features and models; autocomplete
     {"stages"},  # the pipeline's stages

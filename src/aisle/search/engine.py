@@ -28,7 +28,7 @@ from aisle.search import browse
 from aisle.search.experiments import SearchArms
 from aisle.search.external.registry import ExternalSearches
 from aisle.search.filter_rows import FilterRows
-from aisle.search.indexes import IndexRegistry
+from aisle.search.indexes import IndexRegistry, TenantIndex
 from aisle.search.model import FilterSpec, SearchResult
 from aisle.search.pipeline import SearchPipeline, default_stages
 from aisle.search.query import SearchQuery
@@ -112,6 +112,7 @@ class SearchEngine:
         self.arms = arms
         self._image_encoder: ImageEncoder | None = None
         self._image_lock = threading.Lock()
+        indexes.warm = self._warm_index  # a new catalog version's, before it is served
 
     def cache_sizes(self) -> dict[str, Callable[[], int]]:
         """Each in-process cache's name and a function counting its entries (for the metrics)."""
@@ -354,9 +355,7 @@ class SearchEngine:
         names = self.tenants.names()
         for tenant in names:
             try:
-                index = self.indexes.get(tenant)
-                if self.rankers is not None and self.rankers.current(tenant) is not None:
-                    DocTerms.of(index)  # the ranker's token table (seconds), not on a first query
+                self._warm_index(self.indexes.get(tenant))
             except AisleError as exc:
                 log.warning("tenant %s not loaded: %s", tenant, exc.message)
         # autocomplete indexes (a second or more each) in the background: search answers meanwhile,
@@ -379,6 +378,10 @@ class SearchEngine:
                     log.warning("image search not warmed up: %s", exc.message)
         except Exception:  # a failed warm-up only makes the first request slower
             log.exception("start-up warm-up of the vectors failed")
+
+    def _warm_index(self, index: TenantIndex) -> None:
+        if self.rankers is not None and self.rankers.current(index.tenant) is not None:
+            DocTerms.of(index)  # the ranker's token table (seconds), not on a first query
 
     def _warm_suggesters(self, names: list[str]) -> None:
         for tenant in names:

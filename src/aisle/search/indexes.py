@@ -9,15 +9,16 @@ during the once-a-second check used to go to the thread pool and wait).
 
 Product writes (issue 41): an index is opened with the change-log entries after its version applied
 (a new or restarted process serves a version only once it has caught up with the log it found), and
-:class:`LogFollower` (a background thread of the search service, every ``AISLE_CATALOG_FOLLOW_SECONDS``)
-applies the entries written since to every open index (:mod:`aisle.search.index.live`), swapping in
-each new snapshot; a request never waits for it. When compaction (or an import) moves the catalog
-pointer, the new version's index is built in a thread of its own (``background``: the search service)
-while every request is served the old one, which the follower keeps applying the log to; the new one
-is caught up from the sequence its version includes, and with what the old one applied meanwhile,
-before it is swapped in, so the sequence served never goes back. A gap in the log (entries pruned
-before this process read them: it fell a whole compaction behind) is closed the same way, by the next
-version.
+:class:`~aisle.search.follower.LogFollower` (a background thread of the search service, every
+``AISLE_CATALOG_FOLLOW_SECONDS``) applies the entries written since to every open index
+(:mod:`aisle.search.index.live`), swapping in each new snapshot; a request never waits for it. When
+compaction (or an import) moves the catalog pointer, the new version's index is built in a thread of
+its own (``background``: the search service) while every request is served the old one, which the
+follower keeps applying the log to; the new one is caught up from the sequence its version includes,
+and with what the old one applied meanwhile, before it is swapped in, so the sequence served never goes
+back (a build whose log was pruned meanwhile is dropped; the newest version is built next). A gap in the
+log (entries pruned before this process read them: it fell a whole compaction behind) is closed the
+same way, by the next version.
 """
 
 from __future__ import annotations
@@ -76,6 +77,10 @@ class IndexRegistry:
         self.background = background
         """Build a new catalog version's index in a thread of its own while the open one is served (the
         search service); else the checking request builds it (a command, a test, an offline job)."""
+        self.warm: Callable[[TenantIndex], None] | None = None
+        """Called with a new version's index built in the background, and with each snapshot the
+        follower makes, before it is served: the engine builds (or grows) the ranker's token table
+        there, so no search pays for it (seconds for a version, milliseconds for a snapshot)."""
         self._building: set[str] = set()
         self._follows: dict[str, threading.Lock] = {}
         self.data_dir = Path(data_dir)
@@ -199,6 +204,9 @@ class IndexRegistry:
             if old is not None and slot.index.sequence < old.index.sequence:
                 entries = ChangeLog(self.tenants.scope(tenant)).after(slot.live.sequence)
                 slot.index = slot.live.apply(entries)
+            if old is not None and slot.index.sequence < old.index.sequence and not old.live.broken:
+                slot.live.close()  # its log was pruned meanwhile (a newer version exists): keep serving
+                return old.index
             self._open[tenant] = slot
         if old is not None:
             self._retire(old.live)
@@ -214,10 +222,13 @@ class IndexRegistry:
 
         def build() -> None:
             try:
+                newest = CatalogStore(self.tenants.scope(tenant)).pointer() or pointer
                 current = self._open.get(tenant)
-                if current is not None and current.index.version == pointer.version:
+                if current is not None and current.index.version == newest.version:
                     return  # a build that ended while this one was asked for swapped it in already
-                self._swap(tenant, self._opened(tenant, config, pointer, None))
+                slot = self._opened(tenant, config, newest, None)
+                self._warm(slot.index)
+                self._swap(tenant, slot)
             except Exception:
                 log.exception("building %s's index of catalog version %s failed", tenant, pointer.version)
             finally:
@@ -257,8 +268,17 @@ class IndexRegistry:
                 log.exception("applying %s's change log failed: its index is opened again", tenant)
                 entry.checked = float("-inf")
                 return entry.index.sequence
+            self._warm(snapshot)
             entry.index = snapshot  # a search holds the snapshot it started with
             return snapshot.sequence
+
+    def _warm(self, index: TenantIndex) -> None:
+        """Run :attr:`warm` on ``index`` before it is served (a failure only leaves the work to a search)."""
+        if self.warm is not None:
+            try:
+                self.warm(index)
+            except Exception:
+                log.exception("warming %s's index failed", index.tenant)
 
     def _add_query_log(self, tenant: str, index: TenantIndex) -> None:
         """Weight the speller's catalog words by the tenant's query log, when it has one."""
@@ -333,45 +353,3 @@ def _products_of(scope: BlobStore, version: str) -> Callable[[], pl.DataFrame]:
     """The products of catalog ``version``, read when called (a live index needs them only once the log
     moves; nothing holds them before)."""
     return lambda: CatalogStore(scope).load(version).products
-
-
-class LogFollower:
-    """A thread that applies new change-log entries to each open index every ``every`` seconds
-    (:meth:`IndexRegistry.follow`). A tenant whose log cannot be read is tried again at the next tick.
-
-    ``every``: the pause between two rounds (``AISLE_CATALOG_FOLLOW_SECONDS``; 0: no thread)."""
-
-    def __init__(self, registry: IndexRegistry, every: float) -> None:
-        self.registry = registry
-        self.every = every
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
-
-    def run_once(self) -> dict[str, int | None]:
-        """One round: the sequence each open tenant now serves (None: its log could not be read)."""
-        served: dict[str, int | None] = {}
-        for tenant in self.registry.loaded():
-            try:
-                served[tenant] = self.registry.follow(tenant)
-            except Exception as exc:  # storage down: the index keeps what it has, tried again next tick
-                log.warning("following %s's change log: %s", tenant, exc)
-                served[tenant] = None
-        return served
-
-    def _loop(self) -> None:
-        while not self._stop.wait(self.every):
-            self.run_once()
-
-    def start(self) -> None:
-        """Start following (and remove the copies that processes gone from this host left)."""
-        if self.every > 0 and self._thread is None:
-            self.registry.remove_dead_copies()
-            self._stop.clear()
-            self._thread = threading.Thread(target=self._loop, name="aisle-log-follower", daemon=True)
-            self._thread.start()
-
-    def stop(self) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join()
-            self._thread = None

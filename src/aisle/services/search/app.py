@@ -19,7 +19,7 @@ from aisle.core.auth.dependencies import Authorizer
 from aisle.core.config import Settings, load_settings
 from aisle.core.storage.resolver import open_blob_store_from_settings
 from aisle.search.engine import SearchEngine
-from aisle.search.indexes import LogFollower
+from aisle.search.follower import LogFollower
 from aisle.services.common.app import service_app
 from aisle.services.common.outcomes import open_outcomes
 from aisle.services.search import (

@@ -1,0 +1,56 @@
+"""The search service's change-log follower: a thread applying new product writes to every open index.
+
+Every ``AISLE_CATALOG_FOLLOW_SECONDS`` it asks :meth:`aisle.search.indexes.IndexRegistry.follow` to apply
+the entries written since to each tenant index the process has open; see :mod:`aisle.search.indexes`.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+
+from aisle.search.indexes import IndexRegistry
+
+log = logging.getLogger("aisle.search")
+
+
+class LogFollower:
+    """A thread that applies new change-log entries to each open index every ``every`` seconds
+    (:meth:`IndexRegistry.follow`). A tenant whose log cannot be read is tried again at the next tick.
+
+    ``every``: the pause between two rounds (``AISLE_CATALOG_FOLLOW_SECONDS``; 0: no thread)."""
+
+    def __init__(self, registry: IndexRegistry, every: float) -> None:
+        self.registry = registry
+        self.every = every
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def run_once(self) -> dict[str, int | None]:
+        """One round: the sequence each open tenant now serves (None: its log could not be read)."""
+        served: dict[str, int | None] = {}
+        for tenant in self.registry.loaded():
+            try:
+                served[tenant] = self.registry.follow(tenant)
+            except Exception as exc:  # storage down: the index keeps what it has, tried again next tick
+                log.warning("following %s's change log: %s", tenant, exc)
+                served[tenant] = None
+        return served
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self.every):
+            self.run_once()
+
+    def start(self) -> None:
+        """Start following (and remove the copies that processes gone from this host left)."""
+        if self.every > 0 and self._thread is None:
+            self.registry.remove_dead_copies()
+            self._stop.clear()
+            self._thread = threading.Thread(target=self._loop, name="aisle-log-follower", daemon=True)
+            self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+            self._thread = None

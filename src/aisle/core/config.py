@@ -153,7 +153,8 @@ class Settings(BaseSettings):
         description="Search: seconds between two reads of the change logs of the tenants whose index this "
         "process has open; the entries found are applied to the open index (deletes, adds, a commit), so "
         "a product write is searchable about this long after it is acknowledged (0: not followed; writes "
-        "are then searchable at the next compaction).",
+        "are then searchable at the next compaction). Each look is one GET per open tenant and worker "
+        "(with S3, 50 requests a second each at the default).",
     )
     catalog_live_dir: Path | None = Field(
         default=None,

@@ -268,9 +268,9 @@ class IndexRegistry:
                 log.exception("applying %s's change log failed: its index is opened again", tenant)
                 entry.checked = float("-inf")
                 return entry.index.sequence
-            self._warm(snapshot)
             entry.index = snapshot  # a search holds the snapshot it started with
-            return snapshot.sequence
+        self._warm(snapshot)  # after it is served: a search arriving meanwhile does it (or waits for it)
+        return snapshot.sequence
 
     def _warm(self, index: TenantIndex) -> None:
         """Run :attr:`warm` on ``index`` before it is served (a failure only leaves the work to a search)."""

@@ -227,6 +227,7 @@ class IndexRegistry:
                 if current is not None and current.index.version == newest.version:
                     return  # a build that ended while this one was asked for swapped it in already
                 slot = self._opened(tenant, config, newest, None)
+                slot.live.prepare()
                 self._warm(slot.index)
                 self._swap(tenant, slot)
             except Exception:

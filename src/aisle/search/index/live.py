@@ -190,6 +190,13 @@ class LiveIndex:
                     raise
         raise OSError("no place for a live index copy")
 
+    def prepare(self) -> None:
+        """Load the version's products and make the copy now rather than on the first apply (a version
+        that compaction made: its tenant is being written, so the next write need not wait for them)."""
+        with self._lock:
+            if self._index is None and not self.closed:
+                self._open()
+
     def apply(self, entries: list[Entry]) -> TenantIndex:
         """Apply ``entries`` (the next ones of the log, in order; those at or before :attr:`sequence`
         are skipped) and return the new snapshot (the current one when nothing was left to apply).

@@ -21,6 +21,9 @@ from aisle.search.indexes import IndexRegistry
 from aisle.search.model import FilterSpec
 from aisle.search.query.filters import filter_clause
 from aisle.search.ranking.doc_terms import DocTerms
+from aisle.vectors.search import VectorSearch
+from aisle.vectors.store import VectorStore
+from aisle.vectors.table import VectorTable
 
 
 def files_digest(folder: Path) -> str:
@@ -104,3 +107,23 @@ def test_copies_of_exited_processes_are_removed(tmp_path: Path) -> None:
         path.mkdir(parents=True)
     assert registry.remove_dead_copies() == 1
     assert not dead.exists() and mine.exists() and elsewhere.exists()
+
+
+def test_vector_row_keys_grow_with_the_rows_and_skip_new_products(tmp_path: Path) -> None:
+    """The hybrid stage's row -> vector key map: a changed product's new row keeps its vector, a product
+    new since the version has none (-1) until the vectors are built again, and no row is left out."""
+    registry, writer = setup(tmp_path)
+    table = VectorTable(tmp_path / "table", "v", ["1", "2", "3"], np.zeros(3, dtype=np.uint64), None)  # type: ignore[arg-type]
+    search = VectorSearch(VectorStore(tmp_path / "vectors"))
+    before = registry.get(TENANT).catalog_rows()
+    assert search.row_keys(table, before).tolist() == [0, 1, 2]
+    writer.patch(TENANT, "1", {"price": 5})
+    registry.follow(TENANT)
+    assert search.row_keys(table, registry.get(TENANT).catalog_rows()).tolist() == [0, 1, 2, 0]
+    writer.upsert(TENANT, "4", {"title": "Yellow Shoe"})
+    registry.follow(TENANT)
+    after = registry.get(TENANT).catalog_rows()
+    assert search.row_keys(table, after).tolist() == [0, 1, 2, 0, -1]  # the map above, grown
+    fresh = VectorSearch(VectorStore(tmp_path / "vectors")).row_keys(table, after)
+    assert fresh.tolist() == [0, 1, 2, 0, -1]
+    registry.close()

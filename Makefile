@@ -35,7 +35,8 @@ clients: install
 	$(BIN)/aisle openapi --out clients/openapi
 	@for s in $(SERVICES); do \
 		PATH=$(abspath $(BIN)):$$PATH $(BIN)/openapi-python-client generate --path clients/openapi/$$s.json \
-			--output-path clients/python/aisle-$$s-client --overwrite --fail-on-warning || exit 1; \
+			--output-path clients/python/aisle-$$s-client --config clients/openapi-python-client.yaml \
+			--overwrite --fail-on-warning || exit 1; \
 	done
 	cd $(ADAPTER) && npm run -s types  # types/<service>.d.ts, then tsc --checkJs over the adapter
 

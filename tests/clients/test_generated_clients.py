@@ -28,6 +28,7 @@ from aisle.core.storage import open_blob_store
 pytestmark = pytest.mark.slow  # runs openapi-python-client, openapi-typescript and tsc
 
 ADAPTER = Path(__file__).resolve().parents[2] / "clients" / "instantsearch"
+CONFIG = ADAPTER.parent / "openapi-python-client.yaml"
 PACKAGES = {"search": "aisle_search_service_client", "edit": "aisle_recommendation_edit_service_client"}
 
 
@@ -46,7 +47,8 @@ def generated(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, 
     root = tmp_path_factory.mktemp("clients")
     generator = _generator()
     config = root / "config.yaml"
-    config.write_text("post_hooks: []\n")  # no ruff pass over the code: what it generates is the same
+    # make clients' configuration, without the ruff pass over the code: what it generates is the same
+    config.write_text(CONFIG.read_text() + "post_hooks: []\n")
     logs: dict[str, str] = {}
     out = root / "python"
     for name, document in service_documents().items():

@@ -90,7 +90,9 @@ def test_a_loaded_index_is_mapped_and_copied_on_change(tmp_path: Path) -> None:
     save beside a mapped copy leaves that copy reading the files it mapped."""
     rng = np.random.default_rng(6)
     vectors = _unit(rng, 300)
-    UsearchAnnIndex.build(vectors).save(tmp_path / "ann")
+    # one thread: a graph built on two differs from run to run, and an approximate search of it then
+    # missed one of two identical vectors now and again (9 against the 8 made a copy of it below)
+    UsearchAnnIndex.build(vectors, threads=1).save(tmp_path / "ann")
     mapped = UsearchAnnIndex.load(tmp_path / "ann")
     other = UsearchAnnIndex.load(tmp_path / "ann")
     assert isinstance(mapped.rows(np.array([0])), np.ndarray)

@@ -10,12 +10,14 @@ and what the store serves afterwards.
 from __future__ import annotations
 
 import hashlib
+import threading
 from pathlib import Path
 
 import numpy as np
 import polars as pl
 import pytest
 from tests.support.recs import write_tenant
+from tests.support.waiting import wait_until
 
 from aisle.catalog.changes import ChangeLog
 from aisle.catalog.compaction import compact
@@ -153,3 +155,35 @@ def test_a_table_older_than_the_catalog_builds_anew_then_follows(bucket: BlobSto
     assert follow.catch_up(TENANT).rebuilt and rebuilt == [TENANT]
     writer.upsert(TENANT, "n1", {"title": "new 1", "brand": "puma"})
     assert follow.catch_up(TENANT).embedded == 1 and encoder.texts == ["new 1. puma"]
+
+
+def test_a_round_with_the_bucket_down_is_logged_and_the_next_one_follows(
+    bucket: BlobStore, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The background loop outlives a bucket outage: a failed round is a warning, not a dead thread."""
+    from aisle.core.errors import StorageUnavailable
+
+    class Flaky(Tenants):
+        def __init__(self, failures: int) -> None:
+            super().__init__(bucket, ttl=0)
+            self.failures = failures
+
+        def names(self) -> list[str]:
+            if self.failures:
+                self.failures -= 1
+                raise StorageUnavailable("object storage failed to list ''; retry shortly")
+            return super().names()
+
+    CatalogWriter(Tenants(bucket, ttl=0)).upsert(TENANT, "p9", {"title": "violet", "brand": "asics"})
+    encoder, stop = Encoder(), threading.Event()
+    follow = CatalogEmbedder(
+        Flaky(1), VectorStore(tmp_path / "a", check_every=0, bucket=bucket), encoder, print
+    )
+    thread = threading.Thread(target=follow.run, args=(stop, 0.0))
+    thread.start()
+    try:
+        wait_until(lambda: encoder.texts == ["violet. asics"], "the round after the outage embeds the write")
+    finally:
+        stop.set()
+        thread.join()
+    assert "not followed this round" in caplog.text

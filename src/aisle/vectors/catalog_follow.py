@@ -168,7 +168,12 @@ class CatalogEmbedder:
         """Catch every tenant up every ``every`` seconds (at least :data:`MIN_ROUND_S`) until ``stop`` is
         set; a tenant's failure is logged and tried again next round."""
         while not stop.wait(max(every, MIN_ROUND_S)):
-            for tenant in self.tenants.names():
+            try:
+                tenants = self.tenants.names()
+            except AisleError as exc:  # the bucket is down: the next round looks again
+                log.warning("catalog vectors not followed this round: %s", exc.message)
+                continue
+            for tenant in tenants:
                 try:
                     done = self.catch_up(tenant)
                 except AisleError as exc:

@@ -51,7 +51,6 @@ IMPORT_BODY = {
         "application/vnd.apache.parquet": {"schema": {"type": "string", "format": "binary"}},
     },
 }
-MERGE_PATCH = {"requestBody": {"content": {"application/merge-patch+json": {"schema": PRODUCT_SCHEMA}}}}
 
 
 async def _writer(request: Request) -> CatalogWriter:
@@ -91,7 +90,10 @@ def put_product(writer: Writer, tenant: TenantQuery, product_id: ProductId, body
     dependencies=[write],
     responses=WRITES,
     summary="Change some fields of a product (JSON merge patch)",
-    openapi_extra=MERGE_PATCH,
+    description="RFC 7396 merge patch, sent as `application/merge-patch+json` (its media type) or "
+    "`application/json` (the one documented here: a client generator makes one body model of it): only the "
+    "fields given change, `null` removes one. A field whose stored write is newer than `updateTime` is left "
+    "out (`staleFields`); all of them: `status` `stale`. 404 for a product that does not exist.",
 )
 def patch_product(
     writer: Writer, tenant: TenantQuery, product_id: ProductId, body: ProductBody

@@ -55,9 +55,9 @@ run: install
 	$(BIN)/aisle serve --build-demo $(SHARED_DATA)
 
 # pytest-xdist: one worker per core; a test file stays on one worker, so its module fixtures build once
-# (tests/conftest.py groups them; a module marked `spread` is split)
+# (--dist loadgroup would group by mark, but with pytest 9 it spreads a group's tests over the workers)
 PYTEST_WORKERS ?= auto
-XDIST := -n $(PYTEST_WORKERS) --dist loadgroup
+XDIST := -n $(PYTEST_WORKERS) --dist loadfile
 
 # everything: the README's test command and CI's
 test: install

@@ -39,15 +39,10 @@ Typesense server process, a Spark session."""
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Mark the slow tier from the fixtures each test uses (see the module docstring), and group tests
-    for pytest-xdist (``--dist loadgroup``): a module's tests run on one worker, so its module fixtures
-    are built once, except in a module marked ``spread``, whose tests are independent and long (the
-    OpenAPI fuzz, one service each) and go to whichever worker is free."""
+    """Mark the slow tier from the fixtures each test uses (see the module docstring)."""
     for item in items:
         if SLOW_FIXTURES.intersection(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.slow)
-        group = item.nodeid if item.get_closest_marker("spread") else item.nodeid.split("::")[0]
-        item.add_marker(pytest.mark.xdist_group(group))
 
 
 def require(condition: bool, reason: str) -> None:

@@ -89,9 +89,8 @@ def test_cli_add_client_token_list_rotate(
     assert "-----BEGIN PRIVATE KEY-----" in added.stdout
     key_file = tmp_path / "shop.pem"
     key_file.write_text(added.stdout[added.stdout.index("-----BEGIN") :])
-    assert (
-        runner.invoke(auth_app, ["add-client", "--tenants", "x", "--scopes", "superuser"], env=env).exit_code == 2
-    )
+    unknown_scope = ["add-client", "--tenants", "x", "--scopes", "superuser"]
+    assert runner.invoke(auth_app, unknown_scope, env=env).exit_code == 2
     again = ["add-client", "--tenants", "fashion", "--scopes", "search:read", "--client-id", "shop"]
     assert runner.invoke(auth_app, again, env=env).exit_code == 2  # exists; no silent overwrite
 

@@ -12,7 +12,9 @@ another test), and the ``st`` command-line runner generates requests from the se
   it is how a schema-valid request that names something the tenant does not have (an event type, an
   attribute, a model) or breaks a documented cross-field rule is refused, with its own code.
 
-The printed summary (operations, cases, failures) is the figure the issue asks for.
+The printed summary (operations, cases, failures) is the figure the issue asks for. The services are
+fuzzed by two test modules (``tests/services/test_openapi_fuzz_search.py`` and ``..._recs.py``), about
+90 s each, so pytest-xdist (a file per worker) runs them side by side.
 """
 
 from __future__ import annotations
@@ -186,14 +188,8 @@ def fuzz(base_url: str, tmp: Path, tenant: str) -> tuple[int, str]:
     return done.returncode, done.stdout + done.stderr
 
 
-pytestmark = pytest.mark.spread  # each service's fuzz is independent and about 20 s: any free worker
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("service", list(APPS))
-def test_openapi_fuzz_finds_no_server_error_and_no_lie(
-    service: str, tmp_path: Path, shared_data: Path
-) -> None:
+def fuzz_service(service: str, tmp_path: Path, shared_data: Path) -> None:
+    """Fuzz ``service`` (a key of :data:`APPS`) on a throwaway tenant; fails with schemathesis's output."""
     tenant, app_for = APPS[service]
     with app_for(tmp_path, shared_data) as app, serve(app) as url:
         code, output = fuzz(url, tmp_path, tenant)

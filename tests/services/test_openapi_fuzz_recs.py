@@ -1,0 +1,19 @@
+"""Each service's OpenAPI document fuzzed by schemathesis against the running service
+(:mod:`tests.support.openapi_fuzz`): the recommendation side:
+edit and predict, and the auth token and analytics services."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from tests.support.openapi_fuzz import fuzz_service
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.mark.parametrize("service", ["edit", "predict", "auth", "analytics"])
+def test_openapi_fuzz_finds_no_server_error_and_no_lie(
+    service: str, tmp_path: Path, shared_data: Path
+) -> None:
+    fuzz_service(service, tmp_path, shared_data)

@@ -25,6 +25,8 @@ import pytest
 from aisle.core.storage import BlobStore, open_blob_store
 
 if TYPE_CHECKING:
+    from tests.support.faults import S3Server
+
     from aisle.demo.typesense_server import TypesenseServer
 
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
@@ -136,6 +138,20 @@ def s3_server() -> Iterator[str]:
     server.start()
     host, port = server.get_host_and_port()
     yield f"http://{host}:{port}"
+    server.stop()
+
+
+@pytest.fixture
+def s3() -> Iterator[S3Server]:
+    """An S3 server (moto) of the test's own that it can stop and start again (outage tests)."""
+    from tests.support.faults import S3Server
+
+    server = S3Server()
+    try:
+        server.start()
+    except ImportError:
+        require(False, "moto[server] is not installed")
+    yield server
     server.stop()
 
 

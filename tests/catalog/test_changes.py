@@ -5,12 +5,10 @@ compaction into a catalog version that a restarted process reads with the log's 
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-from tests.conftest import require
 from tests.support.faults import S3Server
 from tests.support.product_shop import TENANT, shop
 
@@ -228,17 +226,6 @@ def test_one_compactor_at_a_time_and_the_background_one_folds_new_writes(tenants
     writer.upsert(T, "5", {"title": "Green Sock"})
     assert [c.sequence for c in compactor.run_once()] == [2]
     assert compactor.run_once() == []
-
-
-@pytest.fixture
-def s3() -> Iterator[S3Server]:
-    server = S3Server()
-    try:
-        server.start()
-    except ImportError:
-        require(False, "moto[server] is not installed")
-    yield server
-    server.stop()
 
 
 def test_nothing_is_acknowledged_while_the_bucket_fails(s3: S3Server, tmp_path: Path) -> None:

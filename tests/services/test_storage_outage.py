@@ -72,14 +72,6 @@ def rule(generation: int, version: int | None = None) -> dict[str, Any]:
     return body if version is None else {**body, "version": version}
 
 
-@pytest.fixture
-def s3() -> Iterator[S3Server]:
-    server = S3Server()
-    server.start()
-    yield server
-    server.stop()
-
-
 @dataclass
 class Services:
     settings: Settings

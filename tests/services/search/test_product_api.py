@@ -12,7 +12,6 @@ from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
-from tests.conftest import require
 from tests.support.faults import S3Server
 from tests.support.product_shop import TENANT, shop
 from tests.support.waiting import wait_until
@@ -143,17 +142,6 @@ def test_imports_in_three_formats_and_a_full_reconciliation(client: TestClient) 
     assert refused.status_code == 415
     empty = client.post("/catalog/import", params=Q, content=b"sku\n", headers={"Content-Type": "text/csv"})
     assert empty.status_code == 400 and empty.json()["error"]["code"] == "catalog_empty"
-
-
-@pytest.fixture
-def s3() -> Iterator[S3Server]:
-    server = S3Server()
-    try:
-        server.start()
-    except ImportError:
-        require(False, "moto[server] is not installed")
-    yield server
-    server.stop()
 
 
 def test_a_bucket_outage_answers_503_and_acknowledges_nothing(s3: S3Server, tmp_path: Path) -> None:

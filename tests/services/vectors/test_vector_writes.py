@@ -5,13 +5,11 @@ half written (moto's S3 server, stopped and started again). The two-replica run 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
 import pytest
 from fastapi.testclient import TestClient
-from tests.conftest import require
 from tests.support.faults import S3Server
 
 from aisle.catalog.datasets import fashion
@@ -34,17 +32,6 @@ N = 12
 def unit(seed: int) -> list[float]:
     v = np.random.default_rng(seed).standard_normal(DIM)
     return (v / np.linalg.norm(v)).tolist()
-
-
-@pytest.fixture
-def s3() -> Iterator[S3Server]:
-    server = S3Server()
-    try:
-        server.start()
-    except ImportError:
-        require(False, "moto[server] is not installed")
-    yield server
-    server.stop()
 
 
 def seeded(s3: S3Server, tmp_path: Path) -> tuple[Settings, Settings]:

@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from aisle.core.crs_config import CrsConfig as CrsConfig  # its own module; re-exported here
 from aisle.core.follow_up_config import FollowUpConfig as FollowUpConfig  # likewise
+from aisle.core.stock import StockConfig as StockConfig  # likewise
 
 
 class _Strict(BaseModel):
@@ -357,6 +358,7 @@ class GlobalConfiguration(_Strict):
     hybrid: HybridConfig = Field(default_factory=HybridConfig)
     ranking: RankingConfig = Field(default_factory=RankingConfig)
     follow_up: FollowUpConfig = Field(default_factory=FollowUpConfig)
+    stock: StockConfig = Field(default_factory=StockConfig)
 
 
 class UserGroup(_Strict):

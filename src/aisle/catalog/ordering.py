@@ -8,7 +8,13 @@ product write so (see :mod:`aisle.catalog.state` for the times kept):
 * a **patch** at time t applies the fields whose own time is not newer than t; it is stale when none is
   left. A patch of a product that does not exist fails (``product_not_found``), unless its tombstone is
   newer than t (then it is stale: the delete came later);
-* a delete of an id never written fails (``product_not_found``).
+* a delete of an id never written fails (``product_not_found``);
+* a store's inventory entry given in a write (``inventories``, :mod:`aisle.catalog.stock_fields`) is
+  ordered against that store's own time only: an older one is left out (``staleFields`` lists
+  ``inventories/<storeId>``), the other stores' and fields apply. A write of inventory alone (``PUT
+  /products/{id}/inventory/{storeId}``: a patch of one store) whose store is newer is stale; on a
+  product that does not exist it fails as a patch does. Whole-product writes are not ordered against
+  store entries (an upsert keeps them).
 
 Equal times apply (a replay of the same write changes nothing). Operations of one write are decided in
 order, each seeing the ones before it.
@@ -21,8 +27,10 @@ from typing import Literal
 
 from aisle.catalog.changes import Op
 from aisle.catalog.products import Fields
-from aisle.catalog.state import DOC, CatalogState, Times, apply_op, field_time, latest_time
+from aisle.catalog.state import DOC, CatalogState, Times, apply_op, field_time, latest_time, store_time
+from aisle.catalog.stock_fields import store_key
 from aisle.core.errors import AisleError, ErrorCode, NotFound
+from aisle.core.stock import INVENTORIES_FIELD
 
 Status = Literal["applied", "stale", "failed"]
 
@@ -73,6 +81,20 @@ def _missing(product_id: str) -> NotFound:
     return NotFound(f"product '{product_id}' not found", code=ErrorCode.PRODUCT_NOT_FOUND)
 
 
+def _fresh_stores(op: Op, times: Times | None, result: OpResult) -> Op:
+    """``op`` without the store entries of its ``inventories`` older than the stored ones (listed in
+    ``result.stale_fields``); without ``inventories`` when none is left."""
+    given = op.fields.get(INVENTORIES_FIELD)
+    if not isinstance(given, dict):
+        return op
+    fresh = {s: e for s, e in given.items() if op.time >= store_time(times, s)}
+    result.stale_fields += sorted(store_key(s) for s in set(given) - set(fresh))
+    fields = {k: v for k, v in op.fields.items() if k != INVENTORIES_FIELD}
+    if fresh:
+        fields[INVENTORIES_FIELD] = fresh
+    return Op(op.op, op.id, op.time, fields)
+
+
 def _decide(view: _Shadow, op: Op, result: OpResult) -> Op | None:
     """The operation to log for ``op`` (a patch keeps its fresh fields), or None; fills ``result``."""
     times = view.times_of(op.id)
@@ -84,7 +106,7 @@ def _decide(view: _Shadow, op: Op, result: OpResult) -> Op | None:
         if times is not None and op.time < latest_time(times):
             result.status = "stale"
             return None
-        return op
+        return _fresh_stores(op, times if exists else None, result)
     if not exists:
         if times is not None and op.time < times.get(DOC, 0):
             result.status = "stale"
@@ -92,8 +114,13 @@ def _decide(view: _Shadow, op: Op, result: OpResult) -> Op | None:
             result.status, result.error = "failed", _missing(op.id)
         return None
     assert times is not None
-    fresh = {k: v for k, v in op.fields.items() if op.time >= field_time(times, k)}
-    result.stale_fields = sorted(set(op.fields) - set(fresh))
+    stores = _fresh_stores(op, times, result)
+    fresh = {
+        k: v for k, v in stores.fields.items() if k == INVENTORIES_FIELD or op.time >= field_time(times, k)
+    }
+    result.stale_fields = sorted(
+        set(result.stale_fields) | (set(op.fields) - {INVENTORIES_FIELD} - set(fresh))
+    )
     if op.fields and not fresh:
         result.status = "stale"
         return None

@@ -12,8 +12,11 @@ A product is a JSON object keyed by attribute name (``attribute_configuration.js
 * ``boolean``: true/false, or ``"true" "1" "yes" "false" "0" "no"``.
 
 A field the configuration does not name is ignored, as the import ignores a column it does not map (the
-write reports it). ``id`` in a body must be the path's. A value that breaks a rule raises
-:class:`ProductInvalid` (422 ``product_invalid``) naming the field: the whole operation is refused.
+write reports it), except the standard stock fields ``availability`` and ``inventories``, kept for every
+tenant and checked by :mod:`aisle.catalog.stock_fields` (a configured ``availability`` attribute is
+checked by the same rule: one of the four values). ``id`` in a body must be the path's. A value that
+breaks a rule raises :class:`ProductInvalid` (422 ``product_invalid``) naming the field: the whole
+operation is refused.
 
 ``updateTime`` (RFC 3339, with an offset) orders writes; :func:`parse_update_time` reads it as integer
 microseconds since the Unix epoch, at most a day past the server's clock
@@ -31,7 +34,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 from aisle.catalog.schema import PATH_SEP
+from aisle.catalog.stock_fields import STANDARD_FIELDS, StockInvalid, check_availability, check_inventories
 from aisle.core.errors import AisleError, ErrorCode
+from aisle.core.stock import INVENTORIES_FIELD
 from aisle.core.tenant_config import Attribute, AttributeConfiguration, AttributeRole, AttributeType
 from aisle.core.validation import EXTERNAL_ID_PATTERN, MAX_FUTURE_S, MAX_SAFE_INTEGER
 
@@ -183,6 +188,9 @@ def checked_fields(
                 raise ProductInvalid("id", f"'{str(value)[:64]}' is not the product's id '{product_id}'")
             continue
         attr = config.by_name(name)
+        if name in STANDARD_FIELDS:
+            fields[name] = stock_value(name, value)
+            continue
         if attr is None:
             ignored.append(name)
             continue
@@ -190,6 +198,20 @@ def checked_fields(
     return fields, ignored
 
 
+def stock_value(name: str, value: object) -> Any:
+    """A standard stock field's value checked (:mod:`aisle.catalog.stock_fields`).
+
+    Raises: ProductInvalid naming the field (``inventories.<storeId>.availability``, ...)."""
+    try:
+        if name == INVENTORIES_FIELD:
+            return check_inventories(value)
+        return check_availability(value)
+    except StockInvalid as exc:
+        raise ProductInvalid(exc.field, exc.problem) from None
+
+
 def whole_product(config: AttributeConfiguration, fields: Fields) -> Fields:
-    """Every attribute of the configuration, from ``fields`` (missing ones null): an upsert's row."""
-    return {attr.name: fields.get(attr.name) for attr in config.attributes}
+    """Every attribute of the configuration, from ``fields`` (missing ones null), and the standard stock
+    fields ``fields`` gives: an upsert's row."""
+    row = {attr.name: fields.get(attr.name) for attr in config.attributes}
+    return row | {name: fields[name] for name in STANDARD_FIELDS if name in fields}

@@ -12,6 +12,11 @@ field's time is the later of the two. A version folded from the log stores them 
 ``catalog/<version>/update_times.json`` = ``{"default": t, "times": {id: {...}}}``; a product it does not
 list (every product of a version written by a whole-file import) has ``{"_doc": default}``, the
 version's creation time.
+
+Stock (:mod:`aisle.catalog.stock_fields`): ``availability`` and ``inventories`` are kept for every
+tenant; each store's inventory entry has its own time (``inventories/<storeId>``), which neither a
+whole-product write's staleness nor its ``_doc`` time covers: an upsert keeps the stored inventories
+and their times unless it gives some, and an inventory write is ordered only against its own store's.
 """
 
 from __future__ import annotations
@@ -25,7 +30,9 @@ import polars as pl
 
 from aisle.catalog.changes import Entry, Op
 from aisle.catalog.products import Fields
+from aisle.catalog.stock_fields import STORE_PREFIX, encoded, inventories_of, merged, store_key
 from aisle.catalog.store import CatalogNotFound, CatalogStore, Pointer
+from aisle.core.stock import AVAILABILITY_FIELD, INVENTORIES_FIELD
 from aisle.core.storage import BlobStore
 from aisle.core.tenant_config import AttributeConfiguration, AttributeType
 
@@ -49,8 +56,13 @@ def field_time(times: Times, name: str) -> int:
 
 
 def latest_time(times: Times) -> int:
-    """The product's newest write of any kind."""
-    return max(times.values(), default=0)
+    """The product's newest write of any kind but a store's inventory (ordered on its own)."""
+    return max((t for k, t in times.items() if not k.startswith(STORE_PREFIX)), default=0)
+
+
+def store_time(times: Times | None, store_id: str) -> int:
+    """When ``store_id``'s inventory entry of the product last changed (0: never, or by a whole import)."""
+    return (times or {}).get(store_key(store_id), 0)
 
 
 def _micros(iso: str) -> int:
@@ -117,6 +129,8 @@ class CatalogState:
             return None
         fields = self.base.row(row, named=True)
         fields.pop("id", None)
+        if INVENTORIES_FIELD in fields:
+            fields[INVENTORIES_FIELD] = inventories_of(fields[INVENTORIES_FIELD]) or None
         return fields
 
     def times_of(self, product_id: str) -> Times | None:
@@ -147,6 +161,11 @@ class CatalogState:
         of ``config`` (typed), in base order, new products last."""
         schema = {"id": pl.Utf8, **{a.name: DTYPES[a.type] for a in config.attributes}}
         base = self.base if self.base is not None else pl.DataFrame(schema=schema)
+        for name in (AVAILABILITY_FIELD, INVENTORIES_FIELD):  # stock: kept once a product has it
+            if name not in schema and (
+                name in base.columns or any(f and f.get(name) for f in self.overlay.values())
+            ):
+                schema[name] = pl.Utf8
         columns = [
             pl.col(n).cast(dtype, strict=False) if n in base.columns else pl.lit(None, dtype).alias(n)
             for n, dtype in schema.items()
@@ -158,7 +177,10 @@ class CatalogState:
         fresh = [pid for pid, _ in written if pid not in rows]
         position = {pid: len(rows) + i for i, pid in enumerate(fresh)} | rows
         changed = pl.DataFrame(
-            [{"id": pid, **{k: fields.get(k) for k in schema if k != "id"}} for pid, fields in written],
+            [
+                {"id": pid, **{k: _cell(k, fields.get(k)) for k in schema if k != "id"}}
+                for pid, fields in written
+            ],
             schema=schema,
             orient="row",
         ).with_columns(pl.Series("_pos", [position[pid] for pid, _ in written], dtype=pl.UInt32))
@@ -170,18 +192,47 @@ class CatalogState:
         merged = {**self._base_times, **self.times}
         return orjson.dumps({"default": self._default, "times": merged})
 
+    def store_ids(self) -> list[str]:
+        """Every store id some existing product has an inventory entry for, sorted."""
+        found: set[str] = set()
+        if self.base is not None and INVENTORIES_FIELD in self.base.columns:
+            gone = [pid for pid in self.overlay if pid in self._row_of()]
+            kept = self.base.filter(~pl.col("id").is_in(gone))[INVENTORIES_FIELD].drop_nulls().unique()
+            for raw in kept.to_list():
+                found.update(inventories_of(raw))
+        for fields in self.overlay.values():
+            found.update(inventories_of((fields or {}).get(INVENTORIES_FIELD)))
+        return sorted(found)
+
+
+def _cell(name: str, value: Any) -> Any:
+    """A product's value as a catalog version's column holds it (inventories: a JSON string)."""
+    return encoded(value) if name == INVENTORIES_FIELD else value
+
 
 def apply_op(state: CatalogState, op: Op) -> None:
-    """Apply one decided operation to ``state`` (no staleness check: it was decided before logging)."""
-    if op.op == "upsert":
-        state.overlay[op.id] = dict(op.fields)
-        state.times[op.id] = {DOC: op.time}
-    elif op.op == "delete":
+    """Apply one decided operation to ``state`` (no staleness check: it was decided before logging).
+    Inventories merge store by store, each store's entry with its own time (module docstring)."""
+    given = op.fields.get(INVENTORIES_FIELD) or {}
+    stamps = {store_key(s): op.time for s in given}
+    if op.op == "delete":
         state.overlay[op.id] = None
         state.times[op.id] = {DOC: op.time}
+        return
+    previous = state.product(op.id)
+    times = (state.times_of(op.id) or {DOC: 0}) if previous is not None else {DOC: 0}
+    stored = (previous or {}).get(INVENTORIES_FIELD)
+    if op.op == "upsert":
+        current = dict(op.fields)
+        times = {DOC: op.time} | {k: t for k, t in times.items() if k.startswith(STORE_PREFIX)}
     else:
-        current = state.product(op.id) or {}
-        times = state.times_of(op.id) or {DOC: 0}
+        current = previous or {}
         current.update(op.fields)
-        state.overlay[op.id] = current
-        state.times[op.id] = times | dict.fromkeys(op.fields, op.time)
+        times = times | dict.fromkeys((k for k in op.fields if k != INVENTORIES_FIELD), op.time)
+    stores = merged(stored, given)
+    if stores:
+        current[INVENTORIES_FIELD] = stores
+    else:
+        current.pop(INVENTORIES_FIELD, None)
+    state.overlay[op.id] = current
+    state.times[op.id] = times | stamps

@@ -37,8 +37,10 @@ from aisle.catalog.products import (
 from aisle.catalog.readers import BadRow, Progress, detect_format, read_catalog_bytes
 from aisle.catalog.schema import map_catalog
 from aisle.catalog.state import CatalogState, Times
+from aisle.catalog.stock_fields import StockInvalid, check_entry, check_store_id
 from aisle.catalog.store import CatalogStore
 from aisle.core.errors import AisleError, BadRequest, ErrorCode, NotFound
+from aisle.core.stock import INVENTORIES_FIELD
 from aisle.core.tenancy import Tenants
 from aisle.core.tenant_config import AttributeConfiguration
 
@@ -162,12 +164,7 @@ class CatalogWriter:
         a bad one fails alone (its result says why), the others apply.
 
         Raises: AisleError ``batch_too_large`` (413) past the limit; nothing is written."""
-        if len(operations) > MAX_BATCH:
-            raise AisleError(
-                f"a batch takes at most {MAX_BATCH:,} operations; this one has {len(operations):,}",
-                code=ErrorCode.BATCH_TOO_LARGE,
-                details={"limit": MAX_BATCH, "operations": len(operations)},
-            )
+        _check_batch(operations)
         attributes = self._attributes(tenant)
         planned = []
         for raw in operations:
@@ -176,6 +173,62 @@ class CatalogWriter:
                 body[UPDATE_TIME] = raw[UPDATE_TIME]
             planned.append(self.plan(attributes, str(raw["op"]), str(raw["id"]), body, alone=True))
         return self.write(tenant, planned)
+
+    def inventory(self, tenant: str, product_id: str, store_id: str, body: Mapping[str, Any]) -> WriteOutcome:
+        """Set one store's inventory of the product: ``body`` = ``{"availability", "quantity"?,
+        "updateTime"?}``, merged by that store's own update time (Google Retail's
+        ``addLocalInventories``): ``stale`` when the stored entry of that store is newer; the product's
+        other stores and fields are untouched.
+
+        Raises: ProductInvalid (422) naming the field; UpdateTimeInvalid (400); NotFound
+        ``product_not_found`` (404) for a product that does not exist; nothing is written."""
+        self.tenants.config(tenant)
+        return self._single(tenant, self.plan_inventory(product_id, store_id, body))
+
+    def inventory_batch(self, tenant: str, operations: Sequence[Mapping[str, Any]]) -> WriteOutcome:
+        """Up to :data:`MAX_BATCH` store inventories ``{"id", "storeId", "availability", "quantity"?,
+        "updateTime"?}`` as one write; a bad one fails alone, the others apply (each as :meth:`inventory`).
+
+        Raises: AisleError ``batch_too_large`` (413) past the limit; nothing is written."""
+        _check_batch(operations)
+        self.tenants.config(tenant)
+        planned = []
+        for raw in operations:
+            body = {k: v for k, v in raw.items() if k not in ("id", "storeId")}
+            planned.append(self.plan_inventory(str(raw["id"]), str(raw["storeId"]), body, alone=True))
+        return self.write(tenant, planned)
+
+    @staticmethod
+    def plan_inventory(
+        product_id: str, store_id: str, body: Mapping[str, Any], *, alone: bool = False
+    ) -> Planned:
+        """One store's inventory write checked: a patch of the product's ``inventories`` for that store
+        (its result's ``op`` is ``inventory``). ``alone`` as in :meth:`plan`."""
+        result = OpResult(product_id, "inventory")
+        try:
+            check_product_id(product_id)
+            raw_time = body.get(UPDATE_TIME)
+            time = now_micros() if raw_time is None else parse_update_time(raw_time)
+            try:
+                check_store_id(store_id)
+                fields = {k: v for k, v in body.items() if k != UPDATE_TIME}
+                entry = check_entry(store_id, fields, field="")
+            except StockInvalid as exc:
+                raise ProductInvalid(exc.field.lstrip("."), exc.problem) from None
+            if entry is None:
+                raise ProductInvalid("availability", "is required")
+            return Planned(Op("patch", product_id, time, {INVENTORIES_FIELD: {store_id: entry}}), result)
+        except ProductInvalid as exc:
+            if not alone:
+                raise
+            result.status, result.error = "failed", exc
+            return Planned(None, result)
+
+    def stores(self, tenant: str) -> list[str]:
+        """The store ids some product of the tenant has an inventory entry for, sorted (as stored now)."""
+        self.tenants.config(tenant)
+        with self._lock(tenant):
+            return self._fresh(tenant).store_ids()
 
     def _attributes(self, tenant: str) -> AttributeConfiguration:
         return self.tenants.config(tenant).attributes
@@ -286,6 +339,16 @@ class CatalogWriter:
         with self._lock(tenant):
             missing = [pid for pid in self._fresh(tenant).ids() if pid not in keep]
         return [Planned(Op("delete", pid, time), OpResult(pid, "delete")) for pid in missing]
+
+
+def _check_batch(operations: Sequence[Any]) -> None:
+    """Raises: AisleError ``batch_too_large`` (413) for more than :data:`MAX_BATCH` operations."""
+    if len(operations) > MAX_BATCH:
+        raise AisleError(
+            f"a batch takes at most {MAX_BATCH:,} operations; this one has {len(operations):,}",
+            code=ErrorCode.BATCH_TOO_LARGE,
+            details={"limit": MAX_BATCH, "operations": len(operations)},
+        )
 
 
 def stale_count(results: list[OpResult]) -> int:

@@ -1,7 +1,9 @@
 """The product API on the search service: product writes and reads through the catalog change log.
 
-``PUT``/``PATCH``/``DELETE /products/{id}``, ``POST /products/batch`` and ``POST /catalog/import`` (scope
-``catalog:write``) and ``GET /products/{id}`` (``catalog:read``). Each write answers once its change-log
+``PUT``/``PATCH``/``DELETE /products/{id}``, ``POST /products/batch``, ``POST /catalog/import`` and the
+store inventories ``PUT /products/{id}/inventory/{storeId}`` and ``POST /products/inventory/batch`` (scope
+``catalog:write``), ``GET /products/{id}`` (``catalog:read``) and ``GET /stores`` (``search:read``: the
+storefront's store picker). Each write answers once its change-log
 entry is in the bucket, with the tenant's catalog ``sequence``; every search process applies the entry
 to its open index within about ``AISLE_CATALOG_FOLLOW_SECONDS`` (:mod:`aisle.search.indexes`), and a
 search answers the ``catalogSequence`` it reflects. Compaction folds the log into a new catalog version
@@ -17,8 +19,9 @@ from fastapi import APIRouter, Body, Depends, Path, Query, Request
 from fastapi.concurrency import run_in_threadpool
 
 from aisle.catalog.writer import CatalogWriter
-from aisle.core.auth.scopes import CATALOG_READ, CATALOG_WRITE
+from aisle.core.auth.scopes import CATALOG_READ, CATALOG_WRITE, SEARCH_READ
 from aisle.core.errors import AisleError, BadRequest, ErrorCode
+from aisle.core.stock import STORE_ID_PATTERN
 from aisle.core.validation import EXTERNAL_ID_PATTERN
 from aisle.services.common.auth import scoped
 from aisle.services.common.errors import error_responses
@@ -29,7 +32,11 @@ from aisle.services.search.catalog_schemas import (
     BatchAnswer,
     BatchRequest,
     ImportAnswer,
+    InventoryBatchAnswer,
+    InventoryBatchRequest,
+    InventoryBody,
     ProductAnswer,
+    StoresAnswer,
     WriteAnswer,
 )
 
@@ -64,6 +71,9 @@ ProductId = Annotated[
 ]
 ProductBody = Annotated[
     dict[str, Any], Body(description=PRODUCT_SCHEMA["description"], examples=[PRODUCT_EXAMPLE])
+]
+StoreId = Annotated[
+    str, Path(pattern=STORE_ID_PATTERN, description="The store id: 1-64 letters, digits, '_', '.' or '-'.")
 ]
 UpdateTime = Annotated[
     str | None, Query(alias="updateTime", max_length=64, description="The delete's time (RFC 3339).")
@@ -146,6 +156,54 @@ def batch(writer: Writer, tenant: TenantQuery, body: BatchRequest) -> BatchAnswe
     operation fails alone. More than 10,000 operations: 413 ``batch_too_large``, nothing written."""
     operations = [op.model_dump(exclude_none=True) for op in body.operations]
     return BatchAnswer.of(writer.batch(tenant, operations))
+
+
+@router.post(
+    "/products/inventory/batch",
+    response_model=InventoryBatchAnswer,
+    dependencies=[write],
+    responses=error_responses(400, 401, 403, 404, 413, 422, 503),
+    summary="Up to 10,000 store inventories as one write",
+)
+def inventory_batch(writer: Writer, tenant: TenantQuery, body: InventoryBatchRequest) -> InventoryBatchAnswer:
+    """Store inventories ``{id, storeId, availability, quantity?, updateTime?}``, applied in order as one
+    change-log entry, each merged by its store's own update time, with one result per operation:
+    ``applied``, ``stale`` or ``failed`` (``product_invalid`` naming the field, ``product_not_found``,
+    ``update_time_invalid``). A bad operation fails alone. More than 10,000: 413 ``batch_too_large``."""
+    operations = [op.model_dump(exclude_none=True) for op in body.operations]
+    outcome = writer.inventory_batch(tenant, operations)
+    return InventoryBatchAnswer.of(outcome, [op.storeId for op in body.operations])
+
+
+@router.put(
+    "/products/{product_id}/inventory/{store_id}",
+    response_model=WriteAnswer,
+    dependencies=[write],
+    responses=WRITES,
+    summary="Set one store's inventory of a product",
+)
+def put_inventory(
+    writer: Writer, tenant: TenantQuery, product_id: ProductId, store_id: StoreId, body: InventoryBody
+) -> WriteAnswer:
+    """The store's availability and quantity, merged by that store's own update time (as Google Retail's
+    ``addLocalInventories``): ``stale`` (``staleFields`` ``inventories/<storeId>``) when the stored entry
+    is newer; other stores and fields are untouched. A search with ``storeId`` filters or boosts by it.
+    404 ``product_not_found`` for a product that does not exist."""
+    return WriteAnswer.of_outcome(
+        writer.inventory(tenant, product_id, store_id, body.model_dump(exclude_none=True))
+    )
+
+
+@router.get(
+    "/stores",
+    response_model=StoresAnswer,
+    dependencies=[scoped(SEARCH_READ)],
+    responses=error_responses(401, 403, 404, 422, 503),
+    summary="The stores the tenant's products list inventory for",
+)
+def stores(writer: Writer, tenant: TenantQuery) -> StoresAnswer:
+    """Every store id some product has an inventory entry for, sorted (the storefront's store picker)."""
+    return StoresAnswer(stores=writer.stores(tenant))
 
 
 def _format(request: Request, given: str | None) -> str:

@@ -9,10 +9,14 @@ from pydantic import BaseModel, ConfigDict, Field
 from aisle.catalog.ordering import OpResult
 from aisle.catalog.products import format_time
 from aisle.catalog.writer import ImportOutcome, ProductRecord, WriteOutcome
+from aisle.core.stock import STORE_ID_PATTERN, Availability
 
 PRODUCT_DOC = (
     "The product's fields by attribute name (the tenant's attribute_configuration.json), as GET /item "
-    "answers them; a name the configuration lacks is ignored (listed in ignoredFields). Optional "
+    "answers them; a name the configuration lacks is ignored (listed in ignoredFields), except the "
+    "standard stock fields, kept for every tenant: `availability` (IN_STOCK, OUT_OF_STOCK, PREORDER or "
+    "BACKORDER; 422 product_invalid otherwise) and `inventories` ({storeId: {availability, quantity}}, "
+    "merged store by store, each by its own update time; a PUT without it keeps the stored ones). Optional "
     "`updateTime` (RFC 3339 with an offset): the write's time; a write older than the stored one is "
     "stale. Optional `id`: must be the path's."
 )
@@ -40,13 +44,15 @@ class OperationResult(BaseModel):
     model_config = ConfigDict(populate_by_name=True)
 
     id: str
-    op: str = Field(description="upsert, patch or delete.")
+    op: str = Field(description="upsert, patch, delete or inventory.")
     status: Status = Field(
         description="applied; stale (ignored: the stored write is newer); failed (error says why)."
     )
     error: OperationError | None = None
     stale_fields: list[str] = Field(
-        default_factory=list, alias="staleFields", description="A patch's fields left out as stale."
+        default_factory=list,
+        alias="staleFields",
+        description="A patch's fields left out as stale; a store's inventory as inventories/<storeId>.",
     )
     ignored_fields: list[str] = Field(
         default_factory=list, alias="ignoredFields", description="Names the configuration does not have."
@@ -180,3 +186,94 @@ class ImportAnswer(BaseModel):
             badRows=[BadRowOut(line=b.line, reason=b.reason) for b in outcome.bad_rows[:100]],
             sequence=outcome.sequence,
         )
+
+
+AvailabilityValue = Literal["IN_STOCK", "OUT_OF_STOCK", "PREORDER", "BACKORDER"]
+assert set(AvailabilityValue.__args__) == {a.value for a in Availability}  # type: ignore[attr-defined]
+
+
+class InventoryBody(BaseModel):
+    """One store's inventory of a product (``PUT /products/{id}/inventory/{storeId}``)."""
+
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={
+            "examples": [
+                {"availability": "OUT_OF_STOCK", "quantity": 0, "updateTime": "2026-11-28T09:00:00Z"}
+            ]
+        },
+    )
+
+    availability: AvailabilityValue
+    quantity: int | None = Field(default=None, ge=0, le=2**53, description="Units the store holds.")
+    updateTime: str | None = Field(
+        default=None,
+        max_length=64,
+        description="RFC 3339 with an offset: the write's time; older than the store's stored entry: stale.",
+    )
+
+
+class InventoryOperation(BaseModel):
+    """One store inventory of a batch. Its values are checked per operation: a bad one fails alone
+    (``product_invalid`` naming the field), so they are loosely typed here."""
+
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={
+            "examples": [{"id": "p-1001", "storeId": "store-12", "availability": "IN_STOCK", "quantity": 4}]
+        },
+    )
+
+    id: Annotated[
+        str, Field(max_length=1024, description="The product id (1-256 characters, no control characters).")
+    ]
+    storeId: str = Field(max_length=1024, description=f"The store id: {STORE_ID_PATTERN}.")
+    availability: str | None = Field(
+        default=None, max_length=64, description="IN_STOCK, OUT_OF_STOCK, PREORDER or BACKORDER (required)."
+    )
+    quantity: int | None = Field(default=None, description="Units the store holds: a whole number >= 0.")
+    updateTime: str | None = Field(default=None, max_length=64, description="RFC 3339, with an offset.")
+
+
+class InventoryBatchRequest(BaseModel):
+    """Up to 10,000 store inventories, applied in order as one write (one change-log entry)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    operations: list[InventoryOperation]
+
+
+class InventoryResult(OperationResult):
+    """What became of one store inventory of a batch."""
+
+    store_id: str = Field(alias="storeId")
+
+
+class InventoryBatchAnswer(BaseModel):
+    """One result per store inventory, in order, the counts, and the tenant's catalog sequence."""
+
+    sequence: int
+    applied: int
+    stale: int
+    failed: int
+    results: list[InventoryResult]
+
+    @classmethod
+    def of(cls, outcome: WriteOutcome, store_ids: list[str]) -> InventoryBatchAnswer:
+        statuses = [r.status for r in outcome.results]
+        return cls(
+            sequence=outcome.sequence,
+            applied=statuses.count("applied"),
+            stale=statuses.count("stale"),
+            failed=statuses.count("failed"),
+            results=[
+                InventoryResult(**OperationResult.of(r).model_dump(by_alias=True), storeId=store)
+                for r, store in zip(outcome.results, store_ids, strict=True)
+            ],
+        )
+
+
+class StoresAnswer(BaseModel):
+    """The stores the tenant's products list inventory for (what a storefront's store picker offers)."""
+
+    stores: list[str] = Field(description="Store ids, sorted; empty when no product has store inventory.")

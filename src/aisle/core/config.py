@@ -150,11 +150,13 @@ class Settings(BaseSettings):
     catalog_follow_seconds: float = Field(
         default=0.02,
         ge=0,
-        description="Search: seconds between two reads of the change logs of the tenants whose index this "
-        "process has open; the entries found are applied to the open index (deletes, adds, a commit), so "
-        "a product write is searchable about this long after it is acknowledged (0: not followed; writes "
-        "are then searchable at the next compaction). Each look is one GET per open tenant and worker "
-        "(with S3, 50 requests a second each at the default).",
+        description="Search and predict: seconds between two reads of the change logs of the tenants whose "
+        "index (search) or product table (predict) this process has open; the entries found are applied to "
+        "the open index (deletes, adds, a commit) or table, so a product write is searchable, and a deleted "
+        "product gone from recommendations, about this long after it is acknowledged (0: not followed; "
+        "writes are then searchable at the next compaction, and followed by predict at its catalog check, "
+        "every second at most). Each look is one GET per open tenant and worker (with S3, 50 requests a "
+        "second each at the default).",
     )
     catalog_live_dir: Path | None = Field(
         default=None,

@@ -5,6 +5,8 @@ The predict service imports this front door only. One job per module:
 * ``engine``: :class:`PredictEngine`, routes a request by container and runs its slots;
 * ``query`` / ``items``: what a request asks (:class:`PredictQuery`) and gets back (:class:`ItemOut`);
 * ``tenants``: configuration and product table of each tenant, cached (:class:`TenantCache`);
+  ``table_changes`` applies the catalog change log to a table, ``follower`` does so in a thread
+  (:class:`TableFollower`); ``stock`` is the tenant's out-of-stock policy and a request's store;
 * ``containers``: containers read at most once per TTL (:class:`ContainerCache`);
 * ``models``: loaded, deployed models (:class:`RegistryModelSource`); ``warmup`` loads them early;
 * ``products``, ``conditions``, ``rank``: the catalog by product id, FILTER / BOOST / BURY conditions,
@@ -22,6 +24,7 @@ from aisle.recs.serving.bundles import BundleModelNotFound, Bundles
 from aisle.recs.serving.containers import ContainerCache
 from aisle.recs.serving.engine import PredictEngine
 from aisle.recs.serving.evaluation import ModelEvaluation
+from aisle.recs.serving.follower import TableFollower
 from aisle.recs.serving.items import ItemOut, Prediction
 from aisle.recs.serving.models import ModelSource, RegistryModelSource, ServedModel
 from aisle.recs.serving.personal import Personal, Personaliser
@@ -45,5 +48,6 @@ __all__ = [
     "Prediction",
     "RegistryModelSource",
     "ServedModel",
+    "TableFollower",
     "TenantCache",
 ]

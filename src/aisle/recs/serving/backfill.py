@@ -72,12 +72,12 @@ def _by_score(
     table: ProductTable, popularity: ServedPopularity, order: BackfillOrder, category: Any
 ) -> list[str]:
     """The products of ``category`` by the order's score, highest first, unscored ones after them in
-    catalog order. Cached per (catalog version, category, order) on the artifact, which is replaced
+    catalog order. Cached per (table snapshot, category, order) on the artifact, which is replaced
     when a new version is published."""
-    if popularity.sorted_version != table.version:  # a new catalog: drop the old one's orders
+    if popularity.sorted_version != table.key:  # a new catalog or change-log snapshot: drop the orders
         popularity.sorted_categories = {}
-        popularity.sorted_version = table.version
-    key = (table.version, category, order)
+        popularity.sorted_version = table.key
+    key = (table.key, category, order)
     hit = popularity.sorted_categories.get(key)
     if hit is None:
         score = popularity.key(order)

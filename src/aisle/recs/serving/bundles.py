@@ -5,7 +5,8 @@ The model (``aisle.recs.models.bundles``) exposes ``plans(product_id) -> list[Bu
 ``{name, description, categories: [{category, products: [{id, score}]}]}``. :class:`Bundles` picks the
 model (a container's bundle slot, else the tenant's deployed bundle model), applies the container's saved
 rules for that slot and then the request's actions (FILTER as ``allowed``, BOOST/BURY to the order within
-each category), and returns plain dicts.
+each category), and returns plain dicts. A product deleted through the change log is never a candidate;
+the tenant's stock policy hides or buries products out of stock (:mod:`aisle.recs.serving.stock`).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from aisle.recs.serving.models import ModelSource, ServedModel
 from aisle.recs.serving.personal import Personaliser
 from aisle.recs.serving.rank import compile_actions
 from aisle.recs.serving.saved_rules import with_saved_rules
+from aisle.recs.serving.stock import StockRule
 from aisle.recs.serving.tenants import TenantCache
 
 
@@ -130,14 +132,20 @@ class Bundles:
         personal = self.personaliser.personal(tenant, config, table, visitor_id, user_id)
         filters = [a for a in compiled if a.type == "FILTER"]
         shapers = [a for a in compiled if a.type != "FILTER"]
+        stock = StockRule.of(config.global_.stock, None)
 
         def allowed(item: str) -> bool:
-            if item == product_id or item in personal.purchased:
+            if item == product_id or item in personal.purchased or item in table.gone:
+                return False
+            if stock is not None and not stock.allows(table, table.row(item)):
                 return False
             if not filters:
                 return True
             row = table.row(item)
             return row is not None and all(f.matches(row) for f in filters)
+
+        def tier(item: str) -> int:
+            return 0 if stock is None else stock.tier(table, table.row(item))
 
         recommender: Any = model.recommender
         base = recommender.plans(product_id) if given is None else to_model_plans(given)
@@ -158,7 +166,7 @@ class Bundles:
                         brand = table.brand(row)
                         score += personal.affinity_weight * personal.brand_affinity.get(str(brand), 0.0)
                     p["score"] = round(score, 6)
-                products.sort(key=lambda p: -p["score"])
+                products.sort(key=lambda p: (tier(str(p["id"])), -p["score"]))
                 category["products"] = products[:per_category]
         return filled, [personal.degraded] if personal.degraded else []
 

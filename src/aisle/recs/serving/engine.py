@@ -36,6 +36,7 @@ from aisle.recs.serving.prepared import Prepared
 from aisle.recs.serving.query import NotWarm, PredictQuery
 from aisle.recs.serving.rank import Ranked, RankOptions, compile_actions, rank_slot
 from aisle.recs.serving.saved_rules import with_saved_rules
+from aisle.recs.serving.stock import StockRule
 from aisle.recs.serving.tenants import ServedTenant, TenantCache
 from aisle.recs.serving.warmup import warm_deployed
 
@@ -163,7 +164,8 @@ class PredictEngine:
         rules = with_saved_rules(container, q.actions) if q.params.container_rules else q.actions
         actions = compile_actions(rules, table, {s.slotConfigId for s in container.slotConfigurations})
         personal = self.personaliser.personal(tenant, config, table, q.visitor_id, q.user_id)
-        options = RankOptions.of(q.params, self.tenant_cache.popularity(state, warm_only=warm_only))
+        stock = StockRule.of(config.global_.stock, q.store_id)
+        options = RankOptions.of(q.params, self.tenant_cache.popularity(state, warm_only=warm_only), stock)
         models = [self._model(tenant, state, s.modelId, warm_only=warm_only) for s in slots]
         return Prepared(q, slots, models, table, actions, personal, options, served)
 

@@ -16,6 +16,7 @@ from aisle.recs.serving.models import ModelSource
 from aisle.recs.serving.personal import Personaliser
 from aisle.recs.serving.query import PredictQuery
 from aisle.recs.serving.rank import RankOptions, compile_actions, rank_slot
+from aisle.recs.serving.stock import StockRule
 from aisle.recs.serving.tenants import TenantCache
 
 
@@ -50,7 +51,8 @@ class ModelEvaluation:
         slot = SlotConfig(slotConfigId="evaluation", modelId=model_name, itemCount=k)
         actions = compile_actions(q.actions, table, {slot.slotConfigId})
         personal = self.personaliser.personal(tenant, config, table, q.visitor_id, q.user_id)
-        options = RankOptions.of(q.params, self.tenants.popularity(state))
+        stock = StockRule.of(config.global_.stock, q.store_id)
+        options = RankOptions.of(q.params, self.tenants.popularity(state), stock)
         ranked = rank_slot(slot, model, q.seeds, table, actions, personal, set(), options)
         return {
             "modelId": model.model_id,

@@ -38,7 +38,7 @@ class ServedPopularity:
     popularity: dict[str, float] = field(default_factory=dict)
     trending: dict[str, float] = field(default_factory=dict)
     ranked: dict[str, list[str]] = field(default_factory=dict)
-    sorted_categories: dict[tuple[str, Any, str], list[str]] = field(default_factory=dict, repr=False)
+    sorted_categories: dict[tuple[Any, Any, str], list[str]] = field(default_factory=dict, repr=False)
     """(catalog version, category, order) -> that category's items by score: a cache of
     :mod:`aisle.recs.serving.backfill`, one entry per category a request backfilled from, for the
     catalog version :attr:`sorted_version` only (replaced, not grown, when the catalog changes)."""

@@ -1,6 +1,8 @@
 """The catalog as the predict service reads it: row lookup by product id, columns as Python lists.
 
-Built once per (tenant, catalog version) and shared by every request; conditions, diversity and
+Built once per (tenant, catalog version), then followed: the change-log entries written since the
+version are applied to it as new immutable snapshots (:func:`aisle.recs.serving.table_changes.apply_entries`),
+each shared by every request that starts while it is current; conditions, diversity and
 ``returnProduct`` all read product fields through it in O(1) per item.
 """
 
@@ -10,20 +12,26 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import orjson
 import polars as pl
+
+from aisle.core.stock import AVAILABILITY_FIELD, INVENTORIES_FIELD, in_stock
 
 
 @dataclass
 class ProductTable:
-    """Column-wise product fields.
+    """Column-wise product fields. Never changed once served: a change-log entry makes a new table.
 
     Attributes:
         version: the catalog version it was built from.
-        ids: product ids, row order.
-        index: product id -> row.
+        ids: product ids, row order (a deleted product keeps its row, out of ``index``).
+        index: product id -> row, for the products that exist.
         columns: field name -> one value per row (None when missing).
         title_field, description_field, price_field, brand_field, category_field: the columns that play
             these roles (from the tenant's attribute roles, else the conventional names), or None.
+        seq: the last change-log entry applied (the version's own ``sequence`` before any).
+        gone: ids deleted by the entries applied (and not written again since): never recommended,
+            even by a model trained before the delete.
     """
 
     version: str
@@ -35,13 +43,16 @@ class ProductTable:
     price_field: str | None = None
     brand_field: str | None = None
     category_field: str | None = None
+    seq: int = 0
+    gone: frozenset[str] = frozenset()
     _by_category: dict[Any, list[int]] = field(default_factory=dict, repr=False)
 
     @classmethod
     def from_frame(
-        cls, version: str, products: pl.DataFrame, roles: dict[str, str] | None = None
+        cls, version: str, products: pl.DataFrame, roles: dict[str, str] | None = None, seq: int = 0
     ) -> ProductTable:
-        """Build from a catalog frame (``id`` column plus attributes); ``roles`` maps role -> column."""
+        """Build from a catalog frame (``id`` column plus attributes); ``roles`` maps role -> column;
+        ``seq``: the change-log sequence the version includes."""
         roles = roles or {}
         ids = [str(x) for x in products.get_column("id").to_list()]
         columns = {c: products.get_column(c).to_list() for c in products.columns if c != "id"}
@@ -61,6 +72,7 @@ class ProductTable:
             price_field=pick("price", "price"),
             brand_field=pick("brand", "brand"),
             category_field=pick("category", "category", "article_type"),
+            seq=seq,
         )
         if table.category_field is not None:
             for row, value in enumerate(columns[table.category_field]):
@@ -70,8 +82,31 @@ class ProductTable:
                     table._by_category.setdefault(prefix, []).append(row)
         return table
 
+    @property
+    def key(self) -> tuple[str, int]:
+        """What names this snapshot: ``(version, seq)``."""
+        return (self.version, self.seq)
+
     def row(self, product_id: str) -> int | None:
+        """The product's row, None when it does not exist (never did, or deleted)."""
         return self.index.get(product_id)
+
+    def in_stock(self, row: int | None, store_id: str | None = None) -> bool:
+        """Whether the product at ``row`` is sellable (:func:`aisle.core.stock.in_stock`; with
+        ``store_id``, at that store). A product the table does not hold has no stock fields: in stock,
+        but at no store."""
+        if row is None:
+            return store_id is None
+        fields = {AVAILABILITY_FIELD: self.value(row, AVAILABILITY_FIELD)}
+        if store_id is not None:
+            stores = self.value(row, INVENTORIES_FIELD)
+            if isinstance(stores, str | bytes) and stores:  # a catalog frame may keep it as JSON text
+                try:
+                    stores = orjson.loads(stores)
+                except orjson.JSONDecodeError:
+                    stores = None
+            fields[INVENTORIES_FIELD] = stores
+        return in_stock(fields, store_id)
 
     def value(self, row: int, name: str | None) -> Any:
         if name is None:

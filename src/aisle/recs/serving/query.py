@@ -33,7 +33,9 @@ class PredictParams:
 
 @dataclass(frozen=True)
 class PredictQuery:
-    """One request: the container, its seed products and who asks (``visitorId``, ``userId``)."""
+    """One request: the container, its seed products, who asks (``visitorId``, ``userId``) and where
+    (``store_id``: the request's ``storeId``, whose inventory filters or boosts, see
+    :mod:`aisle.recs.serving.stock`)."""
 
     container_id: str
     seeds: Sequence[str]
@@ -42,6 +44,7 @@ class PredictQuery:
     user_id: str | None = None
     actions: Sequence[PredictAction] = ()
     params: PredictParams = field(default_factory=PredictParams)
+    store_id: str | None = None
 
 
 class NotWarm(Exception):

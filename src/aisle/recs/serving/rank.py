@@ -6,6 +6,10 @@ an item across the whole model range, 0.1 nudges it); brand affinity adds
 ``affinity_weight * affinity(brand)`` with affinities scaled to [-1, 1]. Backfilled items start at
 -1, below every model item. The final score is what the response returns; with a popularity artifact
 (:mod:`aisle.recs.serving.popularity`) equal scores go to the more popular item first.
+
+A product deleted through the change log (``ProductTable.gone``) is never a candidate, whichever model
+names it; the tenant's stock rule (:mod:`aisle.recs.serving.stock`) filters with the FILTER actions and
+orders by its tiers before the scores (a buried product after every one in stock, whatever its score).
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from aisle.recs.serving.personal import Personal
 from aisle.recs.serving.popularity import BackfillOrder, ServedPopularity
 from aisle.recs.serving.products import ProductTable
 from aisle.recs.serving.query import PredictParams
+from aisle.recs.serving.stock import StockRule
 
 
 @dataclass(frozen=True)
@@ -84,18 +89,21 @@ class Ranked:
 @dataclass(frozen=True)
 class RankOptions:
     """Request-wide options: ``strict`` filtering, ``diversity``, the tenant's ``popularity`` artifact
-    (None: backfill in catalog order) and the ``backfill_order`` asked for (None: the slot's option,
-    else ``popular``)."""
+    (None: backfill in catalog order), the ``backfill_order`` asked for (None: the slot's option,
+    else ``popular``) and the ``stock`` rule (None: stock changes nothing)."""
 
     strict: bool = False
     diversity: DiversityLevel | None = None
     popularity: ServedPopularity | None = None
     backfill_order: BackfillOrder | None = None
+    stock: StockRule | None = None
 
     @classmethod
-    def of(cls, params: PredictParams, popularity: ServedPopularity | None) -> RankOptions:
-        """The options of a request's ``predictParams`` and the tenant's popularity artifact."""
-        return cls(params.strict_filtering, params.diversity_level, popularity, params.backfill_order)
+    def of(
+        cls, params: PredictParams, popularity: ServedPopularity | None, stock: StockRule | None = None
+    ) -> RankOptions:
+        """The options of a request's ``predictParams``, the tenant's popularity artifact and stock rule."""
+        return cls(params.strict_filtering, params.diversity_level, popularity, params.backfill_order, stock)
 
 
 def rank_slot(
@@ -120,9 +128,11 @@ def rank_slot(
     strict = options.strict if slot.options.strictFiltering is None else slot.options.strictFiltering
     level: DiversityLevel = options.diversity or slot.options.diversityLevel or "none"
     excluded = set(seeds) | personal.purchased | taken
-    allowed = _allowed(table, filters, excluded)
+    stock = options.stock
+    allowed = _allowed(table, filters, excluded, stock)
     need = slot.itemCount
-    reranks = bool(shapers) or level != "none" or bool(personal.brand_affinity)
+    tiered = stock is not None and stock.orders
+    reranks = bool(shapers) or level != "none" or bool(personal.brand_affinity) or tiered
     # a wider pool lets rules and MMR pull items up from below the cut; +20 keeps the single-seed
     # fast path of neighbour-list models (50 precomputed neighbours) for the usual 20 items
     pool_k = (min(need * 3, 300) if level != "none" else need + 20) if reranks else need
@@ -178,29 +188,58 @@ def rank_slot(
             affinity = personal.brand_affinity.get(str(table.brand(row)), 0.0) * personal.affinity_weight
             score += affinity
         ranked.append(Ranked(item, score, label, slot, model, raw, rules, affinity, source))
+    groups = [ranked]
+    if tiered:
+        assert stock is not None
+        tiers = [stock.tier(table, table.row(r.item_id)) for r in ranked]
+        groups = [[r for r, t in zip(ranked, tiers, strict=True) if t == k] for k in sorted(set(tiers))]
+    chosen: list[Ranked] = []
+    for group in groups:
+        chosen += _choose(group, need - len(chosen), level, table, options)
+    taken.update(r.item_id for r in chosen)
+    return chosen
+
+
+def _choose(
+    ranked: list[Ranked], need: int, level: DiversityLevel, table: ProductTable, options: RankOptions
+) -> list[Ranked]:
+    """The best ``need`` of ``ranked``: by score (equal scores: the more popular first), or by MMR."""
+    if need <= 0 or not ranked:
+        return []
     if level == "none":
         if options.popularity is not None:  # equal scores: the more popular item first
             pop = options.popularity.popularity
             ranked.sort(key=lambda r: (-r.score, -pop.get(r.item_id, 0.0)))
         else:
             ranked.sort(key=lambda r: -r.score)
-        chosen = ranked[:need]
-    else:
-        rows = [table.row(r.item_id) for r in ranked]
-        cats = [None if row is None else table.category(row) for row in rows]
-        brands = [None if row is None else table.brand(row) for row in rows]
-        chosen = [ranked[i] for i in mmr([r.score for r in ranked], cats, brands, need, level)]
-    taken.update(r.item_id for r in chosen)
-    return chosen
+        return ranked[:need]
+    rows = [table.row(r.item_id) for r in ranked]
+    cats = [None if row is None else table.category(row) for row in rows]
+    brands = [None if row is None else table.brand(row) for row in rows]
+    return [ranked[i] for i in mmr([r.score for r in ranked], cats, brands, need, level)]
 
 
 def _allowed(
-    table: ProductTable, filters: Sequence[CompiledAction], excluded: set[str]
+    table: ProductTable, filters: Sequence[CompiledAction], excluded: set[str], stock: StockRule | None
 ) -> Callable[[str], bool]:
+    """Whether an item may be a candidate: not ``excluded``, not deleted, passing the FILTER actions
+    (which only products of the table pass) and the stock rule."""
+    index, gone = table.index, table.gone
+    if stock is not None:
+        predicates = [f.matches for f in filters]
+
+        def allowed_in_stock(item: str) -> bool:
+            row = index.get(item)
+            if item in excluded or item in gone or (predicates and row is None):
+                return False
+            return stock.allows(table, row) and all(p(row) for p in predicates)  # type: ignore[arg-type]
+
+        return allowed_in_stock
     if not filters:
+        if gone:
+            return lambda item: item not in excluded and item not in gone
         return lambda item: item not in excluded
 
-    index = table.index
     if len(filters) == 1:
         only = filters[0].matches
 

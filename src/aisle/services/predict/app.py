@@ -20,7 +20,7 @@ from aisle.core.events import EventStore, open_event_store
 from aisle.core.storage.resolver import open_blob_store_from_settings
 from aisle.core.tenancy import Tenants
 from aisle.experiments.store import LiveExperiments
-from aisle.recs.serving import ContainerCache, ModelSource, PredictEngine, RegistryModelSource
+from aisle.recs.serving import ContainerCache, ModelSource, PredictEngine, RegistryModelSource, TableFollower
 from aisle.services.common.app import service_app
 from aisle.services.common.outcomes import open_outcomes
 from aisle.services.predict.routes import router
@@ -65,6 +65,7 @@ def create_app(
         authorizer=Authorizer(settings, store),
     )
 
+    follower = TableFollower(state.engine.tenant_cache, settings.catalog_follow_seconds)
     stop = threading.Event()
 
     def warm_loop() -> None:
@@ -82,8 +83,10 @@ def create_app(
         warmer = threading.Thread(target=warm_loop, name="aisle-predict-warmer", daemon=True)
         if warm_interval_s > 0:
             warmer.start()
+        follower.start()
         yield
         stop.set()
+        follower.stop()
         if warmer.is_alive():
             warmer.join(timeout=30)
         outcomes.close()

@@ -10,6 +10,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from aisle.core.stock import STORE_ID_PATTERN
 from aisle.core.validation import ExternalId, ResourceId
 from aisle.recs.serving import MAX_ACTIONS, PredictAction
 
@@ -65,6 +66,16 @@ class PredictRequest(BaseModel):
     )
     visitorId: Id | None = Field(default=None, description="Enables session personalisation.")
     userId: Id | None = Field(default=None, description="Enables brand-affinity personalisation.")
+    storeId: str | None = Field(
+        default=None,
+        pattern=STORE_ID_PATTERN,
+        description="A store (1-64 letters, digits, '_', '.' or '-'): with the tenant's `stock.store` "
+        "`filter` (the default) only products that store has in stock (its entry in the product's "
+        "`inventories`) are recommended; with `boost` they come first and the rest after. The tenant's "
+        "`stock.policy` (show, bury or hide products whose `availability` is OUT_OF_STOCK) applies with "
+        "or without it. A malformed id is 422 validation_error.",
+        examples=["store-042"],
+    )
     predictParams: PredictParams = Field(default_factory=PredictParams)
     actions: Annotated[list[PredictAction], Field(max_length=MAX_ACTIONS)] = Field(
         default_factory=list,

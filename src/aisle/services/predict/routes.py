@@ -109,6 +109,7 @@ def to_query(body: PredictRequest, container_id: str) -> PredictQuery:
         visitor_id=body.visitorId,
         user_id=body.userId,
         actions=body.actions,
+        store_id=body.storeId,
         params=PredictParams(
             return_product=p.returnProduct,
             return_score=p.returnScore,
@@ -135,7 +136,8 @@ def to_query(body: PredictRequest, container_id: str) -> PredictQuery:
             "409": "a slot's model is not deployed (model_not_deployed)",
             "503": "a slot's model is still being trained by a background build (model_training, "
             "Retry-After: 30); " + COMMON["503"],
-            "422": "invalid body, e.g. empty `productIds` (validation_error), or missing `tenant`",
+            "422": "invalid body, e.g. empty `productIds` or a malformed `storeId` (validation_error), or "
+            "missing `tenant`",
         },
     ),
 )

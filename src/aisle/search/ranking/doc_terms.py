@@ -21,6 +21,8 @@ from aisle.search.index.reader import TenantIndex
 from aisle.search.normalize import normalize
 
 _BUILD_LOCK = threading.Lock()
+_REMEMBERED_CHARS = 64
+"""Values up to this long are analysed once per table build (a brand or colour repeats thousands of times)."""
 
 
 @dataclass(frozen=True)
@@ -170,16 +172,24 @@ def _tokens(
     raw_ids: list[int] = []
     ptr = np.zeros(n + 1, dtype=np.int64)
     raw_ptr = np.zeros(n + 1, dtype=np.int64)
+    seen: dict[str, tuple[list[int], list[int]]] = {}  # short values repeat: brands, colours, categories
     for o in range(n):
         for column in columns:
             value = column[o]
             if value is None or value == "":
                 continue
-            text = normalize(str(value).replace(PATH_SEP, " "))
-            for token in index.analyze(text):
-                ids.append(vocab.setdefault(token, len(vocab)))
-            for word in text.split():
-                raw_ids.append(raw_vocab.setdefault(word, len(raw_vocab)))
+            value = str(value)
+            known = seen.get(value)
+            if known is None:
+                text = normalize(value.replace(PATH_SEP, " "))
+                known = (
+                    [vocab.setdefault(token, len(vocab)) for token in index.analyze(text)],
+                    [raw_vocab.setdefault(word, len(raw_vocab)) for word in text.split()],
+                )
+                if len(value) <= _REMEMBERED_CHARS:
+                    seen[value] = known
+            ids += known[0]
+            raw_ids += known[1]
         ptr[o + 1] = len(ids)
         raw_ptr[o + 1] = len(raw_ids)
     return ptr, np.asarray(ids, dtype=np.int32), raw_ptr, np.asarray(raw_ids, dtype=np.int32)

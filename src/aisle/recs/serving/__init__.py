@@ -7,6 +7,8 @@ The predict service imports this front door only. One job per module:
 * ``tenants``: configuration and product table of each tenant, cached (:class:`TenantCache`);
   ``table_changes`` applies the catalog change log to a table, ``follower`` does so in a thread
   (:class:`TableFollower`); ``stock`` is the tenant's out-of-stock policy and a request's store;
+* ``cold_start``: similar items of a product the model does not know, from its vectors
+  (:class:`VectorNeighbours`);
 * ``containers``: containers read at most once per TTL (:class:`ContainerCache`);
 * ``models``: loaded, deployed models (:class:`RegistryModelSource`); ``warmup`` loads them early;
 * ``products``, ``conditions``, ``rank``: the catalog by product id, FILTER / BOOST / BURY conditions,
@@ -21,6 +23,7 @@ The predict service imports this front door only. One job per module:
 
 from aisle.recs.actions import MAX_ACTIONS, PredictAction
 from aisle.recs.serving.bundles import BundleModelNotFound, Bundles
+from aisle.recs.serving.cold_start import VectorNeighbours
 from aisle.recs.serving.containers import ContainerCache
 from aisle.recs.serving.engine import PredictEngine
 from aisle.recs.serving.evaluation import ModelEvaluation
@@ -50,4 +53,5 @@ __all__ = [
     "ServedModel",
     "TableFollower",
     "TenantCache",
+    "VectorNeighbours",
 ]

@@ -17,6 +17,7 @@ The engine owns its collaborators and shares their caches with them: :attr:`Pred
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any
 
 from aisle.core.errors import BadRequest, ErrorCode
@@ -25,7 +26,9 @@ from aisle.core.readiness import Readiness
 from aisle.core.tenancy import Tenants
 from aisle.experiments.running import RunningExperiments
 from aisle.recs.containers import Container, SlotConfig
+from aisle.recs.models.base import ModelType
 from aisle.recs.serving.bundles import Bundles
+from aisle.recs.serving.cold_start import ColdStartSimilar, VectorNeighbours, unknown_seeds
 from aisle.recs.serving.containers import ContainerCache
 from aisle.recs.serving.evaluation import ModelEvaluation
 from aisle.recs.serving.experiments import container_arm
@@ -52,6 +55,9 @@ class PredictEngine:
             container edit is seen by this engine at most its ``ttl_s`` seconds after it is written.
         experiments: the running A/B experiments (None: none; see
             :mod:`aisle.recs.serving.experiments`).
+        vectors: the tenants' text vectors, which answer the seeds a SIMILAR_ITEMS model was not
+            trained on (products written since: :mod:`aisle.recs.serving.cold_start`; None: they get
+            the slot's backfill only).
     """
 
     def __init__(
@@ -62,12 +68,14 @@ class PredictEngine:
         *,
         containers: ContainerCache | None = None,
         experiments: RunningExperiments | None = None,
+        vectors: VectorNeighbours | None = None,
     ) -> None:
         self.tenants = tenants
         self.events = events
         self.models = models
         self.containers = containers if containers is not None else ContainerCache()
         self.experiments = experiments
+        self.vectors = vectors
         self.tenant_cache = TenantCache(tenants)
         self.personaliser = Personaliser(events)
         self.bundles = Bundles(self.tenant_cache, self.containers, models, self.personaliser)
@@ -167,6 +175,7 @@ class PredictEngine:
         stock = StockRule.of(config.global_.stock, q.store_id)
         options = RankOptions.of(q.params, self.tenant_cache.popularity(state, warm_only=warm_only), stock)
         models = [self._model(tenant, state, s.modelId, warm_only=warm_only) for s in slots]
+        models = [self._cold_start(tenant, m, q.seeds, warm_only=warm_only) for m in models]
         return Prepared(q, slots, models, table, actions, personal, options, served)
 
     def _model(self, tenant: str, state: ServedTenant, model_id: str, *, warm_only: bool) -> ServedModel:
@@ -176,6 +185,19 @@ class PredictEngine:
         if model is None:
             raise NotWarm(model_id)
         return model
+
+    def _cold_start(
+        self, tenant: str, model: ServedModel, seeds: Sequence[str], *, warm_only: bool
+    ) -> ServedModel:
+        """``model``, or for a SIMILAR_ITEMS model that does not know every seed, the model with those
+        seeds answered from the tenant's vectors (which may read storage: NotWarm when ``warm_only``)."""
+        if self.vectors is None or model.model_type != ModelType.SIMILAR_ITEMS:
+            return model
+        if not unknown_seeds(model.recommender, list(seeds)):
+            return model
+        if warm_only:
+            raise NotWarm("cold-start vectors")
+        return replace(model, recommender=ColdStartSimilar(model.recommender, tenant, self.vectors))
 
     def evaluate(
         self, tenant: str, q: PredictQuery, model_type: str, model_name: str, k: int = 20

@@ -20,11 +20,19 @@ from aisle.core.events import EventStore, open_event_store
 from aisle.core.storage.resolver import open_blob_store_from_settings
 from aisle.core.tenancy import Tenants
 from aisle.experiments.store import LiveExperiments
-from aisle.recs.serving import ContainerCache, ModelSource, PredictEngine, RegistryModelSource, TableFollower
+from aisle.recs.serving import (
+    ContainerCache,
+    ModelSource,
+    PredictEngine,
+    RegistryModelSource,
+    TableFollower,
+    VectorNeighbours,
+)
 from aisle.services.common.app import service_app
 from aisle.services.common.outcomes import open_outcomes
 from aisle.services.predict.routes import router
 from aisle.services.predict.state import PredictState
+from aisle.vectors.store import VectorStore
 
 log = logging.getLogger("aisle.predict")
 
@@ -61,6 +69,7 @@ def create_app(
             models,
             containers=ContainerCache(settings.container_cache_seconds),
             experiments=LiveExperiments(store),
+            vectors=VectorNeighbours(VectorStore.from_settings(settings, store)),
         ),
         authorizer=Authorizer(settings, store),
     )

@@ -6,12 +6,19 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi.testclient import TestClient
+from tests.services.predict.test_bundles_api import BundleModel
+from tests.support.recs import register_and_deploy
 from tests.support.waiting import wait_until
 
 from aisle.catalog.changes import ChangeLog, Op
 from aisle.core.config import Settings
+from aisle.core.stock import StockConfig
 from aisle.core.storage import open_blob_store
 from aisle.core.tenancy import Tenants
+from aisle.core.tenant_config import GlobalConfiguration
+from aisle.recs.models.base import ModelType
+from aisle.recs.serving import RegistryModelSource
+from aisle.services.predict.app import create_app
 
 
 def ids(client: TestClient, **extra: Any) -> list[str]:
@@ -50,3 +57,27 @@ def test_a_malformed_store_id_is_422(client: TestClient) -> None:
     assert r.status_code == 422 and r.json()["error"]["code"] == "validation_error"
     schema = client.get("/openapi.json").json()["components"]["schemas"]["PredictRequest"]
     assert "storeId" in schema["properties"]
+
+
+def test_a_deleted_or_hidden_product_is_never_bundled(settings: Settings, shop: str) -> None:
+    store = open_blob_store(settings.storage_url)
+    register_and_deploy(store, "shop", "bundler", ModelType.BUNDLE_RECOMMENDATIONS)
+    hide = GlobalConfiguration(stock=StockConfig(policy="hide"))  # type: ignore[arg-type]
+    Tenants(store).write_config("shop", {"global_configuration.json": hide})
+    model = BundleModel()
+    app = create_app(settings, models=RegistryModelSource(lambda scope, record: model), warm_interval_s=0)
+    body = {"productId": "p0", "perCategory": 2}
+
+    def bundled() -> dict[str, list[str]]:
+        r = client.post("/bundles/recommendations", params={"tenant": "shop"}, json=body)
+        assert r.status_code == 200, r.text
+        return {
+            c["category"]: [p["id"] for p in c["products"]]
+            for c in r.json()["response_data"][0]["categories"]
+        }
+
+    with TestClient(app) as client:
+        assert bundled() == {"shoes": ["p1", "p2"], "bags": ["p4", "p5"]}
+        write(settings, Op("delete", "p1", 1), Op("patch", "p4", 1, {"availability": "OUT_OF_STOCK"}))
+        expected = {"shoes": ["p2", "p3"], "bags": ["p5", "p6"]}
+        assert wait_until(lambda: bundled() == expected, "the bundles follow the delete and the stock")

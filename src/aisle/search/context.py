@@ -88,6 +88,8 @@ class Retrieval:
     counts the products in the total that hybrid retrieval added without any query term matching.
     ``lean_match`` is ``(match_query as retrieval set it, a query matching the same products without
     the scoring parts)``: facet counting uses the second while ``match_query`` is still the first.
+    ``stock_tiers`` are the stock policy's order: conditions with weights, products meeting more weight
+    first (:mod:`aisle.search.stages.stock`; empty: no order).
     """
 
     filters: list[FilterSpec] = field(default_factory=list)
@@ -100,6 +102,7 @@ class Retrieval:
     lexical: Candidates | None = None
     candidates: Candidates | None = None
     vector_only: int = 0
+    stock_tiers: list[tuple[tantivy.Query, float]] = field(default_factory=list)
 
 
 @dataclass

@@ -26,6 +26,7 @@ from aisle.search.stages.hybrid import Hybrid
 from aisle.search.stages.rerank import Rerank
 from aisle.search.stages.retrieve import Retrieve
 from aisle.search.stages.rules import ApplyRuleActions, Clock, MerchandisingRules, PinProducts, RuleSource
+from aisle.search.stages.stock import ApplyStock, OrderByStock
 from aisle.search.stages.understand import Understand
 
 if TYPE_CHECKING:
@@ -61,7 +62,9 @@ def default_stages(
     preview passes its draft rule set to :meth:`SearchPipeline.run` instead), ``vectors`` the hybrid
     stage (``filter_rows`` its filter cache), ``rankers`` the learned reranking, ``external`` the
     fallback to each tenant's external search service (``crs_config.json``). ``default_stages()`` is
-    plain lexical search with query understanding and facets. A broad search's follow-up question
+    plain lexical search with query understanding and facets. The tenant's stock policy and the
+    request's store filter after the rules' actions and order the page before pins
+    (:mod:`aisle.search.stages.stock`). A broad search's follow-up question
     (guided search, a tenant setting) comes last, from the counts the facets stage made for it.
     """
     follow_up = AskFollowUp()
@@ -70,10 +73,12 @@ def default_stages(
         Understand(),
         ApplyFilters(),
         ApplyRuleActions(),
+        ApplyStock(),
         ExtractAttributes(),
         Retrieve(),
         Hybrid(vectors, filter_rows),
         Rerank(rankers),
+        OrderByStock(),
         PinProducts(),
         Facets((follow_up,)),
         Fallback(external),
@@ -87,10 +92,12 @@ STAGE_NAMES = {
     Understand: "understand",
     ApplyFilters: "filters",
     ApplyRuleActions: "rule-actions",
+    ApplyStock: "stock",
     ExtractAttributes: "attributes",
     Retrieve: "retrieve",
     Hybrid: "hybrid",
     Rerank: "rerank",
+    OrderByStock: "stock-order",
     PinProducts: "pin",
     Facets: "facets",
     Fallback: "fallback",

@@ -3,7 +3,9 @@
 :class:`DocumentPlan` turns a product's fields (attribute name -> value, as a catalog version stores
 them) into the document of catalog row ``ord``: the same fields, analyser input and normalisation for a
 product indexed by :func:`~aisle.search.index.writer.build_index` and one written later through the
-product API (:mod:`aisle.search.index.live`), so a search cannot tell them apart.
+product API (:mod:`aisle.search.index.live`), so a search cannot tell them apart. Every document also
+carries its stock (``stock_in``, ``stock_stores``: :mod:`aisle.search.index.schema`) from the standard
+fields ``availability`` and ``inventories``, attributes of the tenant or not.
 """
 
 from __future__ import annotations
@@ -14,8 +16,17 @@ from typing import Any
 import tantivy
 
 from aisle.catalog.schema import PATH_SEP
+from aisle.catalog.stock_fields import inventories_of
+from aisle.core.stock import AVAILABILITY_FIELD, INVENTORIES_FIELD, in_stock, stores_in_stock
 from aisle.core.tenant_config import Attribute, AttributeConfiguration, AttributeType
-from aisle.search.index.schema import MAX_CATEGORY_LEVELS, keyword_field, level_field, numeric_field
+from aisle.search.index.schema import (
+    IN_STOCK_FIELD,
+    MAX_CATEGORY_LEVELS,
+    STORES_FIELD,
+    keyword_field,
+    level_field,
+    numeric_field,
+)
 from aisle.search.normalize import normalize
 
 
@@ -29,7 +40,7 @@ class DocumentPlan:
 
     def document(self, ord_: int, product_id: str, fields: Mapping[str, Any]) -> tantivy.Document:
         """The document of catalog row ``ord_`` (u64) for product ``product_id`` with ``fields`` (a
-        missing or None value adds nothing)."""
+        missing or None value adds nothing; ``inventories`` as a dict or a version's JSON text)."""
         doc = tantivy.Document()
         doc.add_unsigned("ord", ord_)
         doc.add_text("id", product_id)
@@ -38,7 +49,21 @@ class DocumentPlan:
             if value is None:
                 continue
             add_value(doc, attr, kf, nf, value)
+        add_stock(doc, fields)
         return doc
+
+
+def add_stock(doc: tantivy.Document, fields: Mapping[str, Any]) -> None:
+    """Add the product's stock to ``doc``: ``stock_in`` always, ``stock_stores`` once per store that
+    has it in stock (:mod:`aisle.core.stock`)."""
+    availability = fields.get(AVAILABILITY_FIELD)
+    stock = {
+        AVAILABILITY_FIELD: availability.upper() if isinstance(availability, str) else availability,
+        INVENTORIES_FIELD: inventories_of(fields.get(INVENTORIES_FIELD)),
+    }
+    doc.add_boolean(IN_STOCK_FIELD, in_stock(stock))
+    for store in stores_in_stock(stock):
+        doc.add_text(STORES_FIELD, store)
 
 
 def add_value(doc: tantivy.Document, attr: Attribute, kf: str | None, nf: str | None, value: Any) -> None:

@@ -9,6 +9,10 @@ Field naming (one attribute may give several fields):
   a ``category_path`` also has ``k_<name>__l<level>``: the path cut after that level.
 * ``n_<name>``: number (f64) or integer (i64), indexed and fast (ranges, sorting, range facets).
 * ``b_<name>``: boolean.
+* ``stock_in``: whether the product is sellable (:func:`aisle.core.stock.in_stock`; boolean, every
+  tenant), and ``stock_stores``: the ids of the stores that have it in stock (raw tokens), so the stock
+  policy and a request's ``storeId`` are term queries (:mod:`aisle.search.stages.stock`). Neither name
+  can be an attribute's field (those start ``s_ k_ n_ b_``).
 """
 
 from __future__ import annotations
@@ -19,6 +23,8 @@ from aisle.core.tenant_config import Attribute, AttributeConfiguration, Attribut
 
 ANALYZER = "aisle_en"
 MAX_CATEGORY_LEVELS = 4
+IN_STOCK_FIELD = "stock_in"
+STORES_FIELD = "stock_stores"
 
 
 def build_analyzer() -> tantivy.TextAnalyzer:
@@ -83,4 +89,6 @@ def build_schema(config: AttributeConfiguration) -> tantivy.Schema:
                 sb.add_integer_field(nf, stored=False, indexed=True, fast=True)
         if attr.type is AttributeType.boolean and (attr.filterable or attr.facetable):
             sb.add_boolean_field(f"b_{attr.name}", stored=False, indexed=True, fast=True)
+    sb.add_boolean_field(IN_STOCK_FIELD, stored=False, indexed=True, fast=True)
+    sb.add_text_field(STORES_FIELD, stored=False, tokenizer_name="raw", index_option="basic")
     return sb.build()

@@ -6,12 +6,14 @@ once committed, so a reader never opens a half-built index.
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 from collections.abc import Callable
 from pathlib import Path
 
 import tantivy
 
+from aisle.catalog.stock_fields import STANDARD_FIELDS
 from aisle.catalog.store import Catalog
 from aisle.core.atomic_dir import atomic_directory
 from aisle.core.tenant_config import AttributeConfiguration
@@ -21,7 +23,7 @@ from aisle.search.index.schema import ANALYZER, build_analyzer, build_schema
 Progress = Callable[[str, int, int], None]
 # Bumped whenever what is written into an index changes (analysis, normalisation, fields), so
 # existing indexes are rebuilt rather than read with the wrong assumptions.
-INDEX_FORMAT = 2
+INDEX_FORMAT = 3  # 3: every document carries its stock (stock_in, stock_stores)
 
 
 NOT_INDEXED = {"ask", "question"}
@@ -38,6 +40,24 @@ def index_dir(data_dir: Path, tenant: str, version: str, config: AttributeConfig
     indexed = config.model_dump_json(exclude={"attributes": {"__all__": NOT_INDEXED}})
     digest = hashlib.sha1(f"{INDEX_FORMAT}:{indexed}".encode()).hexdigest()[:10]
     return Path(data_dir) / "indexes" / tenant / f"{version}-{digest}"
+
+
+def ensure_index(
+    catalog: Catalog, config: AttributeConfiguration, dest: Path, *, progress: Progress | None = None
+) -> Path:
+    """``dest`` built by :func:`build_index` unless it is built already, one build per host: the
+    processes sharing a data dir take an exclusive ``flock`` on ``.<dest name>.lock`` beside it, so
+    after a compaction the second search worker waits for the first's index (seconds) instead of
+    building its own copy alongside it on the same cores. Returns ``dest``."""
+    dest = Path(dest)
+    if (dest / "CATALOG_VERSION").exists():
+        return dest
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    with open(dest.parent / f".{dest.name}.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes, or its process dies
+        if not (dest / "CATALOG_VERSION").exists():
+            build_index(catalog, config, dest, progress=progress)
+    return dest
 
 
 def build_index(
@@ -64,6 +84,8 @@ def build_index(
         ids = columns["id"]
         plan = DocumentPlan(config)
         present = [(attr.name, columns[attr.name]) for attr, _, _ in plan.plan if attr.name in columns]
+        named = {name for name, _ in present}
+        present += [(n, columns[n]) for n in STANDARD_FIELDS if n in columns and n not in named]
         for i in range(total):
             doc = plan.document(i, ids[i], {name: values[i] for name, values in present})
             writer.add_document(doc)

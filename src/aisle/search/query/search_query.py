@@ -28,6 +28,9 @@ class SearchQuery:
         user_group: the shopper's user group (``user_group_configuration.json``); rules may target it.
         visitor_id: the shopper as the tenant's external search service knows them (``crs_config.json``),
             and the unit A/B experiments assign a variant to (:mod:`aisle.search.experiments`).
+        store_id: the shopper's store (:data:`aisle.core.stock.STORE_ID_PATTERN`): the tenant's ``stock``
+            ``store`` setting filters by or boosts what that store has in stock
+            (:mod:`aisle.search.stages.stock`).
 
     ``filters`` and ``facets`` are kept as tuples (any sequence is taken); a repeated facet counts once.
     """
@@ -40,6 +43,7 @@ class SearchQuery:
     sort: SortOrder = "relevance"
     user_group: str | None = None
     visitor_id: str | None = None
+    store_id: str | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "filters", tuple(self.filters))

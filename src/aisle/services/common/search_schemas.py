@@ -7,6 +7,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from aisle.core.stock import STORE_ID_PATTERN
 from aisle.search.model import FilterSpec, SortOrder
 from aisle.search.query import SearchQuery
 from aisle.services.common.params import TENANT_PATTERN
@@ -41,6 +42,15 @@ class SearchRequest(BaseModel):
         description="The shopper's visitor id: assigns A/B experiment variants (stable per visitor), and "
         "goes to the tenant's external search service (crs_config.json).",
     )
+    store_id: str | None = Field(
+        default=None,
+        alias="storeId",
+        pattern=STORE_ID_PATTERN,
+        description="The shopper's store: with the tenant's stock setting `store` = `filter` (the default) "
+        "only products that store has in stock (its inventory, PUT /products/{id}/inventory/{storeId}); "
+        "with `boost`, that store's products first. Ignored by an external search service.",
+        examples=["store-12"],
+    )
 
     analytics: bool = Field(
         default=True,
@@ -59,6 +69,7 @@ class SearchRequest(BaseModel):
             sort=self.sort,
             user_group=self.user_group,
             visitor_id=self.visitor_id,
+            store_id=self.store_id,
         )
 
 

@@ -40,7 +40,7 @@ from aisle.core.storage import BlobStore
 from aisle.core.tenancy import TenantConfig, Tenants
 from aisle.search.index.live import LIVE_DIR, LiveIndex, remove_dead_copies
 from aisle.search.index.reader import TenantIndex
-from aisle.search.index.writer import build_index, index_dir
+from aisle.search.index.writer import ensure_index, index_dir
 from aisle.search.spelling import SpellingCorrector, add_query_log
 
 Progress = Callable[[str, int, int], None]
@@ -188,8 +188,7 @@ class IndexRegistry:
         scope = self.tenants.scope(tenant)
         catalog = CatalogStore(scope).load(pointer.version)
         path = index_dir(self.data_dir, tenant, catalog.version, config.attributes)
-        if not (path / "CATALOG_VERSION").exists():
-            build_index(catalog, config.attributes, path, progress=progress)
+        ensure_index(catalog, config.attributes, path, progress=progress)
         index = TenantIndex.open(tenant, path, catalog, config.attributes, sequence=pointer.sequence)
         self._add_query_log(tenant, index)
         live = LiveIndex(index, path, self.live_dirs, _products_of(scope, catalog.version))

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import fcntl
 import hashlib
+import os
 from collections.abc import Callable
 from pathlib import Path
 
@@ -46,17 +47,20 @@ def ensure_index(
     catalog: Catalog, config: AttributeConfiguration, dest: Path, *, progress: Progress | None = None
 ) -> Path:
     """``dest`` built by :func:`build_index` unless it is built already, one build per host: the
-    processes sharing a data dir take an exclusive ``flock`` on ``.<dest name>.lock`` beside it, so
-    after a compaction the second search worker waits for the first's index (seconds) instead of
-    building its own copy alongside it on the same cores. Returns ``dest``."""
+    processes sharing a data dir take an exclusive ``flock`` on the tenant's folder of indexes (its
+    parent), so after a compaction the second search worker waits for the first's index (seconds)
+    instead of building its own copy alongside it on the same cores. Returns ``dest``."""
     dest = Path(dest)
     if (dest / "CATALOG_VERSION").exists():
         return dest
     dest.parent.mkdir(parents=True, exist_ok=True)
-    with open(dest.parent / f".{dest.name}.lock", "a") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes, or its process dies
+    folder = os.open(dest.parent, os.O_RDONLY)
+    try:
+        fcntl.flock(folder, fcntl.LOCK_EX)  # released when closed, or when its process dies
         if not (dest / "CATALOG_VERSION").exists():
             build_index(catalog, config, dest, progress=progress)
+    finally:
+        os.close(folder)
     return dest
 
 

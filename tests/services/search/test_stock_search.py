@@ -156,6 +156,8 @@ def stores_of(client: TestClient, tenant: str) -> None:
 def check_stores(client: TestClient) -> None:
     north = search(client, "shown", storeId="north", facets=["brand"])
     assert sorted(ids(north)) == ["1", "2"] and north["facets"]["brand"] == [{"value": "Nike", "count": 2}]
+    linked = client.get("/search", params={"tenant": "shown", "q": "shoe", "storeId": "north"})  # fast lane
+    assert linked.status_code == 200 and sorted(ids(linked.json())) == ["1", "2"]
     assert ids(search(client, "hidden", storeId="south")) == ["4"]  # the store's entry decides
     assert ids(search(client, "shown", storeId="nowhere")) == []
     boosted = ids(search(client, "boosted", storeId="north"))
@@ -186,3 +188,5 @@ def test_a_bad_store_id_is_refused(client: TestClient) -> None:
     r = client.post("/search", json={"tenant": "shown", "query": "", "storeId": "no store"})
     assert r.status_code == 422 and r.json()["error"]["code"] == "validation_error"
     assert "storeId" in r.json()["error"]["message"]
+    linked = client.get("/search", params={"tenant": "shown", "q": "", "storeId": "no store"})
+    assert linked.status_code == 422 and "storeId" in linked.json()["error"]["message"]

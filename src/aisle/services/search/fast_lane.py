@@ -177,6 +177,7 @@ class SearchFastLane:
             facets=facets,
             filter=params.getlist("filter"),
             visitor_id=params.get("visitorId"),
+            store_id=params.get("storeId"),
         )
         return parsed
 

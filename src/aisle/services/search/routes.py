@@ -14,6 +14,7 @@ from pydantic import ValidationError
 from aisle.core.auth.dependencies import Principal
 from aisle.core.auth.scopes import SEARCH_READ
 from aisle.core.errors import BadRequest, ErrorCode
+from aisle.core.stock import STORE_ID_PATTERN
 from aisle.search import browse
 from aisle.search.model import FilterSpec, SearchResult, SortOrder
 from aisle.search.query import SearchQuery
@@ -94,6 +95,7 @@ def search_request_of(
     facets: str = "",
     filter: list[str] | None = None,
     visitor_id: str | None = None,
+    store_id: str | None = None,
 ) -> SearchRequest:
     """``GET /search``'s query parameters as the body of ``POST /search``: the one parser of them (the
     route and its fast lane both call it).
@@ -114,6 +116,7 @@ def search_request_of(
         "facets": [f for f in facets.split(",") if f],
         "filters": parse_filters(filter or []),
         "visitorId": visitor_id,
+        "storeId": store_id,
     }
     try:
         return SearchRequest.model_validate(fields)
@@ -161,6 +164,14 @@ async def search_get(
             "tenant's external search service.",
         ),
     ] = None,
+    store_id: Annotated[
+        str | None,
+        Query(
+            alias="storeId",
+            pattern=STORE_ID_PATTERN,
+            description="The shopper's store: filters or boosts by its inventory (the stock setting).",
+        ),
+    ] = None,
 ) -> Response:
     """``POST /search`` for links and quick checks: ``q`` (or ``query``), paging, sort, facets, filters.
 
@@ -176,6 +187,7 @@ async def search_get(
         facets=facets,
         filter=filter,
         visitor_id=visitor_id,
+        store_id=store_id,
     )
     return await state.respond(body)
 

@@ -11,7 +11,10 @@ returned, per the serving contract).
 
 from __future__ import annotations
 
+import copy
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -93,8 +96,72 @@ class GoodBetterBestModel:
     def to_table(self) -> pl.DataFrame:
         return self.products
 
+    def with_changes(self, changes: Mapping[str, tuple[float | None, Any] | None]) -> GoodBetterBestModel:
+        """A copy with the products of ``changes`` placed again, as the catalog now has them (``id ->
+        (price, leaf)``; None: deleted, so in no tier). Each is re-tiered against its leaf's bounds as
+        trained (the highest good and better prices): a leaf the model gave no tiers, a new leaf or no
+        positive price puts it in none. A product new to the model joins with popularity 0 and no match
+        attributes. ``self`` is left as it is; O(products) per call (serving keeps one per snapshot)."""
+        fresh = [pid for pid, change in changes.items() if pid not in self.index and change is not None]
+        new = copy.copy(self)
+        n, pad = len(self.ids), len(fresh)
+        new.ids = self.ids + fresh
+        new.index = {**self.index, **{pid: n + i for i, pid in enumerate(fresh)}}
+        new.leaf = np.concatenate([self.leaf.astype(object), np.full(pad, None, dtype=object)])
+        new.price = np.concatenate([self.price, np.zeros(pad)])
+        new.tier = np.concatenate([self.tier, np.full(pad, -1, dtype=self.tier.dtype)])
+        new.pop = np.concatenate([self.pop, np.zeros(pad)])
+        new.match = {
+            c: np.concatenate([v.astype(object), np.full(pad, None, dtype=object)])
+            for c, v in self.match.items()
+        }
+        bounds = self.tier_bounds()
+        moved: set[Any] = set()
+        for pid, change in changes.items():
+            j = new.index.get(pid)
+            if j is None:
+                continue
+            price, leaf = change if change is not None else (None, new.leaf[j])
+            leaf = None if leaf is None else str(leaf)
+            if leaf != new.leaf[j]:
+                moved.update((new.leaf[j], leaf))
+                new.leaf[j] = leaf
+            ok = isinstance(price, int | float) and price > 0
+            new.price[j] = float(price) if ok else 0.0  # type: ignore[arg-type]
+            new.tier[j] = _tier_of(bounds.get(leaf), float(price)) if ok and change is not None else -1  # type: ignore[arg-type]
+        new.members = dict(self.members)
+        for leaf in moved - {None}:
+            new.members[leaf] = np.flatnonzero(new.leaf == leaf)
+        return new
+
+    def tier_bounds(self) -> dict[Any, tuple[float, float]]:
+        """Leaf -> (highest good price, highest better price) as trained, for the leaves with tiers."""
+        cached: dict[Any, tuple[float, float]] | None = getattr(self, "_bounds", None)
+        if cached is None:
+            top = (
+                self.products.filter(pl.col("tier") >= 0)
+                .group_by("leaf")
+                .agg(
+                    good=pl.col("price").filter(pl.col("tier") == 0).max(),
+                    better=pl.col("price").filter(pl.col("tier") <= 1).max(),
+                )
+            )
+            cached = {
+                leaf: (float(g if g is not None else 0.0), float(b if b is not None else g or 0.0))
+                for leaf, g, b in top.iter_rows()
+            }
+            self._bounds = cached
+        return cached
+
     def params_dict(self) -> dict:
         return asdict(self.params)
+
+
+def _tier_of(bounds: tuple[float, float] | None, price: float) -> int:
+    """The tier of ``price`` in a leaf of trained ``bounds`` (-1 when the leaf has none)."""
+    if bounds is None:
+        return -1
+    return 0 if price <= bounds[0] else 1 if price <= bounds[1] else 2
 
 
 def _honest(picks: list[Scored], min_gap: float) -> list[Scored]:

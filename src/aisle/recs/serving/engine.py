@@ -33,6 +33,7 @@ from aisle.recs.serving.containers import ContainerCache
 from aisle.recs.serving.evaluation import ModelEvaluation
 from aisle.recs.serving.experiments import container_arm
 from aisle.recs.serving.items import ItemOut, Prediction, item_out
+from aisle.recs.serving.live_models import LiveModels
 from aisle.recs.serving.models import ModelSource, ServedModel
 from aisle.recs.serving.personal import Personaliser
 from aisle.recs.serving.prepared import Prepared
@@ -77,6 +78,7 @@ class PredictEngine:
         self.experiments = experiments
         self.vectors = vectors
         self.tenant_cache = TenantCache(tenants)
+        self.live_models = LiveModels()
         self.personaliser = Personaliser(events)
         self.bundles = Bundles(self.tenant_cache, self.containers, models, self.personaliser)
         self.evaluation = ModelEvaluation(self.tenant_cache, models, self.personaliser)
@@ -87,6 +89,7 @@ class PredictEngine:
             "tenant_configs": self.tenants.entry_count,
             "tenants_served": self.tenant_cache.entry_count,
             "containers": self.containers.entry_count,
+            "live_models": self.live_models.entry_count,
         }
         count_models = getattr(self.models, "entry_count", None)  # a ModelSource may hold no cache
         if callable(count_models):
@@ -176,6 +179,7 @@ class PredictEngine:
         options = RankOptions.of(q.params, self.tenant_cache.popularity(state, warm_only=warm_only), stock)
         models = [self._model(tenant, state, s.modelId, warm_only=warm_only) for s in slots]
         models = [self._cold_start(tenant, m, q.seeds, warm_only=warm_only) for m in models]
+        models = [self.live_models.served(tenant, m, table) for m in models]
         return Prepared(q, slots, models, table, actions, personal, options, served)
 
     def _model(self, tenant: str, state: ServedTenant, model_id: str, *, warm_only: bool) -> ServedModel:

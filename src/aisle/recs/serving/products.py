@@ -32,6 +32,8 @@ class ProductTable:
         seq: the last change-log entry applied (the version's own ``sequence`` before any).
         gone: ids deleted by the entries applied (and not written again since): never recommended,
             even by a model trained before the delete.
+        written: ids the entries applied created or changed (and that exist): what a model trained
+            on the catalog version may know differently (:mod:`aisle.recs.serving.live_models`).
     """
 
     version: str
@@ -45,6 +47,7 @@ class ProductTable:
     category_field: str | None = None
     seq: int = 0
     gone: frozenset[str] = frozenset()
+    written: frozenset[str] = frozenset()
     _by_category: dict[Any, list[int]] = field(default_factory=dict, repr=False)
 
     @classmethod

@@ -45,6 +45,7 @@ class _Draft:
         self.columns = dict(table.columns)
         self.by_category = dict(table._by_category)
         self.gone = set(table.gone)
+        self.written = set(table.written)
         self._own_ids = self._own_index = False
         self._own_columns: set[str] = set()
         self._own_lists: set[Any] = set()
@@ -123,8 +124,10 @@ class _Draft:
                 self._leave_categories(row)
                 del self._own_index_dict()[op.id]
             self.gone.add(op.id)
+            self.written.discard(op.id)
             return
         self.gone.discard(op.id)
+        self.written.add(op.id)
         if row is None:
             row = self._new_row(op.id)
         self._write(row, op.fields, whole=op.op == "upsert")
@@ -137,6 +140,7 @@ class _Draft:
             columns=self.columns,
             seq=seq,
             gone=frozenset(self.gone),
+            written=frozenset(self.written),
             _by_category={k: v for k, v in self.by_category.items() if v},
         )
 

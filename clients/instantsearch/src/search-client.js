@@ -14,18 +14,24 @@ const CACHE_SIZE = 200;
  * Options: `url` (the search service; "" for the page's own origin), `token` (a bearer token, or
  * `async (refresh) => token`; a read-only `search:read` token scoped to the tenant is all the page
  * needs), `numericAttributes` (attributes whose facet is `facets_stats`, default ["price"]),
- * `fetch` (for tests), `cache` (answers kept by request, default true; `clearCache()` empties it).
+ * `fetch` (for tests), `cache` (answers kept by request, default true; `clearCache()` empties it),
+ * `storeId` (the shopper's store, or `() => storeId`: sent as `storeId` with every search, so the
+ * tenant's stock setting filters or boosts by that store's inventory; null or "" for none).
  *
  * Besides InstantSearch's `search` and `searchForFacetValues`: `suggest(tenant, query, limit)`,
  * `searchByImage(tenant, file, {size, exclude})` (POST /images/search), `recommend(tenant, body)`
- * (POST /recommendations) and `item(tenant, id)` (GET /item/{id}).
+ * (POST /recommendations), `item(tenant, id)` (GET /item/{id}) and `stores(tenant)` (GET /stores: the
+ * store ids the tenant's products list inventory for, `{stores: [...]}`).
  */
 export function createSearchClient(options = {}) {
-  const { url = '', token = null, numericAttributes = ['price'], fetch, cache = true } = options;
+  const { url = '', token = null, numericAttributes = ['price'], fetch, cache = true, storeId = null } = options;
   const http = createTransport({ baseUrl: url, token, fetch });
   const answers = new Map();
+  const storeOf = typeof storeId === 'function' ? storeId : () => storeId;
 
-  function postSearch(body) {
+  function postSearch(asked) {
+    const store = storeOf();
+    const body = store ? { ...asked, storeId: String(store) } : asked;
     const key = JSON.stringify(body);
     if (cache && answers.has(key)) return answers.get(key);
     const pending = http.post('/search', body);
@@ -107,5 +113,7 @@ export function createSearchClient(options = {}) {
     recommend: (tenant, body) => http.post('/recommendations', body, { tenant }),
 
     item: (tenant, id) => http.get(`/item/${encodeURIComponent(id)}`, { tenant }),
+
+    stores: (tenant) => http.get('/stores', { tenant }),
   };
 }

@@ -45,7 +45,11 @@ function token(refresh = false) {
   return pendingToken;
 }
 
-const searchClient = createSearchClient({ url: '', token });
+// ---- the shopper's store: a picker shown when the tenant's products list store inventory (GET /stores);
+// the choice is remembered per tenant (localStorage) and sent as storeId with every search ----
+const STORE_KEY = `aisle_store:${tenant}`;
+let store = null; // set once the tenant's stores are known: a remembered store it no longer has is dropped
+const searchClient = createSearchClient({ url: '', token, storeId: () => store });
 const aa = createInsightsClient({ url: '/shop', tenant, token });
 const clickContext = new Map(); // product id -> {queryID, position} of the answer it was opened from
 let shownHits = new Map();
@@ -148,6 +152,32 @@ search.on('render', () => {
 });
 search.on('error', (e) => console.error('search error', e.error || e));
 search.start();
+
+function rememberStore(id) {
+  store = id || null;
+  try {
+    if (store) localStorage.setItem(STORE_KEY, store); else localStorage.removeItem(STORE_KEY);
+  } catch { /* storage refused: the choice lasts for this page */ }
+}
+searchClient.stores(tenant).then(({ stores }) => {
+  if (!stores.length) return;
+  let saved = null;
+  try { saved = localStorage.getItem(STORE_KEY); } catch { /* none */ }
+  const picker = $('#store');
+  picker.innerHTML = `<option value="">All stores</option>${stores.map((s) => `<option value="${esc(s)}">${esc(s)}</option>`).join('')}`;
+  picker.hidden = false;
+  if (saved && stores.includes(saved)) {
+    picker.value = saved;
+    rememberStore(saved);
+    search.refresh();
+  } else if (saved) {
+    rememberStore(null);
+  }
+  picker.addEventListener('change', (e) => {
+    rememberStore(e.target.value);
+    search.refresh();
+  });
+}).catch((e) => console.error('stores', e));
 
 // suggestions: a dropdown under the search box while it has focus
 const suggestions = $('#suggestions');

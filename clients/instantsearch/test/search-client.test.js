@@ -198,3 +198,19 @@ test("guided search's followUp reaches userData, beside a redirect, and is absen
   const plain = toSearchResult(base, call, request);
   assert.equal(plain.userData, undefined);
 });
+
+test('the store picked goes with every search as storeId, none without one', async () => {
+  const sent = [];
+  let store = 'store-12';
+  const client = createSearchClient({ url: BASE, storeId: () => store, fetch: async (url, init) => {
+    sent.push({ url: String(url), body: init.body ? JSON.parse(init.body) : null });
+    const answer = String(url).includes('/stores') ? { stores: ['store-12'] } : { products: [], total: 0, facets: {} };
+    return new Response(JSON.stringify(answer), { status: 200 });
+  } });
+  await client.search([{ indexName: 'fashion', params: { query: 'shoe' } }]);
+  store = null;
+  await client.search([{ indexName: 'fashion', params: { query: 'shoe' } }]);
+  assert.deepEqual(sent.map((s) => s.body.storeId), ['store-12', undefined]);
+  assert.deepEqual(await client.stores('fashion'), { stores: ['store-12'] });
+  assert.match(sent[2].url, /\/stores\?tenant=fashion$/);
+});

@@ -20,6 +20,10 @@ from tests.conftest import require
 from tests.support.storefront import StorefrontEnv, bundle_built, storefront_env
 from tests.support.waiting import wait_until
 
+from aisle.catalog.writer import CatalogWriter
+from aisle.core.storage import open_blob_store
+from aisle.core.tenancy import Tenants
+
 CHROMIUM = Path("/usr/bin/chromium")
 SHOTS = Path(
     os.environ.get("AISLE_SCREENSHOTS", Path(tempfile.gettempdir()) / "aisle-storefront-screenshots")
@@ -226,3 +230,40 @@ def test_searching_by_photo(page: Any, env: StorefrontEnv) -> None:
     shot(page, "05-photo")
     page.locator("[data-testid=photo-hit]").first.click()
     page.wait_for_selector(f"[data-testid=product][data-id='{target}']")
+
+
+def test_a_store_picker_shows_a_store_s_stock_and_is_remembered(page: Any, env: StorefrontEnv) -> None:
+    """The picker appears once the tenant's products list store inventory (GET /stores); picking a store
+    sends storeId with every search (the tenant's default store setting: only what it has in stock),
+    and the choice outlives a reload. Runs last: it gives the module's tenant its only store."""
+    assert page.is_hidden("#store")  # no product lists store inventory yet
+    ids = page.locator("[data-testid=hit]").evaluate_all("els => els.map(e => e.dataset.id)")[:2]
+    tenants = Tenants(open_blob_store(env.settings.storage_url), ttl=0)
+    outcome = CatalogWriter(tenants).inventory_batch(
+        "fashion", [{"id": i, "storeId": "north", "availability": "IN_STOCK"} for i in ids]
+    )
+    assert outcome.sequence > 0 and [r.status for r in outcome.results] == ["applied", "applied"]
+    token = httpx.get(f"{env.search}/shop/session", params={"tenant": "fashion"}).json()["token"]
+    stores = httpx.get(
+        f"{env.search}/stores", params={"tenant": "fashion"}, headers={"Authorization": f"Bearer {token}"}
+    )
+    assert stores.json() == {"stores": ["north"]}, stores.text  # the page's own token reads them
+    linked = {"tenant": "fashion", "q": "", "storeId": "north"}
+    auth = {"Authorization": f"Bearer {token}"}
+    wait_until(
+        lambda: httpx.get(f"{env.search}/search", params=linked, headers=auth).json()["total"] == 2,
+        "the inventory is searched",
+    )
+    page.reload()
+    page.wait_for_selector("#store:not([hidden])")
+    total = count(page)
+    page.select_option("#store", "north")
+    page.wait_for_function("document.querySelector('[data-testid=stats]').innerText.startsWith('2 ')")
+    shown = page.locator("[data-testid=hit]").evaluate_all("els => els.map(e => e.dataset.id)")
+    assert sorted(shown) == sorted(ids)
+    shot(page, "08-store-picker")
+    page.reload()
+    page.wait_for_function("document.querySelector('[data-testid=stats]').innerText.startsWith('2 ')")
+    assert page.input_value("#store") == "north"
+    page.select_option("#store", "")
+    assert wait_until(lambda: count(page) == total, "every product again")

@@ -179,7 +179,7 @@ class PredictEngine:
         options = RankOptions.of(q.params, self.tenant_cache.popularity(state, warm_only=warm_only), stock)
         models = [self._model(tenant, state, s.modelId, warm_only=warm_only) for s in slots]
         models = [self._cold_start(tenant, m, q.seeds, warm_only=warm_only) for m in models]
-        models = [self.live_models.served(tenant, m, table) for m in models]
+        models = [self.live_models.served(tenant, m, table, warm_only=warm_only) for m in models]
         return Prepared(q, slots, models, table, actions, personal, options, served)
 
     def _model(self, tenant: str, state: ServedTenant, model_id: str, *, warm_only: bool) -> ServedModel:

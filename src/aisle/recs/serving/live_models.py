@@ -23,6 +23,7 @@ from aisle.recs.models.base import ModelType
 from aisle.recs.models.good_better_best import LEAF_COLUMNS
 from aisle.recs.serving.models import ServedModel
 from aisle.recs.serving.products import ProductTable
+from aisle.recs.serving.query import NotWarm
 
 
 class LiveModels:
@@ -36,9 +37,12 @@ class LiveModels:
         """Models held re-tiered."""
         return len(self._live)
 
-    def served(self, tenant: str, model: ServedModel, table: ProductTable) -> ServedModel:
+    def served(
+        self, tenant: str, model: ServedModel, table: ProductTable, *, warm_only: bool = False
+    ) -> ServedModel:
         """``model`` as of ``table``: itself unless a GOOD_BETTER_BEST model and products were written
-        since the table's version."""
+        since the table's version. Raises NotWarm when ``warm_only`` and the copy is still to be made
+        (milliseconds of CPU: not on the event loop)."""
         with_changes = getattr(model.recommender, "with_changes", None)
         if model.model_type != ModelType.GOOD_BETTER_BEST or with_changes is None:
             return model
@@ -49,6 +53,8 @@ class LiveModels:
         hit = self._live.get(key)
         if hit is not None and hit[0] == stamp:
             return hit[1]
+        if warm_only:
+            raise NotWarm(f"{model.model_id} as of change {table.seq}")
         live = replace(model, recommender=with_changes(changes_of(table)))
         with self._lock:
             self._live[key] = (stamp, live)

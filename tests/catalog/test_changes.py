@@ -15,7 +15,7 @@ from tests.support.product_shop import TENANT, shop
 from aisle.catalog.changes import ChangeLog
 from aisle.catalog.compaction import Compactor, Lease, compact
 from aisle.catalog.products import ProductInvalid
-from aisle.catalog.store import CatalogStore
+from aisle.catalog.store import KEEP_VERSIONS, CatalogStore
 from aisle.catalog.writer import CatalogWriter
 from aisle.core.errors import AisleError, BadRequest, NotFound, StorageUnavailable
 from aisle.core.storage import BlobStore
@@ -208,6 +208,21 @@ def test_compaction_folds_the_log_into_a_version_a_restarted_process_reads_with_
     assert ChangeLog(scope).sequence() == [4]  # what the previous version included is pruned
     follower = CatalogWriter(tenants)
     assert follower.product(T, "3").fields["price"] == 8.0 and follower.sequence(T) == 4
+
+
+def test_compaction_keeps_the_newest_versions_and_deletes_older_ones(tenants: Tenants) -> None:
+    store, writer = CatalogStore(tenants.scope(T)), CatalogWriter(tenants)
+    first = store.current_version()
+    made = []
+    for price in range(6):
+        writer.patch(T, "3", {"price": price + 1})
+        folded = compact(tenants, T)
+        assert folded is not None
+        made.append(folded.version)
+    kept = sorted(v.strip("/") for v in store.scope.list_dirs("catalog/"))
+    assert kept == sorted(made[-KEEP_VERSIONS:]) and first not in kept
+    assert store.current_version() == made[-1]
+    assert CatalogWriter(tenants).product(T, "3").fields["price"] == 6.0
 
 
 def test_one_compactor_at_a_time_and_the_background_one_folds_new_writes(tenants: Tenants) -> None:

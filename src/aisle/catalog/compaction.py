@@ -152,6 +152,7 @@ def compact(tenants: Tenants, tenant: str, *, owner: str | None = None) -> Compa
             files={TIMES_FILE: state.times_file()},
         )
         changes.prune(previous)
+        store.prune_versions()  # a tenant written all day would otherwise keep a full copy a minute
         log.info("tenant %s: changes up to %d folded into catalog %s", tenant, state.seq, catalog.version)
         return Compaction(tenant, catalog.version, state.seq, frame.height)
     finally:

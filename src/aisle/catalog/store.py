@@ -17,7 +17,9 @@ old catalog or the new one, never a half-written one.
 
 from __future__ import annotations
 
+import contextlib
 import io
+import os
 import secrets
 import threading
 from collections.abc import Mapping
@@ -59,9 +61,15 @@ class Catalog:
         return self.products.height
 
 
+KEEP_VERSIONS = 4
+"""Catalog versions compaction keeps (the current one and the three before it): a process that read an
+older pointer is still loading one of those, and the change log behind them is pruned anyway."""
+
+
 def new_version() -> str:
-    """A sortable, unique version id: UTC timestamp plus random suffix."""
-    return datetime.now(UTC).strftime("v%Y%m%dT%H%M%S") + "-" + secrets.token_hex(3)
+    """A unique version id that sorts by time: UTC timestamp to the microsecond plus a random suffix
+    (ids of the older, second-only form sort before the newer ones of their second)."""
+    return datetime.now(UTC).strftime("v%Y%m%dT%H%M%S%f") + "-" + secrets.token_hex(3)
 
 
 class CatalogStore:
@@ -146,3 +154,19 @@ class CatalogStore:
         with self._lock:
             self._cache = catalog
         return catalog
+
+    def prune_versions(self, keep: int = KEEP_VERSIONS) -> list[str]:
+        """Delete every version but the current one and the ``keep - 1`` newest others (version ids sort
+        by time); returns the versions deleted. A process still loading a deleted version gets
+        CatalogNotFound and loads the current one. Raises StorageUnavailable (503)."""
+        current = self.current_version()
+        older = sorted(v.strip("/") for v in self.scope.list_dirs("catalog/") if v.strip("/") != current)
+        gone = older[: max(len(older) - (keep - 1), 0)]
+        for version in gone:
+            for path in self.scope.list(f"catalog/{version}/"):
+                self.scope.delete(path)
+            folder = self.scope.local_path(f"catalog/{version}")
+            if folder is not None:  # a local bucket keeps the empty folder, which S3 would not list
+                with contextlib.suppress(OSError):
+                    os.rmdir(folder)
+        return gone

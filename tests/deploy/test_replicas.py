@@ -419,3 +419,23 @@ def test_a_vector_write_answered_by_one_replica_is_served_by_every_replica(clust
             bound,
             "vector upsert in search",
         )
+
+
+def test_a_product_delete_leaves_every_predict_replica(cluster: Cluster) -> None:
+    """Issue 41: a product deleted through one search replica's product API (an entry of the change log
+    in the bucket) is recommended by no predict replica once each has followed the log
+    (``AISLE_CATALOG_FOLLOW_SECONDS``, 0.02 s by default; printed, not asserted)."""
+    t = {"tenant": cluster.tenant}
+    before = {u: [i["id"] for i in predict_items(u, cluster.tenant)] for u in cluster.predict}
+    victim = before[cluster.predict[0]][0]
+    assert all(victim in items for items in before.values()), before
+    r = httpx.delete(f"{cluster.search[0]}/products/{victim}", params=t, timeout=30)
+    assert r.status_code == 200, r.text
+    for url in cluster.predict:
+
+        def gone(u: str = url) -> bool:
+            items = [i["id"] for i in predict_items(u, cluster.tenant)]
+            return bool(items) and victim not in items
+
+        took = until(gone, 0.02 + SLACK_S, "a product delete in predict")
+        print(f"product delete via {cluster.search[0]} left predict {url} after {took:.2f} s")

@@ -99,15 +99,15 @@ class TenantCache:
 
         Columns play the roles of the configuration's attributes. Every :data:`CATALOG_TTL_S` seconds
         the pointer is read (a new version is loaded) and the log followed. Raises NotWarm when
-        ``warm_only`` and that is due; StorageUnavailable (503) when the bucket fails and there is no
-        table yet (with one, it is served as it is and read again at the next check).
+        ``warm_only`` and that is due; StorageUnavailable (503) when the bucket fails then. While
+        another thread reads the bucket for the tenant (a follower round), the current snapshot is
+        served and the check left to the next request.
         """
         now = time.monotonic()
         if state.table is not None and now - state.checked_at < CATALOG_TTL_S:
             return state.table
         if warm_only:
             raise NotWarm("catalog")
-        # while another thread reads the bucket for this tenant, serve the snapshot there is
         if not state.table_lock.acquire(blocking=state.table is None):
             assert state.table is not None
             return state.table

@@ -6,6 +6,7 @@ from __future__ import annotations
 import fcntl
 import os
 import threading
+import time
 from pathlib import Path
 
 import polars as pl
@@ -13,7 +14,7 @@ import polars as pl
 from aisle.catalog.store import Catalog
 from aisle.core.tenant_config import Attribute, AttributeConfiguration
 from aisle.search.index import writer
-from aisle.search.index.writer import ensure_index
+from aisle.search.index.writer import ensure_index, remove_old_indexes
 
 CONFIG = AttributeConfiguration(attributes=[Attribute(name="title", type="text", role="title", searchable=True)])
 CATALOG = Catalog("v1", pl.DataFrame({"id": ["1", "2"], "title": ["red drill", "blue saw"]}))
@@ -51,3 +52,16 @@ def test_a_missing_index_is_built_once(tmp_path: Path) -> None:
     marker = (dest / "CATALOG_VERSION").stat().st_mtime_ns
     ensure_index(CATALOG, CONFIG, dest)
     assert (dest / "CATALOG_VERSION").stat().st_mtime_ns == marker
+
+
+def test_superseded_indexes_are_removed_once_old(tmp_path: Path) -> None:
+    folder = tmp_path / "indexes" / "t"
+    old, recent, current = (ensure_index(CATALOG, CONFIG, folder / name) for name in ("v0-a", "v1-a", "v2-a"))
+    unfinished = folder / ".v3-a.tmp"
+    unfinished.mkdir()
+    hour_ago = time.time() - 3600
+    os.utime(old / "CATALOG_VERSION", (hour_ago, hour_ago))
+    os.utime(current / "CATALOG_VERSION", (hour_ago, hour_ago))
+    assert remove_old_indexes(current) == [old]
+    assert sorted(p.name for p in folder.iterdir()) == [".v3-a.tmp", "v1-a", "v2-a"]
+    assert recent.is_dir()

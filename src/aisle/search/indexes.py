@@ -40,7 +40,7 @@ from aisle.core.storage import BlobStore
 from aisle.core.tenancy import TenantConfig, Tenants
 from aisle.search.index.live import LIVE_DIR, LiveIndex, remove_dead_copies
 from aisle.search.index.reader import TenantIndex
-from aisle.search.index.writer import ensure_index, index_dir
+from aisle.search.index.writer import ensure_index, index_dir, remove_old_indexes
 from aisle.search.spelling import SpellingCorrector, add_query_log
 
 Progress = Callable[[str, int, int], None]
@@ -209,6 +209,7 @@ class IndexRegistry:
             self._open[tenant] = slot
         if old is not None:
             self._retire(old.live)
+            remove_old_indexes(slot.live.path)  # a compaction a minute would fill the disk otherwise
         return slot.index
 
     def _build_later(self, tenant: str, config: TenantConfig, pointer: Pointer) -> None:

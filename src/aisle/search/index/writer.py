@@ -9,6 +9,8 @@ from __future__ import annotations
 import fcntl
 import hashlib
 import os
+import shutil
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -62,6 +64,27 @@ def ensure_index(
     finally:
         os.close(folder)
     return dest
+
+
+INDEX_KEEP_S = 600.0
+"""How long a superseded index stays on disk (seconds): a process on the host may still be opening it."""
+
+
+def remove_old_indexes(keep: Path, older_than_s: float = INDEX_KEEP_S) -> list[Path]:
+    """Remove the built indexes beside ``keep`` (its tenant's other versions and configurations) whose
+    build finished over ``older_than_s`` seconds ago; returns those removed. An index a process still
+    serves keeps working (its files are open); one that process has not opened yet fails to open, and
+    the process opens the current version instead. Unfinished builds (dot folders) are left alone."""
+    gone: list[Path] = []
+    now = time.time()
+    for path in keep.parent.iterdir() if keep.parent.is_dir() else []:
+        marker = path / "CATALOG_VERSION"
+        if path == keep or path.name.startswith(".") or not marker.exists():
+            continue
+        if now - marker.stat().st_mtime > older_than_s:
+            shutil.rmtree(path, ignore_errors=True)
+            gone.append(path)
+    return gone
 
 
 def build_index(

@@ -2,7 +2,8 @@
 
 ``POST /vector-search`` answers like ``POST /search``: the neighbour pool (the ``k`` nearest products
 that pass the filters, :data:`POOL` by default) plays the part of the match set: ``total`` is its size,
-facets count over it, and ``products`` is the requested page of it, nearest first (or by price).
+facets count over it, and ``products`` is the requested page of it, nearest first (or by price). The
+tenant's stock policy applies to the pool (:func:`aisle.search.stages.stock.stocked`).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from aisle.search.pipeline import SearchPipeline
 from aisle.search.query import SearchQuery
 from aisle.search.query.filters import filter_clause
 from aisle.search.stages.facets import Facets
+from aisle.search.stages.stock import stocked
 from aisle.vectors.search import Neighbour
 
 POOL = 200
@@ -54,6 +56,7 @@ class NearestNeighbours:
             priced = [h for h in pool if prices[h.ord] is not None]
             unpriced = [h for h in pool if prices[h.ord] is None]
             pool = sorted(priced, key=lambda h: sign * float(prices[h.ord])) + unpriced
+        pool = stocked(ctx, pool)  # the tenant's stock policy and the request's store, order kept within
         graph.stages_tried.append({"stage": "vector", "hits": len(pool)})
         ctx.graph = graph
         ctx.output.total = len(pool)

@@ -20,6 +20,8 @@ An order is a list of *tiers*, conditions with weights (the store's :data:`STORE
   page is fetched tier by tier (the matches of each tier in price order, the page cut across them);
   a relevance page (which the hybrid stage or a learned ranker may have reordered) is stably sorted by
   tier.
+
+A semantic or image search's nearest products pass :func:`stocked` (the filters, then the tiers).
 """
 
 from __future__ import annotations
@@ -55,24 +57,56 @@ def _and(queries: list[tantivy.Query]) -> tantivy.Query:
     return tantivy.Query.boolean_query([(tantivy.Occur.Must, q) for q in queries])
 
 
+def stock_rule(ctx: SearchContext) -> tuple[list[tantivy.Query], list[tuple[tantivy.Query, float]]]:
+    """The search's stock filters (AND) and tiers (module docstring), from the tenant's ``stock``
+    setting and the request's ``storeId``; both empty when nothing changes."""
+    stock, store = ctx.config.global_.stock, ctx.query.store_id
+    index = ctx.index
+    filters: list[tantivy.Query] = []
+    tiers: list[tuple[tantivy.Query, float]] = []
+    if store is not None and stock.store == "filter":
+        filters.append(store_query(index, store))
+    else:
+        if store is not None:
+            tiers.append((store_query(index, store), STORE_TIER))
+        if stock.policy is StockPolicy.hide:
+            filters.append(in_stock_query(index))
+        elif stock.policy is StockPolicy.bury:
+            tiers.append((in_stock_query(index), STOCK_TIER))
+    return filters, tiers
+
+
+def stocked(ctx: SearchContext, hits: list[Hit]) -> list[Hit]:
+    """``hits`` without those the stock filters reject, stably sorted by tier: the stock rule over a
+    list found otherwise (a semantic or image search's nearest products)."""
+    filters, tiers = stock_rule(ctx)
+    if not hits or not (filters or tiers):
+        return hits
+    index = ctx.index
+    ids = [index.ids[h.ord] for h in hits]
+
+    def meeting(condition: tantivy.Query) -> set[int]:
+        query = _and([tantivy.Query.term_set_query(index.schema, "id", ids), condition])
+        found = index.searcher.search(query, len(ids)).hits
+        return set(index.ords(found)) if found else set()
+
+    if filters:
+        passing = meeting(_and(filters))
+        hits = [h for h in hits if h.ord in passing]
+    tier = {h.ord: 0.0 for h in hits}
+    for condition, weight in tiers:
+        for o in meeting(condition):
+            if o in tier:
+                tier[o] += weight
+    return sorted(hits, key=lambda h: -tier[h.ord])
+
+
 class ApplyStock:
     """Adds the stock filter to ``ctx.retrieval.filter_query`` and the tiers to
     ``ctx.retrieval.stock_tiers`` (with their boosts in relevance order); see the module docstring."""
 
     def run(self, ctx: SearchContext) -> SearchContext:
-        stock, store = ctx.config.global_.stock, ctx.query.store_id
-        index = ctx.index
-        filters: list[tantivy.Query] = []
-        tiers: list[tuple[tantivy.Query, float]] = []
-        if store is not None and stock.store == "filter":
-            filters.append(store_query(index, store))
-        else:
-            if store is not None:
-                tiers.append((store_query(index, store), STORE_TIER))
-            if stock.policy is StockPolicy.hide:
-                filters.append(in_stock_query(index))
-            elif stock.policy is StockPolicy.bury:
-                tiers.append((in_stock_query(index), STOCK_TIER))
+        filters, tiers = stock_rule(ctx)
         if filters:
             current = ctx.retrieval.filter_query
             ctx.retrieval.filter_query = _and(([current] if current is not None else []) + filters)
@@ -105,28 +139,11 @@ class OrderByStock:
         offset, size = ctx.window()
         if not tiers or size == 0 or ctx.retrieval.match_query is None or ctx.output.external is not None:
             return ctx
-        if ctx.query.sort == "relevance":
-            ctx.output.hits = self._sorted_by_tier(ctx, tiers)
+        if ctx.query.sort == "relevance":  # the page passed the filters: only its tiers are left
+            ctx.output.hits = stocked(ctx, ctx.output.hits) if len(ctx.output.hits) > 1 else ctx.output.hits
         else:
             ctx.output.hits = self._fetched_by_tier(ctx, tiers, offset, size)
         return ctx
-
-    @staticmethod
-    def _sorted_by_tier(ctx: SearchContext, tiers: list[tuple[tantivy.Query, float]]) -> list[Hit]:
-        hits = ctx.output.hits
-        if len(hits) < 2:
-            return hits
-        index = ctx.index
-        ords = {hit.ord for hit in hits}
-        ids = [index.ids[o] for o in ords]
-        tier = dict.fromkeys(ords, 0.0)
-        for condition, weight in tiers:
-            query = _and([tantivy.Query.term_set_query(index.schema, "id", ids), condition])
-            found = index.searcher.search(query, len(ids)).hits
-            for o in index.ords(found) if found else []:
-                if o in tier:
-                    tier[o] += weight
-        return sorted(hits, key=lambda h: -tier[h.ord])  # stable: each tier keeps its order
 
     @staticmethod
     def _fetched_by_tier(

@@ -31,6 +31,8 @@ const $ = (sel) => document.querySelector(sel);
 const ESC = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
 const esc = (v) => String(v ?? '').replace(/[&<>"']/g, (c) => ESC[c]);
 const money = (p) => (typeof p === 'number' ? `${shop.currency}${p.toLocaleString('en', { maximumFractionDigits: 2 })}` : '');
+// a tenant whose `availability` attribute is returned shows it on hits and the product page (issue 41)
+const STOCK_LABELS = { OUT_OF_STOCK: 'Out of stock', PREORDER: 'Pre-order', BACKORDER: 'Back-order' };
 const photo = (id) => (shop.photos ? `/shop/photos/${tenant}/${encodeURIComponent(id)}` : null);
 
 // ---- the page's token: read-only, this tenant only (GET /shop/session), asked again after a 401 ----
@@ -106,6 +108,7 @@ const widgets = [
           <div class="brandname">${hit.brand || ''}</div>
           <div class="title">${components.Highlight({ hit, attribute: 'title' })}</div>
           <div class="price">${money(hit.price)}</div>
+          ${STOCK_LABELS[hit.availability] ? html`<div class="stock" data-testid="stock">${STOCK_LABELS[hit.availability]}</div>` : ''}
         </div>`;
       },
       empty: (results, { html }) => html`<p>No products for <q>${results.query}</q>.</p>`,
@@ -253,7 +256,7 @@ async function showProduct(id) {
       ${src ? `<img src="${src}" alt="" onerror="this.replaceWith(Object.assign(document.createElement('div'),{className:'nophoto',textContent:'no photo'}))">` : '<div class="nophoto">no photo</div>'}
       <div class="info"><p><a href="#/" class="back">&larr; back to results</a></p>
         <div class="brandname">${esc(product.brand)}</div><h1>${esc(product.title)}</h1>
-        <p class="price">${money(product.price)}</p><p>${esc(product.category || '')}</p>
+        <p class="price">${money(product.price)}</p>${STOCK_LABELS[product.availability] ? `<p class="stock">${STOCK_LABELS[product.availability]}</p>` : ''}<p>${esc(product.category || '')}</p>
         <p><button class="cart" data-testid="add-to-cart">Add to cart</button><button class="buy" data-testid="buy">Buy now</button>
         <span class="sent" data-testid="event-status"></span></p>
         <p>${esc((product.description || '').slice(0, 400))}</p></div></div>

@@ -63,7 +63,8 @@ def default_stages(
     stage (``filter_rows`` its filter cache), ``rankers`` the learned reranking, ``external`` the
     fallback to each tenant's external search service (``crs_config.json``). ``default_stages()`` is
     plain lexical search with query understanding and facets. The tenant's stock policy and the
-    request's store filter after the rules' actions and order the page before pins
+    request's store filter with the request's filters (before the rules' actions, so a pinned product
+    out of stock is hidden too) and order the page before pins
     (:mod:`aisle.search.stages.stock`). A broad search's follow-up question
     (guided search, a tenant setting) comes last, from the counts the facets stage made for it.
     """
@@ -72,8 +73,8 @@ def default_stages(
         MerchandisingRules(rules, clock),
         Understand(),
         ApplyFilters(),
-        ApplyRuleActions(),
         ApplyStock(),
+        ApplyRuleActions(),
         ExtractAttributes(),
         Retrieve(),
         Hybrid(vectors, filter_rows),
@@ -91,8 +92,8 @@ STAGE_NAMES = {
     MerchandisingRules: "rules",
     Understand: "understand",
     ApplyFilters: "filters",
-    ApplyRuleActions: "rule-actions",
     ApplyStock: "stock",
+    ApplyRuleActions: "rule-actions",
     ExtractAttributes: "attributes",
     Retrieve: "retrieve",
     Hybrid: "hybrid",

@@ -23,6 +23,8 @@ from aisle.core.stock import StockConfig
 from aisle.core.storage import open_blob_store
 from aisle.core.tenancy import Tenants
 from aisle.core.tenant_config import Attribute, AttributeConfiguration, GlobalConfiguration
+from aisle.search.rules.model import RuleBody
+from aisle.search.rules.store import RuleStore
 from aisle.services.search.app import create_app
 
 # relevance for "shoe": 1 and 3 say it twice, so they come first; prices order them otherwise
@@ -182,6 +184,23 @@ def test_store_filter_and_boost_on_a_built_index(settings: Settings) -> None:
     with TestClient(create_app(settings, preload=False)) as client:  # opens the versions built whole
         check_stores(client)
         assert client.get("/stores", params={"tenant": "shown"}).json() == {"stores": ["north", "south"]}
+
+
+def test_a_pinned_product_out_of_stock_is_hidden_too(settings: Settings) -> None:
+    """A merchandiser's pin never brings back what the policy hides (the filter comes before the rules'
+    actions); under bury the pin keeps its place."""
+    tenants = Tenants(open_blob_store(settings.storage_url), ttl=0)
+    pin = {
+        "name": "Blue first",
+        "conditions": {"query": {"match": "contains", "value": "shoe"}},
+        "actions": [{"type": "pin", "items": [{"productId": "2", "position": 1}]}],
+    }
+    for tenant in ("hidden", "buried"):
+        RuleStore(tenants.scope(tenant)).create(RuleBody.model_validate(pin), "blue")
+    with TestClient(create_app(settings, preload=False)) as client:
+        hidden = search(client, "hidden")
+        assert hidden["queryGraph"]["rules"] and "2" not in ids(hidden) and hidden["total"] == 3
+        assert ids(search(client, "buried"))[0] == "2"
 
 
 def test_a_bad_store_id_is_refused(client: TestClient) -> None:

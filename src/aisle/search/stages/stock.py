@@ -13,7 +13,8 @@ rule is a term query:
 An order is a list of *tiers*, conditions with weights (the store's :data:`STORE_TIER` = 2, in stock
 :data:`STOCK_TIER` = 1); a product's tier is the sum of the weights it meets, higher first. Two stages:
 
-* :class:`ApplyStock` (after the rules' actions) adds the filter, and for relevance order a constant
+* :class:`ApplyStock` (after the request's filters, before the rules' actions: a rule's pins must pass
+  the filter too) adds the filter, and for relevance order a constant
   boost of :data:`TIER_SCORE` per weight to every retrieval stage (greater than any other score: a
   rule's boost is at most 1,000), so the candidates later stages read are tiered too;
 * :class:`OrderByStock` (after reranking, before pins) makes the page follow the tiers: a price-sorted

@@ -23,7 +23,7 @@ order, each seeing the ones before it.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 from aisle.catalog.changes import Op
 from aisle.catalog.products import Fields
@@ -71,6 +71,17 @@ class _Shadow:
             return None if found is None else dict(found)
         return self.state.product(product_id)
 
+    def exists(self, product_id: str) -> bool:
+        if product_id in self.overlay:
+            return self.overlay[product_id] is not None
+        return self.state.exists(product_id)
+
+    def inventories(self, product_id: str) -> dict[str, Any] | None:
+        if product_id in self.overlay:
+            found = self.overlay[product_id]
+            return None if found is None else found.get(INVENTORIES_FIELD)
+        return self.state.inventories(product_id)
+
     def times_of(self, product_id: str) -> Times | None:
         if product_id in self.times:
             return dict(self.times[product_id])
@@ -98,7 +109,7 @@ def _fresh_stores(op: Op, times: Times | None, result: OpResult) -> Op:
 def _decide(view: _Shadow, op: Op, result: OpResult) -> Op | None:
     """The operation to log for ``op`` (a patch keeps its fresh fields), or None; fills ``result``."""
     times = view.times_of(op.id)
-    exists = view.product(op.id) is not None
+    exists = view.exists(op.id)
     if op.op in ("upsert", "delete"):
         if op.op == "delete" and times is None:
             result.status, result.error = "failed", _missing(op.id)

@@ -133,6 +133,23 @@ class CatalogState:
             fields[INVENTORIES_FIELD] = inventories_of(fields[INVENTORIES_FIELD]) or None
         return fields
 
+    def exists(self, product_id: str) -> bool:
+        """Whether the product exists now (as :meth:`product` is not None, without reading its row)."""
+        if product_id in self.overlay:
+            return self.overlay[product_id] is not None
+        return self.base is not None and product_id in self._row_of()
+
+    def inventories(self, product_id: str) -> dict[str, Any] | None:
+        """The product's per-store inventory (:meth:`product`'s ``inventories``) alone: a whole-product
+        write keeps it, and reading only that column spares an import a row read per product."""
+        if product_id in self.overlay:
+            found = self.overlay[product_id]
+            return None if found is None else found.get(INVENTORIES_FIELD)
+        row = self._row_of().get(product_id)
+        if row is None or self.base is None or INVENTORIES_FIELD not in self.base.columns:
+            return None
+        return inventories_of(self.base[INVENTORIES_FIELD][row]) or None
+
     def times_of(self, product_id: str) -> Times | None:
         """The product's update times, None for an id never written (a deleted one has its tombstone)."""
         if product_id in self.times:
@@ -219,13 +236,16 @@ def apply_op(state: CatalogState, op: Op) -> None:
         state.overlay[op.id] = None
         state.times[op.id] = {DOC: op.time}
         return
-    previous = state.product(op.id)
-    times = (state.times_of(op.id) or {DOC: 0}) if previous is not None else {DOC: 0}
-    stored = (previous or {}).get(INVENTORIES_FIELD)
-    if op.op == "upsert":
+    if op.op == "upsert":  # the stored product's fields are not read: only its inventories stay
+        exists = state.exists(op.id)
+        times = (state.times_of(op.id) or {DOC: 0}) if exists else {DOC: 0}
+        stored = state.inventories(op.id) if exists else None
         current = dict(op.fields)
         times = {DOC: op.time} | {k: t for k, t in times.items() if k.startswith(STORE_PREFIX)}
     else:
+        previous = state.product(op.id)
+        times = (state.times_of(op.id) or {DOC: 0}) if previous is not None else {DOC: 0}
+        stored = (previous or {}).get(INVENTORIES_FIELD)
         current = previous or {}
         current.update(op.fields)
         times = times | dict.fromkeys((k for k in op.fields if k != INVENTORIES_FIELD), op.time)

@@ -92,7 +92,7 @@ def read_jsonl(data: bytes, progress: Progress | None = None) -> tuple[pl.DataFr
             col = columns.get(key)
             if col is None:
                 col = columns[key] = [None] * n
-            col.append(_to_str(value))
+            col.append(value if type(value) is str else _to_str(value))  # most values: no call
         n += 1
         lines.append(number)
         for col in columns.values():

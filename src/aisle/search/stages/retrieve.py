@@ -37,6 +37,7 @@ from aisle.search.context import Candidates, Hit, SearchContext
 from aisle.search.index.reader import TenantIndex, hit_count
 from aisle.search.query.terms import fuzzy_query, term_query, with_filter
 from aisle.search.spelling import typo_distance
+from aisle.search.stages.stock import unboosted
 
 FUZZY_WEIGHT = 0.5
 # Each matched query term adds this constant, so documents matching more terms rank first and BM25
@@ -188,12 +189,13 @@ def lexical_candidates(ctx: SearchContext, n: int) -> Candidates:
         return Candidates(kept.ords[:n], kept.lexical[:n], kept.cosine[:n])
     assert ctx.retrieval.match_query is not None
     found = ctx.index.searcher.search(ctx.retrieval.match_query, n).hits
-    return _candidates(ctx.index, found)
+    return _candidates(ctx, found)
 
 
-def _candidates(index: TenantIndex, found: list[tuple[float, tantivy.DocAddress]]) -> Candidates:
-    ords = np.asarray(index.ords(found) if found else [], dtype=np.int64)
-    lexical = np.asarray([float(s) for s, _ in found], dtype=np.float32)
+def _candidates(ctx: SearchContext, found: list[tuple[float, tantivy.DocAddress]]) -> Candidates:
+    """``found``'s rows and scores (the stock tiers' boosts taken out, :func:`unboosted`)."""
+    ords = np.asarray(ctx.index.ords(found) if found else [], dtype=np.int64)
+    lexical = unboosted(ctx, np.asarray([float(s) for s, _ in found], dtype=np.float32))
     return Candidates(ords, lexical, np.full(len(ords), np.nan, dtype=np.float32))
 
 
@@ -262,13 +264,11 @@ class Retrieve:
             return ctx
         found = result.hits
         if deep:
-            ctx.retrieval.lexical = _candidates(index, found)
+            ctx.retrieval.lexical = _candidates(ctx, found)
             ords = ctx.retrieval.lexical.ords[offset : offset + size].tolist()
             found = found[offset : offset + size]
         else:
             ords = index.ords(found)
-        ctx.output.hits = [
-            Hit(o, float(s) if isinstance(s, (int, float)) else 0.0)
-            for (s, _), o in zip(found, ords, strict=True)
-        ]
+        scores = unboosted(ctx, np.asarray([s if isinstance(s, int | float) else 0.0 for s, _ in found]))
+        ctx.output.hits = [Hit(o, float(s)) for s, o in zip(scores, ords, strict=True)]
         return ctx

@@ -16,7 +16,9 @@ An order is a list of *tiers*, conditions with weights (the store's :data:`STORE
 * :class:`ApplyStock` (after the request's filters, before the rules' actions: a rule's pins must pass
   the filter too) adds the filter, and for relevance order a constant
   boost of :data:`TIER_SCORE` per weight to every retrieval stage (greater than any other score: a
-  rule's boost is at most 1,000), so the candidates later stages read are tiered too;
+  rule's boost is at most 1,000), so the candidates later stages read are tiered too; retrieval takes
+  the boosts out of the scores it hands on (:func:`unboosted`), so the hybrid blend and a learned
+  ranker see the scores they were tuned on;
 * :class:`OrderByStock` (after reranking, before pins) makes the page follow the tiers: a price-sorted
   page is fetched tier by tier (the matches of each tier in price order, the page cut across them);
   a relevance page (which the hybrid stage or a learned ranker may have reordered) is stably sorted by
@@ -29,6 +31,7 @@ from __future__ import annotations
 
 import itertools
 
+import numpy as np
 import tantivy
 
 from aisle.core.stock import StockPolicy
@@ -115,6 +118,15 @@ class ApplyStock:
         if ctx.query.sort == "relevance":
             ctx.merchandising.boosts += [(q, weight * TIER_SCORE) for q, weight in tiers]
         return ctx
+
+
+def unboosted(ctx: SearchContext, scores: np.ndarray) -> np.ndarray:
+    """Relevance ``scores`` (float32) without :class:`ApplyStock`'s tier boosts: each a multiple of
+    :data:`TIER_SCORE` above every other part of a score, so the rest is the score modulo it. What the
+    hybrid stage blends and a learned ranker reads are then the scores a search without stock makes."""
+    if not ctx.retrieval.stock_tiers or ctx.query.sort != "relevance" or not len(scores):
+        return scores
+    return np.mod(scores, np.float32(TIER_SCORE)).astype(scores.dtype)
 
 
 def tier_queries(tiers: list[tuple[tantivy.Query, float]]) -> list[tantivy.Query]:

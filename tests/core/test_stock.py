@@ -16,7 +16,10 @@ def test_a_product_without_availability_is_in_stock_and_out_of_stock_is_not():
 def test_a_store_judges_by_its_own_entry_only():
     product = {
         "availability": "IN_STOCK",
-        "inventories": {"s1": {"availability": "IN_STOCK", "quantity": 3}, "s2": {"availability": "OUT_OF_STOCK"}},
+        "inventories": {
+            "s1": {"availability": "IN_STOCK", "quantity": 3},
+            "s2": {"availability": "OUT_OF_STOCK"},
+        },
     }
     assert in_stock(product, "s1")
     assert not in_stock(product, "s2")

@@ -16,7 +16,9 @@ from aisle.core.tenant_config import Attribute, AttributeConfiguration
 from aisle.search.index import writer
 from aisle.search.index.writer import ensure_index, remove_old_indexes
 
-CONFIG = AttributeConfiguration(attributes=[Attribute(name="title", type="text", role="title", searchable=True)])
+CONFIG = AttributeConfiguration(
+    attributes=[Attribute(name="title", type="text", role="title", searchable=True)]
+)
 CATALOG = Catalog("v1", pl.DataFrame({"id": ["1", "2"], "title": ["red drill", "blue saw"]}))
 
 

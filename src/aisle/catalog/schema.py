@@ -17,7 +17,7 @@ from aisle.core.tenant_config import Attribute, AttributeConfiguration, Attribut
 PATH_SEP = " > "
 _TAG = r"<[^>]*>"
 _WS = r"\s{2,}|[^\S ]"
-"""White space to fold into one space: runs, and any single character of it but a space (the same text
+r"""White space to fold into one space: runs, and any single character of it but a space (the same text
 as replacing ``\s+``, with far fewer replacements: most white space is one space already)."""
 
 
@@ -101,8 +101,14 @@ def map_catalog(raw: pl.DataFrame, config: AttributeConfiguration) -> tuple[pl.D
             checks.append((f"field '{attr.name}' is not a boolean", text.is_not_null() & parsed.is_null()))
     typed = raw.select(*exprs, *[cond.alias(f"_c{i}") for i, (_, cond) in enumerate(checks)])
     for attr in config.attributes:
-        if attr.html and attr.type in (AttributeType.text, AttributeType.keyword, AttributeType.category_path):
-            typed = typed.with_columns(_clean_text(pl.lit(unescape_entities(typed[attr.name]))).alias(attr.name))
+        if attr.html and attr.type in (
+            AttributeType.text,
+            AttributeType.keyword,
+            AttributeType.category_path,
+        ):
+            typed = typed.with_columns(
+                _clean_text(pl.lit(unescape_entities(typed[attr.name]))).alias(attr.name)
+            )
     reasons = [pl.when(pl.col("id").is_null()).then(pl.lit("missing id")).otherwise(None)]
     reasons += [
         pl.when(pl.col(f"_c{i}")).then(pl.lit(msg)).otherwise(None) for i, (msg, _) in enumerate(checks)

@@ -85,4 +85,6 @@ def stores_in_stock(fields: Mapping[str, Any]) -> list[str]:
     stores = fields.get(INVENTORIES_FIELD)
     if not isinstance(stores, Mapping):
         return []
-    return sorted(s for s, e in stores.items() if isinstance(e, Mapping) and e.get("availability") in SELLABLE)
+    return sorted(
+        s for s, e in stores.items() if isinstance(e, Mapping) and e.get("availability") in SELLABLE
+    )

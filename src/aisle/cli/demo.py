@@ -1,4 +1,5 @@
-"""``aisle demo``: build the demo tenants (see :mod:`aisle.demo`); ``aisle status``: the builds' progress."""
+"""``aisle demo``: build the demo tenants (see :mod:`aisle.demo`); ``aisle demo scale``: a synthetic
+catalog of any size (:mod:`aisle.cli.demo_scale`); ``aisle status``: the builds' progress."""
 
 from __future__ import annotations
 
@@ -10,8 +11,11 @@ import typer
 from aisle.cli.common import fail, names
 from aisle.core.errors import AisleError
 
+demo_app = typer.Typer()
+
 
 def demo(
+    ctx: typer.Context,
     data_dir: Path = typer.Option(Path("../shared/data"), help="The shared data folder."),
     if_missing: bool = typer.Option(False, "--if-missing", help="Keep tenants that already exist."),
     only: list[str] = typer.Option(
@@ -32,7 +36,9 @@ def demo(
     ),
 ) -> None:
     """Create the demo tenants with catalogs, indexes, query log, models, containers, embeddings and
-    the search ranker."""
+    the search ranker (``aisle demo scale``: a synthetic catalog of N products instead)."""
+    if ctx.invoked_subcommand is not None:
+        return
     from aisle.catalog.datasets import demo_datasets
     from aisle.core.config import load_settings
     from aisle.core.storage.resolver import open_blob_store_from_settings
@@ -101,5 +107,9 @@ def status(
 
 
 def register(app: typer.Typer) -> None:
-    app.command("demo")(demo)
+    from aisle.cli.demo_scale import scale
+
+    demo_app.callback(invoke_without_command=True)(demo)
+    demo_app.command("scale")(scale)
+    app.add_typer(demo_app, name="demo")
     app.command("status")(status)

@@ -30,10 +30,15 @@ case.
 **Size.** Products are made in batches of :data:`BATCH` with numpy and polars (no Python loop over
 products) and streamed into one Parquet file, a row group a batch, so memory stays that of one batch
 plus the ~99k-row template pool whatever N. Batch ``b`` draws from ``default_rng([seed, 0, b])``: the
-same N and seed give a byte-identical file. The tenant is imported with
+same N and seed give a byte-identical file (measured, 2 shared cores: 100k products in 1.7 s, 1M in
+5.6 s, peak RSS 0.43 GB at both). The tenant is imported with
 :func:`aisle.catalog.importer.import_catalog` (a catalog version written directly, as the demo tenants
 are) rather than through the change log (``CatalogWriter.import_file``), which plans one Python
-operation object per product: at 1M products that is a million dicts held at once.
+operation object per product before a compaction folds them into a version: at 100k products its log
+write alone took 3.2 s and 566 MB against 0.8 s for the direct write, and it grows with N.
+
+A description comes from another product of the same type, so it may name another colour or brand
+than the title: the text is in the source's style, not about this product.
 """
 
 from __future__ import annotations

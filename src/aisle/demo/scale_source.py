@@ -6,7 +6,7 @@ title without them (``Palm Tree Girls Sp Jace Sko White Skirts`` -> brand ``Palm
 ``Girls Sp Jace Sko``, colour ``White``, type ``Skirts``). A Home Depot row (54,667, titles only) has
 its brand guessed from the title's first words (the two-word prefix when it follows the first word in at
 least half of its titles: ``Hampton Bay``, ``Home Decorators``; else the first word), its finish from
-`` in <Capitalised Words>`` (``in Brushed Nickel``; 19% of titles), its size from the first measure
+`` in <Capitalised Words>`` (``in Brushed Nickel``; 17% of titles), its size from the first measure
 (``12 in.``, ``1-gal.``), its product type from the last two words before `` in``/`` with``/``(``/``,``
 and its group (the type's head noun: ``Faucet``, ``Microwave``).
 

@@ -10,12 +10,16 @@ accepts every pending connection (asyncio accepts up to the backlog per wake-up)
 connections, which a load balancer or a benchmark client opens at once, then stays on one worker: in
 issue 18's bench one of two search workers held all 32 connections in some runs, and the service used
 one core of two.
+
+The worker sets Python's thread switch interval from ``AISLE_GIL_SWITCH_MS`` first (see
+:class:`aisle.core.config.Settings`).
 """
 
 from __future__ import annotations
 
 import argparse
 import socket
+import sys
 
 
 def reuseport_socket(host: str, port: int, backlog: int = 2048) -> socket.socket:
@@ -37,6 +41,9 @@ def reuseport_socket(host: str, port: int, backlog: int = 2048) -> socket.socket
 def main(argv: list[str] | None = None) -> None:
     import uvicorn
 
+    from aisle.core.config import load_settings
+
+    sys.setswitchinterval(load_settings().gil_switch_ms / 1000)  # see Settings.gil_switch_ms
     parser = argparse.ArgumentParser(prog="python -m aisle.cli.worker", description=__doc__)
     parser.add_argument("module", help="the service's app module (its create_app is the factory)")
     parser.add_argument("--host", default="127.0.0.1")

@@ -158,6 +158,15 @@ class Settings(BaseSettings):
         "every second at most). Each look is one GET per open tenant and worker (with S3, 50 requests a "
         "second each at the default).",
     )
+    gil_switch_ms: float = Field(
+        default=1.0,
+        gt=0,
+        le=100,
+        description="Every service worker: Python's thread switch interval (sys.setswitchinterval), ms. "
+        "A thread returning from native code that released the GIL (every tantivy call) waits up to this "
+        "long for a busy thread to yield it: at Python's 5 ms, the change-log follower applied about 700 "
+        "product writes a second beside a busy search thread; at 1 ms, about 3,800 (issue 41's profile).",
+    )
     catalog_live_dir: Path | None = Field(
         default=None,
         description="Search: where a process keeps its private, writable copies of the indexes it applies "

@@ -22,6 +22,7 @@ order, each seeing the ones before it.
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -143,11 +144,13 @@ def decide(state: CatalogState, planned: list[Planned]) -> list[Op]:
     operations to log, in order. ``state`` is not changed."""
     view = _Shadow(state)
     logged: list[Op] = []
+    repeated = Counter(plan.op.id for plan in planned if plan.op is not None)
     for plan in planned:
         if plan.op is None:
             continue
         decided = _decide(view, plan.op, plan.result)
         if decided is not None:
-            apply_op(view, decided)  # type: ignore[arg-type]  # the shadow has the state's shape
+            if repeated[decided.id] > 1:  # only a later operation on the same product reads the shadow
+                apply_op(view, decided)  # type: ignore[arg-type]  # the shadow has the state's shape
             logged.append(decided)
     return logged

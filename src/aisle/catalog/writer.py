@@ -303,9 +303,12 @@ class CatalogWriter:
                 code=ErrorCode.CATALOG_EMPTY,
             )
         time = now_micros() if update_time is None else parse_update_time(update_time)
+        names = [c for c in products.columns if c != "id"]
         planned = [
-            Planned(Op("upsert", row.pop("id"), time, row), OpResult("", "upsert"))
-            for row in products.iter_rows(named=True)
+            Planned(Op("upsert", pid, time, dict(zip(names, values, strict=True))), OpResult("", "upsert"))
+            for pid, *values in zip(
+                products["id"].to_list(), *(products[c].to_list() for c in names), strict=True
+            )
         ]
         if progress:
             progress("write", products.height, products.height)

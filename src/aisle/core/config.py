@@ -158,6 +158,23 @@ class Settings(BaseSettings):
         "every second at most). Each look is one GET per open tenant and worker (with S3, 50 requests a "
         "second each at the default).",
     )
+    catalog_settle_seconds: float = Field(
+        default=5.0,
+        ge=0,
+        description="Search: a new catalog version made by compaction is indexed and swapped in once no "
+        "product write has been applied for this long (or the writes applied since the open version "
+        "reach AISLE_CATALOG_TAIL_ROWS). Until then the open index, which already serves every write, "
+        "keeps following the log: building and catching up a version costs seconds of CPU per worker, "
+        "which a write stream would otherwise pay every compaction. Suggestions, spelling and the "
+        "price range's edges follow at the swap.",
+    )
+    catalog_tail_rows: int = Field(
+        default=200_000,
+        ge=0,
+        description="Search: written products a process's open index may hold on top of its catalog "
+        "version (about 1 KB of memory each) before a newer version is swapped in even while writes "
+        "go on (see AISLE_CATALOG_SETTLE_SECONDS).",
+    )
     gil_switch_ms: float = Field(
         default=1.0,
         gt=0,

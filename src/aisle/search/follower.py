@@ -35,6 +35,11 @@ class LogFollower:
             except Exception as exc:  # storage down: the index keeps what it has, tried again next tick
                 log.warning("following %s's change log: %s", tenant, exc)
                 served[tenant] = None
+                continue
+            try:  # the catalog check, when due: a version compacted during writes is built once they
+                self.registry.get(tenant)  # settle, whether or not a search comes to ask for it
+            except Exception as exc:  # a search meets it too, with its status
+                log.debug("checking %s's catalog: %s", tenant, exc)
         return served
 
     def _loop(self) -> None:

@@ -191,6 +191,7 @@ def test_a_worker_started_after_the_writes_serves_them(settings: Settings) -> No
 
 def test_a_compaction_between_writes_loses_nothing(settings: Settings) -> None:
     tenants = Tenants(open_blob_store(settings.storage_url), ttl=0)
+    settings = settings.model_copy(update={"catalog_settle_seconds": 0.0})  # swapped in between writes
     with TestClient(create_app(settings, preload=False)) as client:
         search(client)
         indexes = client.app.state.search.engine.indexes  # type: ignore[attr-defined]
@@ -254,3 +255,22 @@ def test_searches_while_entries_are_applied_never_fail(client: TestClient) -> No
     assert answers > 0 and failures == []
     assert len(final["products"]) == 10
     assert len(lineages) <= 2  # the version's, then its followed copy: a check mid-apply reopens nothing
+
+
+def test_a_version_compacted_during_writes_is_served_once_they_settle(settings: Settings) -> None:
+    tenants = Tenants(open_blob_store(settings.storage_url), ttl=0)
+    settings = settings.model_copy(update={"catalog_settle_seconds": 0.5})
+    with TestClient(create_app(settings, preload=False)) as client:
+        search(client)
+        indexes = client.app.state.search.engine.indexes  # type: ignore[attr-defined]
+        opened = indexes.serving_version(TENANT)
+        seq = written(client.patch("/products/1", params=Q, json={"price": 77}))
+        folded = compact(tenants, TENANT)
+        assert folded is not None and folded.version != opened
+        # no search asks: the follower's own catalog check builds it once the writes settled
+        wait_until(
+            lambda: indexes.serving_version(TENANT) == folded.version, "the compacted version is served"
+        )
+        answer = search(client, "", size=50)
+        assert answer["catalogSequence"] == seq
+        assert {p["id"]: p["price"] for p in answer["products"]}["1"] == 77

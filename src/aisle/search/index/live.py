@@ -46,6 +46,7 @@ import secrets
 import shutil
 import socket
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -147,6 +148,8 @@ class LiveIndex:
         self._keywords = [a for a in base.config.attributes if keyword_field(a)]
         self._sources: dict[str, str | None] = {}
         self.snapshot = base
+        self.applied_at = float("-inf")
+        """When entries were last applied (``time.monotonic()``; never: -inf)."""
         self.closed = False
         self.broken = False
         """Whether an apply failed half way: the copy is then unusable and the index is opened again."""
@@ -190,6 +193,11 @@ class LiveIndex:
                     raise
         raise OSError("no place for a live index copy")
 
+    @property
+    def tail_rows(self) -> int:
+        """Rows written on top of the version (a product written twice counts twice)."""
+        return len(self._rows_tail)
+
     def prepare(self) -> None:
         """Load the version's products and make the copy now rather than on the first apply (a version
         that compaction made: its tenant is being written, so the next write need not wait for them)."""
@@ -209,6 +217,7 @@ class LiveIndex:
                 return self.snapshot
             if self._index is None:
                 self._open()
+            self.applied_at = time.monotonic()
             try:
                 self.snapshot = self._apply(entries)
             except Exception:

@@ -158,6 +158,14 @@ class Settings(BaseSettings):
         "every second at most). Each look is one GET per open tenant and worker (with S3, 50 requests a "
         "second each at the default).",
     )
+    catalog_busy_follow_seconds: float = Field(
+        default=0.1,
+        ge=0,
+        description="Search: the pause after a follower round that applied entries (at least "
+        "AISLE_CATALOG_FOLLOW_SECONDS). A write stream is then applied in fewer, larger commits, each a "
+        "few milliseconds of a worker's CPU whatever its size; a lone write is still found within "
+        "AISLE_CATALOG_FOLLOW_SECONDS.",
+    )
     catalog_settle_seconds: float = Field(
         default=5.0,
         ge=0,

@@ -18,11 +18,16 @@ class LogFollower:
     """A thread that applies new change-log entries to each open index every ``every`` seconds
     (:meth:`IndexRegistry.follow`). A tenant whose log cannot be read is tried again at the next tick.
 
-    ``every``: the pause between two rounds (``AISLE_CATALOG_FOLLOW_SECONDS``; 0: no thread)."""
+    ``every``: the pause between two rounds (``AISLE_CATALOG_FOLLOW_SECONDS``; 0: no thread);
+    ``busy_every``: the pause after a round that applied entries (``AISLE_CATALOG_BUSY_FOLLOW_SECONDS``),
+    so a stream of writes is applied in fewer, larger commits while a lone write is still found within
+    ``every``."""
 
-    def __init__(self, registry: IndexRegistry, every: float) -> None:
+    def __init__(self, registry: IndexRegistry, every: float, busy_every: float | None = None) -> None:
         self.registry = registry
         self.every = every
+        self.busy_every = max(every, busy_every if busy_every is not None else every)
+        self._served: dict[str, int | None] = {}
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -42,9 +47,17 @@ class LogFollower:
                 log.debug("checking %s's catalog: %s", tenant, exc)
         return served
 
+    def pause_after(self, served: dict[str, int | None]) -> float:
+        """The pause after a round that served ``served`` (:meth:`run_once`): ``busy_every`` when some
+        tenant's sequence moved since the round before, else ``every``."""
+        applied = any(seq is not None and seq != self._served.get(t) for t, seq in served.items())
+        self._served = served
+        return self.busy_every if applied else self.every
+
     def _loop(self) -> None:
-        while not self._stop.wait(self.every):
-            self.run_once()
+        pause = self.every
+        while not self._stop.wait(pause):
+            pause = self.pause_after(self.run_once())
 
     def start(self) -> None:
         """Start following (and remove the copies that processes gone from this host left)."""

@@ -146,6 +146,9 @@ class LiveIndex:
         self._changed: dict[str, int] = {}
         self._words: dict[str, int] = {}
         self._keywords = [a for a in base.config.attributes if keyword_field(a)]
+        self._worded = {a.name for a in base.config.attributes if a.searchable} | {
+            a.name for a in self._keywords
+        }
         self._sources: dict[str, str | None] = {}
         self.snapshot = base
         self.applied_at = float("-inf")
@@ -229,9 +232,13 @@ class LiveIndex:
         """:meth:`apply`'s work, its lock held: the state, the documents, one commit, the snapshot."""
         assert self._state is not None and self._index is not None
         touched: dict[str, None] = {}
+        reworded: set[str] = set()  # products whose words or keyword values may have changed
         for entry in entries:
             self._state.apply(entry)
-            touched.update(dict.fromkeys(op.id for op in entry.ops))
+            for op in entry.ops:
+                touched[op.id] = None
+                if op.op == "upsert" or not self._worded.isdisjoint(op.fields):
+                    reworded.add(op.id)
         changed = dict(self._changed)
         words = dict(self._words)
         keyword_values = dict(self.snapshot.keyword_values)
@@ -250,6 +257,8 @@ class LiveIndex:
             self._writer.add_document(self._plan.document(row, pid, fields))
             self._append_row(pid, fields)
             changed[pid] = row
+            if pid not in reworded:
+                continue  # a price or stock change: no new word, no new keyword value
             self._add_keywords(keyword_values, copied, fields)
             for name, _ in self._texts:
                 for word in text_words(str(fields.get(name) or "")):

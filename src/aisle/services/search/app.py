@@ -53,7 +53,9 @@ def create_app(settings: Settings | None = None, *, preload: bool = True) -> Fas
         state.engine.tenants, every=settings.catalog_compact_seconds, watched=state.engine.indexes.loaded
     )
     catalog.on_write = compactor.wake
-    follower = LogFollower(state.engine.indexes, settings.catalog_follow_seconds)  # writes made searchable
+    follower = LogFollower(  # writes made searchable
+        state.engine.indexes, settings.catalog_follow_seconds, settings.catalog_busy_follow_seconds
+    )
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:

@@ -29,7 +29,6 @@ import os
 import re
 import secrets
 import socket
-import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -39,6 +38,7 @@ import orjson
 from aisle.catalog.changes import ROOT, ChangeLog
 from aisle.catalog.state import TIMES_FILE, CatalogState
 from aisle.catalog.store import CatalogStore
+from aisle.core.background import BackgroundLoop
 from aisle.core.errors import AisleError, ErrorCode, TenantNotFound
 from aisle.core.storage import BlobNotFound, BlobStore
 from aisle.core.tenancy import Tenants
@@ -159,9 +159,11 @@ def compact(tenants: Tenants, tenant: str, *, owner: str | None = None) -> Compa
         lease.release(n)
 
 
-class Compactor:
+class Compactor(BackgroundLoop):
     """Compacts in the background every ``every`` seconds the tenants :meth:`wake` named and those
     ``watched`` returns, when their log holds new entries (see the module docstring)."""
+
+    name = "catalog-compactor"
 
     def __init__(
         self,
@@ -171,13 +173,11 @@ class Compactor:
         watched: Callable[[], Iterable[str]] = tuple,
         owner: str | None = None,
     ) -> None:
+        super().__init__(every)
         self.tenants = tenants
-        self.every = every
         self.watched = watched
         self.owner = owner or process_owner()
         self._woken: set[str] = set()
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
 
     def wake(self, tenant: str) -> None:
         """Look at ``tenant`` at the next tick (and at every tick after: it was written here)."""
@@ -202,22 +202,6 @@ class Compactor:
                 done.append(folded)
         return done
 
-    def _loop(self) -> None:
-        while not self._stop.wait(self.every):
-            try:
-                self.run_once()
-            except Exception:  # the loop outlives a bug in one tick; the next tick tries again
-                log.exception("catalog compaction failed")
-
-    def start(self) -> None:
-        """Start the background thread (a daemon: it never holds a process's exit)."""
-        if self._thread is None and self.every > 0:
-            self._thread = threading.Thread(target=self._loop, name="catalog-compactor", daemon=True)
-            self._thread.start()
-
-    def stop(self) -> None:
-        """Stop the thread, waiting for a compaction under way to finish."""
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join()
-            self._thread = None
+    def tick(self) -> float:
+        self.run_once()
+        return self.every

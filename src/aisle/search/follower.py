@@ -7,14 +7,14 @@ the entries written since to each tenant index the process has open; see :mod:`a
 from __future__ import annotations
 
 import logging
-import threading
 
+from aisle.core.background import BackgroundLoop
 from aisle.search.indexes import IndexRegistry
 
 log = logging.getLogger("aisle.search")
 
 
-class LogFollower:
+class LogFollower(BackgroundLoop):
     """A thread that applies new change-log entries to each open index every ``every`` seconds
     (:meth:`IndexRegistry.follow`). A tenant whose log cannot be read is tried again at the next tick.
 
@@ -23,13 +23,13 @@ class LogFollower:
     so a stream of writes is applied in fewer, larger commits while a lone write is still found within
     ``every``."""
 
+    name = "aisle-log-follower"
+
     def __init__(self, registry: IndexRegistry, every: float, busy_every: float | None = None) -> None:
+        super().__init__(every)
         self.registry = registry
-        self.every = every
         self.busy_every = max(every, busy_every if busy_every is not None else every)
         self._served: dict[str, int | None] = {}
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
 
     def run_once(self) -> dict[str, int | None]:
         """One round: the sequence each open tenant now serves (None: its log could not be read)."""
@@ -54,21 +54,11 @@ class LogFollower:
         self._served = served
         return self.busy_every if applied else self.every
 
-    def _loop(self) -> None:
-        pause = self.every
-        while not self._stop.wait(pause):
-            pause = self.pause_after(self.run_once())
+    def tick(self) -> float:
+        return self.pause_after(self.run_once())
 
     def start(self) -> None:
         """Start following (and remove the copies that processes gone from this host left)."""
-        if self.every > 0 and self._thread is None:
+        if self.every > 0 and not self.running:
             self.registry.remove_dead_copies()
-            self._stop.clear()
-            self._thread = threading.Thread(target=self._loop, name="aisle-log-follower", daemon=True)
-            self._thread.start()
-
-    def stop(self) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join()
-            self._thread = None
+        super().start()

@@ -138,8 +138,8 @@ def delete_product(
 )
 def get_product(writer: Writer, tenant: TenantQuery, product_id: ProductId) -> ProductAnswer:
     """The product with its update times and the catalog sequence the answer reflects: the last catalog
-    version plus the change log (a write is here as soon as it is acknowledged, searchable after the
-    next compaction)."""
+    version plus the change log (a write is here as soon as it is acknowledged, and searchable once each
+    search process has applied it: tens of milliseconds)."""
     return ProductAnswer.of(writer.product(tenant, product_id))
 
 

@@ -28,9 +28,10 @@ Figures (the goals are issue 41's):
 4. acknowledged updates lost, read back at the end by id and by search (:mod:`bench.update_readback`);
 5. full import throughput, both catalogs (:mod:`bench.import_throughput`).
 
-``AISLE_BENCH_TENANTS`` (``fashion,homedepot``) narrows the run; ``AISLE_BENCH_WAIT_SECONDS`` (30) bounds
-every wait for a write to show. The engines take turns (Typesense, then Aisle), never loaded together.
-Speed is printed, never asserted.
+``AISLE_BENCH_TENANTS`` (``fashion,homedepot``) narrows the run; ``AISLE_BENCH_AUTH=on`` serves Aisle with
+auth on (every request carries a tenant token with search and catalog scopes);
+``AISLE_BENCH_WAIT_SECONDS`` (30) bounds every wait for a write to show. The engines take turns
+(Typesense, then Aisle), never loaded together. Speed is printed, never asserted.
 
 Measured (first full run, 430 s; a shared 2-core machine, another session's tests running; Aisle at
 3a386ca, the first commit applying the change log to open indexes, plus that session's uncommitted work;
@@ -91,8 +92,23 @@ def parameters() -> dict[str, Any]:
         "sample_every": int(_setting("UPDATES_SAMPLE_EVERY", 50)),
         "baseline_s": _setting("BASELINE_SECONDS", 20),
         "searchers": 8,
+        "auth": os.environ.get("AISLE_BENCH_AUTH", "off") == "on",
         "wait_s": _setting("WAIT_SECONDS", 30),
     }
+
+
+def _auth(env: dict[str, str], tenants: list[str]) -> dict[str, str]:
+    """Turn auth on in ``env`` and return the headers of a token for ``tenants`` with the scopes the bench
+    uses (search:read, catalog:read, catalog:write), signed by the bucket's key as the auth service signs
+    them (``AISLE_BENCH_AUTH=on``)."""
+    from tests.support.auth import AuthKit
+
+    from aisle.core.storage import open_blob_store
+
+    kit = AuthKit(open_blob_store(env["AISLE_STORAGE_URL"]), auth_url="http://bench-auth")
+    env.update({"AISLE_AUTH": "on", "AISLE_AUTH_URL": kit.auth_url})
+    scopes = ["search:read", "catalog:read", "catalog:write"]
+    return {"Authorization": f"Bearer {kit.token(tenants, scopes=scopes, ttl=3600)}"}
 
 
 def _scratch_env(tmp: Path, data_dir: Path) -> dict[str, str]:
@@ -178,9 +194,12 @@ def run(data_dir: Path, tmp: Path, p: dict[str, Any], results: Results) -> None:
     from aisle.demo.typesense_server import TypesenseServer
 
     env = _scratch_env(tmp, data_dir)
+    headers = _auth(env, p["tenants"]) if p["auth"] else {}
     workers = load_settings().workers
+    auth = "on (a bearer token on every request)" if p["auth"] else "off"
     results.notes.append(
-        f"Aisle: `aisle serve --only search`, {workers} workers, auth off, on a copy of {served.demo_dir()}"
+        f"Aisle: `aisle serve --only search`, {workers} workers, auth {auth}, "
+        f"on a copy of {served.demo_dir()}"
     )
     for tenant in p["tenants"]:
         results.notes.append(f"Aisle {tenant}: {served.configuration(env, tenant)}")
@@ -196,11 +215,11 @@ def run(data_dir: Path, tmp: Path, p: dict[str, Any], results: Results) -> None:
         aisle = ServiceProcess.as_served("search", env, workers=workers)
         try:
             aisle.wait_ready()
-            waited = served.wait_idle(aisle, {})
+            waited = served.wait_idle(aisle, dict.fromkeys(p["tenants"], headers))
             print(f"aisle: serving, idle after {waited:.0f} s more")
             engines: list[Endpoint] = [
                 TypesenseEndpoint(ts.url, ts.port, ts.proc.pid if ts.proc else 0, KEY, query_by),
-                AisleEndpoint(aisle.url, aisle.port, aisle.proc.pid),
+                AisleEndpoint(aisle.url, aisle.port, aisle.proc.pid, headers),
             ]
             finals: dict[tuple[str, str], dict[str, dict[str, Any]]] = {}
             for tenant in p["tenants"]:
@@ -219,7 +238,8 @@ def run(data_dir: Path, tmp: Path, p: dict[str, Any], results: Results) -> None:
                     finals[(tenant, engine.name)] = dict(got.finals)
                     print(f"{engine.name} {tenant}: single changes done ({len(got.lags_ms)} found)")
             if "fashion" in p["tenants"]:
-                print(f"aisle: compacted and quiet after {_settle(env, p['tenants'], aisle):.0f} s")
+                waited = _settle(env, p["tenants"], aisle, headers)
+                print(f"aisle: compacted and quiet after {waited:.0f} s")
                 _sustained(p, engines, docs["fashion"], finals, results, rng)
             for (tenant, name), values in finals.items():
                 engine = next(e for e in engines if e.name == name)
@@ -239,7 +259,7 @@ def run(data_dir: Path, tmp: Path, p: dict[str, Any], results: Results) -> None:
                 external.stop()
 
 
-def _settle(env: dict[str, str], tenants: list[str], aisle: ServiceProcess) -> float:
+def _settle(env: dict[str, str], tenants: list[str], aisle: ServiceProcess, headers: dict[str, str]) -> float:
     """Fold the single changes into a catalog version now, and wait until the search processes have
     swapped it in and gone quiet, so the search baseline is not measured beside Aisle's own background
     work (a run whose Home Depot version was swapped in during fashion's baseline had a baseline p99 of
@@ -257,7 +277,7 @@ def _settle(env: dict[str, str], tenants: list[str], aisle: ServiceProcess) -> f
         with contextlib.suppress(AisleError):  # the service's own compactor holds the lease: folding
             compact(folding, tenant)
     time.sleep(2.0)  # a worker's catalog check (every second) starts the build; wait_idle then sees it
-    served.wait_idle(aisle, {})
+    served.wait_idle(aisle, dict.fromkeys(tenants, headers))
     return time.monotonic() - start
 
 

@@ -43,13 +43,14 @@ class _Http:
 
 
 class AisleEndpoint:
-    """Aisle's search service as ``aisle serve`` runs it, auth off (no token on the requests)."""
+    """Aisle's search service as ``aisle serve`` runs it: auth off (no token on the requests), or on
+    (``headers`` carry a bearer token with the scopes the bench uses)."""
 
     name = "Aisle"
 
-    def __init__(self, url: str, port: int, pid: int) -> None:
-        self.port, self.pid, self.headers = port, pid, {}
-        self.http = _Http(url, {})
+    def __init__(self, url: str, port: int, pid: int, headers: dict[str, str] | None = None) -> None:
+        self.port, self.pid, self.headers = port, pid, dict(headers or {})
+        self.http = _Http(url, self.headers)
 
     def patch(self, tenant: str, product_id: str, fields: dict[str, Any]) -> None:
         answer = self.http.client.patch(

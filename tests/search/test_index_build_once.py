@@ -56,14 +56,17 @@ def test_a_missing_index_is_built_once(tmp_path: Path) -> None:
     assert (dest / "CATALOG_VERSION").stat().st_mtime_ns == marker
 
 
-def test_superseded_indexes_are_removed_once_old(tmp_path: Path) -> None:
+def test_superseded_indexes_are_removed_once_a_newer_build_is_old(tmp_path: Path) -> None:
     folder = tmp_path / "indexes" / "t"
-    old, recent, current = (ensure_index(CATALOG, CONFIG, folder / name) for name in ("v0-a", "v1-a", "v2-a"))
-    unfinished = folder / ".v3-a.tmp"
-    unfinished.mkdir()
-    hour_ago = time.time() - 3600
-    os.utime(old / "CATALOG_VERSION", (hour_ago, hour_ago))
-    os.utime(current / "CATALOG_VERSION", (hour_ago, hour_ago))
-    assert remove_old_indexes(current) == [old]
-    assert sorted(p.name for p in folder.iterdir()) == [".v3-a.tmp", "v1-a", "v2-a"]
-    assert recent.is_dir()
+    v0, v1, v2, v3 = (
+        ensure_index(CATALOG, CONFIG, folder / name) for name in ("v0-a", "v1-a", "v2-a", "v3-a")
+    )
+    (folder / ".v4-a.tmp").mkdir()  # a build under way
+    now = time.time()
+    for path, age in ((v0, 7200), (v1, 3600), (v2, 60), (v3, 30)):
+        os.utime(path / "CATALOG_VERSION", (now - age, now - age))
+    # v0 was superseded an hour ago (v1 built), v1 a minute ago (v2 built): only v0 goes
+    assert remove_old_indexes(v3) == [v0]
+    assert sorted(p.name for p in folder.iterdir()) == [".v4-a.tmp", "v1-a", "v2-a", "v3-a"]
+    os.utime(v2 / "CATALOG_VERSION", (now - 1800, now - 1800))
+    assert remove_old_indexes(v3) == [v1]  # superseded half an hour ago now; v2 by v3, 30 s ago

@@ -83,12 +83,12 @@ class IndexRegistry:
     ) -> None:
         self.tenants = tenants
         self.background = background
-        self.settle_s = settle_s
-        """With ``background``: a new version is built once no entry was applied for this long."""
-        self.tail_rows = tail_rows
-        """... or once the open index holds this many rows written on top of its version."""
         """Build a new catalog version's index in a thread of its own while the open one is served (the
         search service); else the checking request builds it (a command, a test, an offline job)."""
+        self.settle_s = settle_s
+        """With ``background``: a new version is built once no entry was applied for this long..."""
+        self.tail_rows = tail_rows
+        """... or once the open index holds this many rows written on top of its version."""
         self.warm: Callable[[TenantIndex], None] | None = None
         """Called with a new version's index built in the background, and with each snapshot the
         follower makes, before it is served: the engine builds (or grows) the ranker's token table

@@ -71,19 +71,23 @@ INDEX_KEEP_S = 600.0
 
 
 def remove_old_indexes(keep: Path, older_than_s: float = INDEX_KEEP_S) -> list[Path]:
-    """Remove the built indexes beside ``keep`` (its tenant's other versions and configurations) whose
-    build finished over ``older_than_s`` seconds ago; returns those removed. An index a process still
-    serves keeps working (its files are open); one that process has not opened yet fails to open, and
-    the process opens the current version instead. Unfinished builds (dot folders) are left alone."""
-    gone: list[Path] = []
-    now = time.time()
+    """Remove the built indexes beside ``keep`` (its tenant's other versions and configurations) that were
+    superseded over ``older_than_s`` seconds ago (a newer build beside them finished then); returns those
+    removed. A process still serving one keeps its open files; one about to copy it fails its apply and
+    opens the current version instead. Unfinished builds (dot folders) are left alone."""
+    built: dict[Path, float] = {}
     for path in keep.parent.iterdir() if keep.parent.is_dir() else []:
         marker = path / "CATALOG_VERSION"
-        if path == keep or path.name.startswith(".") or not marker.exists():
+        if not path.name.startswith(".") and marker.exists():
+            built[path] = marker.stat().st_mtime
+    gone: list[Path] = []
+    now = time.time()
+    for path, at in built.items():
+        newer = [t for t in built.values() if t > at]
+        if path == keep or not newer or now - min(newer) <= older_than_s:
             continue
-        if now - marker.stat().st_mtime > older_than_s:
-            shutil.rmtree(path, ignore_errors=True)
-            gone.append(path)
+        shutil.rmtree(path, ignore_errors=True)
+        gone.append(path)
     return gone
 
 

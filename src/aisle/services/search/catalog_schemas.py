@@ -112,6 +112,13 @@ class BatchRequest(BaseModel):
     operations: list[BatchOperation]
 
 
+def _counts(outcome: WriteOutcome) -> dict[str, int]:
+    """A batch answer's sequence and how many operations were applied, stale and failed."""
+    statuses = [r.status for r in outcome.results]
+    counts = {status: statuses.count(status) for status in ("applied", "stale", "failed")}
+    return {"sequence": outcome.sequence, **counts}
+
+
 class BatchAnswer(BaseModel):
     """One result per operation, in order, the counts, and the tenant's catalog sequence."""
 
@@ -123,14 +130,7 @@ class BatchAnswer(BaseModel):
 
     @classmethod
     def of(cls, outcome: WriteOutcome) -> BatchAnswer:
-        statuses = [r.status for r in outcome.results]
-        return cls(
-            sequence=outcome.sequence,
-            applied=statuses.count("applied"),
-            stale=statuses.count("stale"),
-            failed=statuses.count("failed"),
-            results=[OperationResult.of(r) for r in outcome.results],
-        )
+        return cls(**_counts(outcome), results=[OperationResult.of(r) for r in outcome.results])
 
 
 class ProductAnswer(BaseModel):
@@ -260,12 +260,8 @@ class InventoryBatchAnswer(BaseModel):
 
     @classmethod
     def of(cls, outcome: WriteOutcome, store_ids: list[str]) -> InventoryBatchAnswer:
-        statuses = [r.status for r in outcome.results]
         return cls(
-            sequence=outcome.sequence,
-            applied=statuses.count("applied"),
-            stale=statuses.count("stale"),
-            failed=statuses.count("failed"),
+            **_counts(outcome),
             results=[
                 InventoryResult(**OperationResult.of(r).model_dump(by_alias=True), storeId=store)
                 for r, store in zip(outcome.results, store_ids, strict=True)

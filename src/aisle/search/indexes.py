@@ -42,6 +42,7 @@ import polars as pl
 from aisle.catalog.changes import ChangeLog
 from aisle.catalog.store import CatalogNotFound, CatalogStore, Pointer
 from aisle.core.config import Settings
+from aisle.core.memory import release_freed_memory
 from aisle.core.storage import BlobStore
 from aisle.core.tenancy import TenantConfig, Tenants
 from aisle.search.index.live import LIVE_DIR, LiveIndex, remove_dead_copies
@@ -209,6 +210,7 @@ class IndexRegistry:
         self._add_query_log(tenant, index)
         live = LiveIndex(index, path, self.live_dirs, _products_of(scope, catalog.version))
         index = live.apply(ChangeLog(scope).after(pointer.sequence))
+        release_freed_memory()  # opening (or building) freed hundreds of MB of temporaries
         return _Open(time.monotonic(), index, config.attributes, live)
 
     def _swap(self, tenant: str, slot: _Open) -> TenantIndex:

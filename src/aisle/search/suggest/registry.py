@@ -24,6 +24,7 @@ import polars as pl
 
 from aisle.catalog.store import CatalogStore
 from aisle.core.errors import AisleError
+from aisle.core.memory import release_freed_memory
 from aisle.core.tenancy import TenantConfig, Tenants
 from aisle.search.index.reader import TenantIndex
 from aisle.search.indexes import IndexRegistry
@@ -155,6 +156,7 @@ class SuggesterRegistry:
                 "suggestions for %s: %d candidates in %.2f s", tenant, len(suggester), suggester.build_seconds
             )
             self._entries[tenant] = _Entry(time.monotonic(), key, config, suggester)
+            release_freed_memory()  # the build's temporary lists and frames, back to the system
             return suggester
         finally:
             lock.release()

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Callable, Iterable
 
 log = logging.getLogger("aisle")
 
@@ -56,3 +57,16 @@ class BackgroundLoop:
         if self._thread is not None:
             self._thread.join()
             self._thread = None
+
+
+def follow_each(tenants: Iterable[str], follow: Callable[[str], int | None]) -> dict[str, int | None]:
+    """``follow(tenant)`` for each tenant: the change-log sequence each now reflects, None where the log
+    could not be read (a warning; the tenant keeps what it has and is tried again next round)."""
+    served: dict[str, int | None] = {}
+    for tenant in tenants:
+        try:
+            served[tenant] = follow(tenant)
+        except Exception as exc:  # storage down: tried again at the next round
+            log.warning("following %s's change log: %s", tenant, exc)
+            served[tenant] = None
+    return served

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import logging
 
-from aisle.core.background import BackgroundLoop
+from aisle.core.background import BackgroundLoop, follow_each
 from aisle.search.indexes import IndexRegistry
 
 log = logging.getLogger("aisle.search")
@@ -33,14 +33,8 @@ class LogFollower(BackgroundLoop):
 
     def run_once(self) -> dict[str, int | None]:
         """One round: the sequence each open tenant now serves (None: its log could not be read)."""
-        served: dict[str, int | None] = {}
-        for tenant in self.registry.loaded():
-            try:
-                served[tenant] = self.registry.follow(tenant)
-            except Exception as exc:  # storage down: the index keeps what it has, tried again next tick
-                log.warning("following %s's change log: %s", tenant, exc)
-                served[tenant] = None
-                continue
+        served = follow_each(self.registry.loaded(), self.registry.follow)
+        for tenant in (t for t, seq in served.items() if seq is not None):
             try:  # the catalog check, when due: a version compacted during writes is built once they
                 self.registry.get(tenant)  # settle, whether or not a search comes to ask for it
             except Exception as exc:  # a search meets it too, with its status

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 
-from aisle.core.background import BackgroundLoop
+from aisle.core.background import BackgroundLoop, follow_each
 from aisle.recs.serving.tenants import TenantCache
 
 log = logging.getLogger("aisle.predict")
@@ -32,14 +32,7 @@ class TableFollower(BackgroundLoop):
     def run_once(self) -> dict[str, int | None]:
         """One round: the sequence each loaded tenant's table now reflects (None: its log could not be
         read)."""
-        served: dict[str, int | None] = {}
-        for tenant in self.tenants.loaded():
-            try:
-                served[tenant] = self.tenants.follow(tenant)
-            except Exception as exc:  # storage down: the table keeps what it has, tried again next tick
-                log.warning("following %s's change log: %s", tenant, exc)
-                served[tenant] = None
-        return served
+        return follow_each(self.tenants.loaded(), self.tenants.follow)
 
     def tick(self) -> float:
         self.run_once()

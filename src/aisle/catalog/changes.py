@@ -6,6 +6,8 @@ operations it applied, each with the product id, its time and its fields. Layout
     catalog-changes/log/<seq:012d>.json     create-if-absent: {"seq", "at", "ops": [{"op": "upsert" |
                                             "patch" | "delete", "id", "time", "fields"?}, ...]}
     catalog-changes/lease/<n:012d>.json     who compacts now: {"owner", "expires", "released"}
+    catalog-changes/bulk/<seq>-<token>.parquet  an import's upserts as columns (:mod:`aisle.catalog.bulk`),
+                                            named by its entry's ``bulk`` field
 
 Ordering: ``seq`` numbers a tenant's entries 1, 2, 3, ... with no gap. A writer takes the number after
 the newest entry it has read by creating that entry with create-if-absent, so of two concurrent writers
@@ -37,6 +39,7 @@ from typing import Any, Literal
 
 import orjson
 
+from aisle.catalog.bulk import Bulk, delete_file, prune_files, read_file, write_file
 from aisle.core.storage import BlobNotFound, BlobStore
 
 log = logging.getLogger("aisle.catalog")
@@ -69,10 +72,21 @@ class Op:
 
 @dataclass(frozen=True)
 class Entry:
-    """One acknowledged write: its number and its operations, in order."""
+    """One acknowledged write: its number, its ``bulk`` upserts (an import's, as columns) and then its
+    ``ops``, in order; ``at``: when it was written (ISO 8601, as the log stores it)."""
 
     seq: int
     ops: list[Op]
+    bulk: Bulk | None = None
+    at: str = ""
+
+    @property
+    def operations(self) -> list[Op]:
+        """Every operation one by one, the bulk's first (expanded: a Python object per product)."""
+        return (self.bulk.ops() if self.bulk is not None else []) + self.ops
+
+    def __len__(self) -> int:
+        return len(self.ops) + (len(self.bulk) if self.bulk is not None else 0)
 
 
 class ChangeLog:
@@ -98,22 +112,35 @@ class ChangeLog:
         numbers = self.sequence()
         return numbers[-1] if numbers else 0
 
-    def create(self, seq: int, ops: list[Op]) -> bool:
-        """Create entry ``seq`` holding ``ops``; False when another writer has it already.
+    def create(self, seq: int, ops: list[Op], bulk: Bulk | None = None) -> bool:
+        """Create entry ``seq`` holding ``bulk`` (its file written first) then ``ops``; False when
+        another writer has the number already (the bulk's file is then removed).
 
         Once this returns True the write is durable; when it raises (StorageUnavailable) nothing is
         acknowledged."""
         at = datetime.now(UTC).isoformat()
-        doc = {"seq": seq, "at": at, "ops": [op.to_json() for op in ops]}
-        return self.scope.put_if_absent(self._entry(seq), orjson.dumps(doc))
+        doc: dict[str, Any] = {"seq": seq, "at": at, "ops": [op.to_json() for op in ops]}
+        if bulk is not None:
+            doc["bulk"] = write_file(self.scope, seq, bulk)
+        created = self.scope.put_if_absent(self._entry(seq), orjson.dumps(doc))
+        if not created and bulk is not None:
+            delete_file(self.scope, doc["bulk"])
+        return created
 
     def read(self, seq: int) -> Entry | None:
-        """Entry ``seq``, or None when there is none (not written yet, or pruned)."""
+        """Entry ``seq``, or None when there is none (not written yet, or pruned, its bulk's file with
+        it)."""
         try:
             doc = orjson.loads(self.scope.get(self._entry(seq)))
         except BlobNotFound:
             return None
-        return Entry(int(doc["seq"]), [Op.from_json(op) for op in doc["ops"]])
+        bulk = None
+        if doc.get("bulk"):
+            bulk = read_file(self.scope, doc["bulk"])
+            if bulk is None:
+                return None
+        ops = [Op.from_json(op) for op in doc["ops"]]
+        return Entry(int(doc["seq"]), ops, bulk, str(doc.get("at") or ""))
 
     def after(self, seq: int) -> list[Entry]:
         """The entries after ``seq``, in order, up to the head: one GET each, and one that finds none."""
@@ -133,9 +160,11 @@ class ChangeLog:
         gone = [n for n in numbers[:-1] if n <= upto]
         for seq in gone:
             self.scope.delete(self._entry(seq))
+        if numbers:  # then their bulk files (and any an entry never named): see aisle.catalog.bulk
+            prune_files(self.scope, upto, keep=numbers[-1])
         return len(gone)
 
 
 def entries_total(entries: list[Entry]) -> int:
-    """Operations in ``entries``."""
-    return sum(len(e.ops) for e in entries)
+    """Operations in ``entries`` (a bulk's products included)."""
+    return sum(len(e) for e in entries)

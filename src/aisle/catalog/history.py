@@ -18,10 +18,8 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
-import orjson
-
-from aisle.catalog.changes import ROOT, ChangeLog, Op, OpKind
-from aisle.core.storage import BlobNotFound, BlobStore
+from aisle.catalog.changes import ChangeLog, Op, OpKind
+from aisle.core.storage import BlobStore
 from aisle.core.tenancy import Tenants
 
 PAGE_SIZE = 50
@@ -112,13 +110,9 @@ class ChangeHistory:
 
 
 def _read(scope: BlobStore, seq: int) -> _Entry | None:
-    """Entry ``seq`` with its write time (which :meth:`ChangeLog.read` leaves out; the path is the
-    layout :mod:`aisle.catalog.changes` documents); None once pruned."""
-    try:
-        doc = orjson.loads(scope.get(f"{ROOT}/log/{seq:012d}.json"))
-    except BlobNotFound:
-        return None
-    return _Entry(str(doc.get("at") or ""), tuple(Op.from_json(op) for op in doc["ops"]))
+    """Entry ``seq`` with its write time, its bulk's products one by one; None once pruned."""
+    entry = ChangeLog(scope).read(seq)
+    return None if entry is None else _Entry(entry.at, tuple(entry.operations))
 
 
 def _bounded(entries: dict[int, _Entry]) -> dict[int, _Entry]:

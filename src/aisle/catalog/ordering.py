@@ -26,6 +26,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+import polars as pl
+
+from aisle.catalog.bulk import Bulk
 from aisle.catalog.changes import Op
 from aisle.catalog.products import Fields
 from aisle.catalog.state import DOC, CatalogState, Times, apply_op, field_time, latest_time, store_time
@@ -154,3 +157,13 @@ def decide(state: CatalogState, planned: list[Planned]) -> list[Op]:
                 apply_op(view, decided)  # type: ignore[arg-type]  # the shadow has the state's shape
             logged.append(decided)
     return logged
+
+
+def decide_bulk(state: CatalogState, frame: pl.DataFrame, time: int) -> tuple[Bulk, int]:
+    """Decide whole-product upserts of ``frame``'s products (ids unique) at ``time`` against ``state``
+    as :func:`decide` decides each (stale when the product holds a newer write); returns the bulk of
+    those that apply and how many were stale. ``state`` is not changed."""
+    ids = frame["id"].to_list()
+    fresh = [times is None or time >= latest_time(times) for times in (state.times_of(pid) for pid in ids)]
+    stale = len(ids) - sum(fresh)
+    return Bulk(frame.filter(pl.Series(fresh, dtype=pl.Boolean)) if stale else frame, time), stale

@@ -28,6 +28,7 @@ from typing import Any
 import orjson
 import polars as pl
 
+from aisle.catalog.bulk import Bulk
 from aisle.catalog.changes import Entry, Op
 from aisle.catalog.products import Fields
 from aisle.catalog.stock_fields import STORE_PREFIX, encoded, inventories_of, merged, store_key
@@ -169,9 +170,57 @@ class CatalogState:
         """Apply the next entry's operations (its number is ``seq + 1``)."""
         if entry.seq != self.seq + 1:
             raise ValueError(f"change {entry.seq} applied on top of {self.seq}")
+        if entry.bulk is not None:
+            self.absorb(entry.bulk)
         for op in entry.ops:
             apply_op(self, op)
         self.seq = entry.seq
+
+    def absorb(self, bulk: Bulk) -> None:
+        """Apply ``bulk``'s upserts as :func:`apply_op` would one by one, as columns: the base's rows of
+        those products are replaced in place (each keeps its inventories: an upsert does), new products
+        appended, their times set. Products written since the base (in :attr:`overlay`) go one by one."""
+        frame = bulk.frame
+        if self.overlay:
+            written = frame.filter(pl.col("id").is_in(list(self.overlay)))
+            for op in Bulk(written, bulk.time).ops():
+                apply_op(self, op)
+            frame = frame.filter(~pl.col("id").is_in(list(self.overlay)))
+        if frame.height == 0:
+            return
+        base = self.base if self.base is not None else frame.clear()
+        base = base.with_columns(
+            pl.lit(None, frame.schema[c]).alias(c) for c in frame.columns if c not in base.columns
+        )
+        fields = [c for c in base.columns if c not in ("id", INVENTORIES_FIELD)]
+        incoming = frame.select(
+            "id",
+            *[
+                pl.col(c).cast(base.schema[c], strict=False)
+                if c in frame.columns
+                else pl.lit(None, base.schema[c]).alias(c)
+                for c in fields
+            ],
+        )
+        hits = incoming.rename({c: f"{c} new" for c in fields}).with_columns(pl.lit(True).alias(" hit"))
+        joined = base.join(hits, on="id", how="left", maintain_order="left")
+        hit = pl.col(" hit").fill_null(False)
+        replaced = joined.select(
+            pl.when(hit).then(pl.col(f"{c} new")).otherwise(pl.col(c)).alias(c) if c in fields else pl.col(c)
+            for c in base.columns
+        )
+        rows = self._row_of()
+        fresh = incoming.filter(~pl.col("id").is_in(list(rows)))
+        if INVENTORIES_FIELD in base.columns:
+            fresh = fresh.with_columns(pl.lit(None, base.schema[INVENTORIES_FIELD]).alias(INVENTORIES_FIELD))
+        self.base = pl.concat([replaced, fresh.select(base.columns)])
+        for pid in fresh["id"].to_list():
+            rows[pid] = len(rows)
+        times = self._base_times
+        for pid in incoming["id"].to_list():
+            old = times.get(pid)
+            stores = {k: t for k, t in old.items() if k.startswith(STORE_PREFIX)} if old else None
+            times[pid] = {DOC: bulk.time, **stores} if stores else {DOC: bulk.time}
 
     def products_frame(self, config: AttributeConfiguration) -> pl.DataFrame:
         """Every existing product as a catalog version stores them: ``id`` then one column per attribute

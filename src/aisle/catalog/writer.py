@@ -22,8 +22,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from aisle.catalog.bulk import Bulk
 from aisle.catalog.changes import ChangeLog, Entry, Op
-from aisle.catalog.ordering import OpResult, Planned, decide
+from aisle.catalog.ordering import OpResult, Planned, decide, decide_bulk
 from aisle.catalog.products import (
     UPDATE_TIME,
     Fields,
@@ -52,10 +53,13 @@ Reconciliation = Literal["incremental", "full"]
 
 @dataclass(frozen=True)
 class WriteOutcome:
-    """The result of each operation, in order, and the tenant's catalog sequence after the write."""
+    """The result of each operation, in order, and the tenant's catalog sequence after the write;
+    of a bulk's upserts, how many applied and how many were stale."""
 
     results: list[OpResult]
     sequence: int
+    bulk_applied: int = 0
+    bulk_stale: int = 0
 
 
 @dataclass(frozen=True)
@@ -112,9 +116,10 @@ class CatalogWriter:
         self._states[tenant] = state
         return state
 
-    def write(self, tenant: str, planned: list[Planned]) -> WriteOutcome:
-        """Decide ``planned`` and log what applies as one entry; each result says what became of its
-        operation. An entry taken by another writer first is read, and the operations decided again."""
+    def write(self, tenant: str, planned: list[Planned], bulk: Bulk | None = None) -> WriteOutcome:
+        """Decide ``bulk``'s upserts (as columns: :mod:`aisle.catalog.bulk`) then ``planned`` and log
+        what applies as one entry; each result says what became of its operation. An entry taken by
+        another writer first is read, and the operations decided again."""
         self.tenants.config(tenant)
         log = ChangeLog(self.tenants.scope(tenant))
         with self._lock(tenant):
@@ -123,16 +128,18 @@ class CatalogWriter:
                 for plan in planned:
                     if plan.op is not None:
                         plan.result.status, plan.result.error, plan.result.stale_fields = "applied", None, []
+                fresh, stale = decide_bulk(state, bulk.frame, bulk.time) if bulk else (None, 0)
+                fresh = fresh if fresh is not None and len(fresh) else None
                 ops = decide(state, planned)
-                if not ops:
-                    return WriteOutcome([p.result for p in planned], state.seq)
-                if log.create(state.seq + 1, ops):
-                    state.apply(Entry(state.seq + 1, ops))
+                if not ops and fresh is None:
+                    return WriteOutcome([p.result for p in planned], state.seq, 0, stale)
+                if log.create(state.seq + 1, ops, fresh):
+                    state.apply(Entry(state.seq + 1, ops, fresh))
                     break
                 state = self._fresh(tenant)
         if self.on_write is not None:
             self.on_write(tenant)
-        return WriteOutcome([p.result for p in planned], state.seq)
+        return WriteOutcome([p.result for p in planned], state.seq, len(fresh) if fresh else 0, stale)
 
     def _single(self, tenant: str, plan: Planned) -> WriteOutcome:
         outcome = self.write(tenant, [plan])
@@ -303,21 +310,14 @@ class CatalogWriter:
                 code=ErrorCode.CATALOG_EMPTY,
             )
         time = now_micros() if update_time is None else parse_update_time(update_time)
-        names = [c for c in products.columns if c != "id"]
-        planned = [
-            Planned(Op("upsert", pid, time, dict(zip(names, values, strict=True))), OpResult("", "upsert"))
-            for pid, *values in zip(
-                products["id"].to_list(), *(products[c].to_list() for c in names), strict=True
-            )
-        ]
         if progress:
             progress("write", products.height, products.height)
+        planned = []
         if reconciliation == "full":
-            planned += self._deletes_of_missing(tenant, set(products["id"].to_list()), time)
-        outcome = self.write(tenant, planned)
-        counts = {s: sum(1 for p in planned if p.result.status == s) for s in ("applied", "stale")}
-        deleted = sum(1 for p in planned if p.result.op == "delete" and p.result.status == "applied")
-        return ImportOutcome(counts["applied"] - deleted, counts["stale"], deleted, bad, outcome.sequence)
+            planned = self._deletes_of_missing(tenant, set(products["id"].to_list()), time)
+        outcome = self.write(tenant, planned, Bulk(products, time))  # ids are unique (map_catalog)
+        deleted = sum(1 for p in planned if p.result.status == "applied")
+        return ImportOutcome(outcome.bulk_applied, outcome.bulk_stale, deleted, bad, outcome.sequence)
 
     def import_file(
         self,

@@ -120,7 +120,7 @@ class CatalogEmbedder:
         texts = set(names)
         touched: dict[str, bool] = {}  # id -> whether its text may have changed
         for entry in entries:
-            for op in entry.ops:
+            for op in entry.operations:
                 changed = op.op != "patch" or bool(texts & op.fields.keys())
                 touched[op.id] = touched.get(op.id, False) or changed
         upsert: dict[str, str] = {}

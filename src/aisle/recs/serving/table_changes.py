@@ -158,7 +158,7 @@ def apply_entries(table: ProductTable, entries: Iterable[Entry]) -> ProductTable
         if entry.seq != seq + 1:
             raise ValueError(f"change {entry.seq} applied on top of {seq}")
         draft = draft or _Draft(table)
-        for op in entry.ops:
+        for op in entry.operations:
             draft.apply(op)
         seq = entry.seq
     return table if draft is None else draft.table_at(seq)

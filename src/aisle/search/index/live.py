@@ -235,6 +235,10 @@ class LiveIndex:
         reworded: set[str] = set()  # products whose words or keyword values may have changed
         for entry in entries:
             self._state.apply(entry)
+            if entry.bulk is not None:  # whole-product upserts: every one touched and reworded
+                ids = entry.bulk.frame["id"].to_list()
+                touched.update(dict.fromkeys(ids))
+                reworded.update(ids)
             for op in entry.ops:
                 touched[op.id] = None
                 if op.op == "upsert" or not self._worded.isdisjoint(op.fields):

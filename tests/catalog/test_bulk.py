@@ -14,7 +14,7 @@ import pytest
 from tests.support.product_shop import TENANT, attributes, shop
 
 from aisle.catalog.bulk import ROOT, Bulk
-from aisle.catalog.changes import ChangeLog, Entry, Op
+from aisle.catalog.changes import ChangeLog, Entry, Op, upserts
 from aisle.catalog.compaction import compact
 from aisle.catalog.products import now_micros
 from aisle.catalog.state import CatalogState
@@ -86,7 +86,7 @@ def test_a_bulk_applies_as_its_upserts_one_by_one(tenants: Tenants, compacted: b
     columns, one_by_one = _state(tenants), _state(tenants)
     bulk = _bulk(now_micros())
     columns.apply(Entry(columns.seq + 1, [], bulk))
-    one_by_one.apply(Entry(one_by_one.seq + 1, bulk.ops()))
+    one_by_one.apply(Entry(one_by_one.seq + 1, upserts(bulk)))
 
     config = attributes()
     # the same rows; a bulk's new products come before products created one by one since the version

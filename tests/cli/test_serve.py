@@ -66,7 +66,9 @@ def test_a_scrape_sums_every_worker(tmp_path: Path) -> None:
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     url = f"http://127.0.0.1:{port}"
     try:
-        wait_until(lambda: answers(proc, url), "aisle serve answers", every=0.2)
+        # ready once /metrics answers, not /health: a readiness poll the client gave up on (1 s, a worker
+        # still starting on a loaded machine) is still answered later and was counted (CI: 43 for 40)
+        wait_until(lambda: answers(proc, url, "/metrics"), "aisle serve answers", every=0.2)
         assert not stale.exists()  # emptied at start: an earlier run's counts are not summed
         before = settled_health_count(url)
         for _ in range(REQUESTS):  # a new connection each: the kernel spreads them over the workers
@@ -184,11 +186,11 @@ def wait_healthy(proc: subprocess.Popen[bytes], url: str, workers: int) -> list[
     return wait_until(started, f"{workers} workers of aisle serve answer", every=0.2)
 
 
-def answers(proc: subprocess.Popen[bytes], url: str) -> bool:
-    """Whether ``url`` answers ``GET /health`` with 200; fails with serve's stderr when it exited."""
+def answers(proc: subprocess.Popen[bytes], url: str, route: str = "/health") -> bool:
+    """Whether ``url`` answers ``GET route`` with 200; fails with serve's stderr when it exited."""
     assert proc.poll() is None, proc.stderr.read().decode() if proc.stderr else ""
     try:
-        return httpx.get(f"{url}/health", timeout=1).status_code == 200
+        return httpx.get(f"{url}{route}", timeout=1).status_code == 200
     except httpx.HTTPError:
         return False
 

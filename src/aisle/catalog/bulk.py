@@ -13,7 +13,7 @@ The bulk's upserts come first in the entry, then its ``ops`` (an import's ``full
 written before the entry is created, so an acknowledged entry always finds it; a file whose entry lost
 its number to another writer (or whose writer died) is left for :func:`prune_files`. Readers that work
 product by product expand the bulk into the same :class:`~aisle.catalog.changes.Op` s a JSON entry holds
-(:meth:`Bulk.ops`); the writer's state and compaction absorb the frame as columns
+(:meth:`aisle.catalog.changes.upserts`); the writer's state and compaction absorb the frame as columns
 (:meth:`aisle.catalog.state.CatalogState.absorb`).
 """
 
@@ -23,14 +23,11 @@ import io
 import re
 import secrets
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import polars as pl
 
 from aisle.core.storage import BlobNotFound, BlobStore
-
-if TYPE_CHECKING:
-    from aisle.catalog.changes import Op
 
 ROOT = "catalog-changes/bulk"
 _FILE = re.compile(r"^(\d{12})-[0-9a-f]+\.parquet$")
@@ -46,17 +43,6 @@ class Bulk:
 
     def __len__(self) -> int:
         return self.frame.height
-
-    def ops(self) -> list[Op]:
-        """The upserts one by one, as a JSON entry holds them (every field of the frame, None kept)."""
-        from aisle.catalog.changes import Op  # changes reads and writes bulks
-
-        names = [c for c in self.frame.columns if c != "id"]
-        columns = [self.frame[c].to_list() for c in names]
-        return [
-            Op("upsert", pid, self.time, dict(zip(names, values, strict=True)))
-            for pid, *values in zip(self.frame["id"].to_list(), *columns, strict=True)
-        ]
 
 
 def write_file(scope: BlobStore, seq: int, bulk: Bulk) -> dict[str, Any]:

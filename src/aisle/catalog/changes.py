@@ -70,6 +70,17 @@ class Op:
         return cls(doc["op"], str(doc["id"]), int(doc["time"]), dict(doc.get("fields") or {}))
 
 
+def upserts(bulk: Bulk) -> list[Op]:
+    """``bulk``'s upserts one by one, as a JSON entry holds them (every field of the frame, None kept)."""
+    frame = bulk.frame
+    names = [c for c in frame.columns if c != "id"]
+    columns = [frame[c].to_list() for c in names]
+    return [
+        Op("upsert", pid, bulk.time, dict(zip(names, values, strict=True)))
+        for pid, *values in zip(frame["id"].to_list(), *columns, strict=True)
+    ]
+
+
 @dataclass(frozen=True)
 class Entry:
     """One acknowledged write: its number, its ``bulk`` upserts (an import's, as columns) and then its
@@ -83,7 +94,7 @@ class Entry:
     @property
     def operations(self) -> list[Op]:
         """Every operation one by one, the bulk's first (expanded: a Python object per product)."""
-        return (self.bulk.ops() if self.bulk is not None else []) + self.ops
+        return (upserts(self.bulk) if self.bulk is not None else []) + self.ops
 
     def __len__(self) -> int:
         return len(self.ops) + (len(self.bulk) if self.bulk is not None else 0)

@@ -29,7 +29,7 @@ import orjson
 import polars as pl
 
 from aisle.catalog.bulk import Bulk
-from aisle.catalog.changes import Entry, Op
+from aisle.catalog.changes import Entry, Op, upserts
 from aisle.catalog.products import Fields
 from aisle.catalog.stock_fields import STORE_PREFIX, encoded, inventories_of, merged, store_key
 from aisle.catalog.store import CatalogNotFound, CatalogStore, Pointer
@@ -183,7 +183,7 @@ class CatalogState:
         frame = bulk.frame
         if self.overlay:
             written = frame.filter(pl.col("id").is_in(list(self.overlay)))
-            for op in Bulk(written, bulk.time).ops():
+            for op in upserts(Bulk(written, bulk.time)):
                 apply_op(self, op)
             frame = frame.filter(~pl.col("id").is_in(list(self.overlay)))
         if frame.height == 0:

@@ -20,7 +20,7 @@ from tests.architecture.test_layers import SRC, _graph
 LAYERS: list[set[str]] = [
     {"model", "hits", "normalize"},  # the response's shapes, result rows, text normalisation
     {"synonyms", "spelling", "attributes", "paging", "querylog"},  # what reading a query draws on
-    {"index"},  # the tantivy index: schema, writer, reader
+    {"index", "bulk_hold"},  # the tantivy index: schema, writer, reader; when a large import waits for one
     {"query", "indexes"},  # the request value and the query helpers; the open indexes
     {"filter_rows", "rules", "external", "follower"},  # filters as rows, rules, external search; the log
     {"context", "experiments"},  # what one search carries through the stages; an A/B variant's arm

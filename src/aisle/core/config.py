@@ -183,6 +183,14 @@ class Settings(BaseSettings):
         "version (about 1 KB of memory each) before a newer version is swapped in even while writes "
         "go on (see AISLE_CATALOG_SETTLE_SECONDS).",
     )
+    catalog_rebuild_share: float = Field(
+        default=0.25,
+        ge=0,
+        description="Search: an import whose products are at least this share of a tenant's catalog (and "
+        "at least 5,000) is served by indexing the catalog version that includes it, built once per host "
+        "right after the import, instead of every worker applying it product by product (0: always "
+        "applied; src/aisle/search/bulk_hold.py).",
+    )
     gil_switch_ms: float = Field(
         default=0.25,
         gt=0,

@@ -24,7 +24,8 @@ While writes stream in, the new version waits: it is built once no entry has bee
 ``settle_s`` seconds (``AISLE_CATALOG_SETTLE_SECONDS``), or once the open index holds ``tail_rows``
 written rows on top of its version (``AISLE_CATALOG_TAIL_ROWS``). The open index serves every write
 already; a version built and caught up during a stream cost each worker seconds of CPU per compaction
-(issue 41's profile of 1,000 writes a second: about a third of the search workers' CPU).
+(issue 41's profile of 1,000 writes a second: about a third of the search workers' CPU). A large import
+is not applied at all: the follower waits for the version that includes it (:mod:`.bulk_hold`).
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ from aisle.core.config import Settings
 from aisle.core.memory import release_freed_memory
 from aisle.core.storage import BlobStore
 from aisle.core.tenancy import TenantConfig, Tenants
+from aisle.search.bulk_hold import BulkHolds
 from aisle.search.index.live import LIVE_DIR, LiveIndex, remove_dead_copies
 from aisle.search.index.reader import TenantIndex
 from aisle.search.index.writer import ensure_index, index_dir, remove_old_indexes
@@ -81,8 +83,11 @@ class IndexRegistry:
         background: bool = False,
         settle_s: float = 0.0,
         tail_rows: int = 0,
+        holds: BulkHolds | None = None,
     ) -> None:
         self.tenants = tenants
+        self.holds = holds
+        """Large imports served by the next version's index instead of applied (:mod:`.bulk_hold`)."""
         self.background = background
         """Build a new catalog version's index in a thread of its own while the open one is served (the
         search service); else the checking request builds it (a command, a test, an offline job)."""
@@ -117,6 +122,7 @@ class IndexRegistry:
             background=settings.catalog_follow_seconds > 0,
             settle_s=settings.catalog_settle_seconds,
             tail_rows=settings.catalog_tail_rows,
+            holds=BulkHolds(tenants, settings.catalog_rebuild_share),
         )
 
     def entry_count(self) -> int:
@@ -193,7 +199,8 @@ class IndexRegistry:
         if self.background and entry is not None and same_config and not entry.live.broken:
             entry.checked, entry.attributes = now, config.attributes  # served meanwhile, and followed
             live = entry.live
-            if now - live.applied_at >= self.settle_s or live.tail_rows >= self.tail_rows:
+            held = self.holds is not None and tenant in self.holds
+            if now - live.applied_at >= self.settle_s or live.tail_rows >= self.tail_rows or held:
                 self._build_later(tenant, config, pointer)  # else writes go on: later (module docstring)
             return entry.index
         return self._swap(tenant, self._opened(tenant, config, pointer, progress))
@@ -278,7 +285,11 @@ class IndexRegistry:
             if live.broken:
                 entry.checked = float("-inf")
                 return entry.index.sequence
+            if self.holds is not None and self.holds.waiting(tenant, entry.index.sequence):
+                return entry.index.sequence  # a large import: the next version's index serves it
             entries = ChangeLog(self.tenants.scope(tenant)).after(live.sequence)
+            if self.holds is not None and self.background:
+                entries = self.holds.split(tenant, entries, entry.index.searcher.num_docs)
             if not entries:
                 return entry.index.sequence
             try:

@@ -23,6 +23,7 @@ from aisle.search.index.fuzzy import FuzzyTerms
 from aisle.search.index.overlay import LiveRows
 from aisle.search.index.rows import ProductRows
 from aisle.search.index.schema import ANALYZER, build_analyzer, keyword_field, numeric_field
+from aisle.search.index.shared_rows import shared_rows
 from aisle.search.spelling import SpellingCorrector, catalog_vocabulary
 
 SPEC_FIELDS = {  # spec "Search response": each product has id, title, price, brand, color, score
@@ -155,7 +156,7 @@ class TenantIndex:
         index.reload()
         products = catalog.products
         ids: list[str] = products["id"].to_list()
-        rows = product_rows(products, config)
+        rows = shared_rows(path, lambda: product_rows(products, config))  # one copy per host
         keyword_values: dict[str, dict[str, list[str]]] = {}
         for attr in config.attributes:
             if keyword_field(attr) and attr.name in products.columns:

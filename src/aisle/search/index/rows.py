@@ -64,6 +64,20 @@ class ProductRows(Sequence[dict[str, Any]]):
             self._buffer = out.getvalue()
         self._offsets = offsets
 
+    @classmethod
+    def mapped(cls, fields: Sequence[str], buffer: Any, offsets: Any) -> ProductRows:
+        """Rows over a buffer and offsets made by another (:mod:`aisle.search.index.shared_rows`:
+        memory-mapped files, so the workers of a host share one copy). ``offsets``: a sequence of int."""
+        self = cls.__new__(cls)
+        self.fields = tuple(fields)
+        self._index = {name: i for i, name in enumerate(self.fields)}
+        self._buffer, self._offsets = buffer, offsets
+        return self
+
+    def parts(self) -> tuple[Any, Any]:
+        """The buffer of pickles and the ``len + 1`` offsets into it (what :meth:`mapped` takes)."""
+        return self._buffer, self._offsets
+
     def __len__(self) -> int:
         return len(self._offsets) - 1
 

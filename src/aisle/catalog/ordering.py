@@ -159,11 +159,13 @@ def decide(state: CatalogState, planned: list[Planned]) -> list[Op]:
     return logged
 
 
-def decide_bulk(state: CatalogState, frame: pl.DataFrame, time: int) -> tuple[Bulk, int]:
+def decide_bulk(state: CatalogState, frame: pl.DataFrame, time: int) -> tuple[Bulk | None, int]:
     """Decide whole-product upserts of ``frame``'s products (ids unique) at ``time`` against ``state``
     as :func:`decide` decides each (stale when the product holds a newer write); returns the bulk of
-    those that apply and how many were stale. ``state`` is not changed."""
+    those that apply (None: none does) and how many were stale. ``state`` is not changed."""
     ids = frame["id"].to_list()
     fresh = [times is None or time >= latest_time(times) for times in (state.times_of(pid) for pid in ids)]
     stale = len(ids) - sum(fresh)
+    if stale == len(ids):
+        return None, stale
     return Bulk(frame.filter(pl.Series(fresh, dtype=pl.Boolean)) if stale else frame, time), stale

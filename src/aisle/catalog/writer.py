@@ -129,7 +129,6 @@ class CatalogWriter:
                     if plan.op is not None:
                         plan.result.status, plan.result.error, plan.result.stale_fields = "applied", None, []
                 fresh, stale = decide_bulk(state, bulk.frame, bulk.time) if bulk else (None, 0)
-                fresh = fresh if fresh is not None and len(fresh) else None
                 ops = decide(state, planned)
                 if not ops and fresh is None:
                     return WriteOutcome([p.result for p in planned], state.seq, 0, stale)

@@ -203,6 +203,13 @@ class Settings(BaseSettings):
         "writes and 0.25 ms 4.2x, both with the follower's busy pause at 0.05 s (a lower interval costs a "
         "CPU-bound thread a few per cent).",
     )
+    catalog_applier: Literal["process", "thread"] = Field(
+        default="process",
+        description="Search: where a process writes the change log into the copies of its open indexes: "
+        "`process`, one child process per search process (src/aisle/search/index/applier.py), so building "
+        "the documents never holds the interpreter lock the searches need (issue 41: under 1,000 price "
+        "changes a second, a search waited for it in every stage); `thread`, the follower thread itself.",
+    )
     catalog_live_dir: Path | None = Field(
         default=None,
         description="Search: where a process keeps its private, writable copies of the indexes it applies "

@@ -47,6 +47,7 @@ from aisle.core.memory import release_freed_memory
 from aisle.core.storage import BlobStore
 from aisle.core.tenancy import TenantConfig, Tenants
 from aisle.search.bulk_hold import BulkHolds
+from aisle.search.index.applier import Applier
 from aisle.search.index.live import LIVE_DIR, LiveIndex, remove_dead_copies
 from aisle.search.index.reader import TenantIndex
 from aisle.search.index.writer import ensure_index, index_dir, remove_old_indexes
@@ -84,8 +85,11 @@ class IndexRegistry:
         settle_s: float = 0.0,
         tail_rows: int = 0,
         holds: BulkHolds | None = None,
+        applier: Applier | None = None,
     ) -> None:
         self.tenants = tenants
+        self.applier = applier
+        """The child process writing the copies of followed indexes (None: the applying thread does)."""
         self.holds = holds
         """Large imports served by the next version's index instead of applied (:mod:`.bulk_hold`)."""
         self.background = background
@@ -123,6 +127,7 @@ class IndexRegistry:
             settle_s=settings.catalog_settle_seconds,
             tail_rows=settings.catalog_tail_rows,
             holds=BulkHolds(tenants, settings.catalog_rebuild_share),
+            applier=Applier(settings.storage_url) if settings.catalog_applier == "process" else None,
         )
 
     def entry_count(self) -> int:
@@ -215,7 +220,7 @@ class IndexRegistry:
         ensure_index(catalog, config.attributes, path, progress=progress)
         index = TenantIndex.open(tenant, path, catalog, config.attributes, sequence=pointer.sequence)
         self._add_query_log(tenant, index)
-        live = LiveIndex(index, path, self.live_dirs, _products_of(scope, catalog.version))
+        live = LiveIndex(index, path, self.live_dirs, _products_of(scope, catalog.version), self.applier)
         index = live.apply(ChangeLog(scope).after(pointer.sequence))
         release_freed_memory()  # opening (or building) freed hundreds of MB of temporaries
         return _Open(time.monotonic(), index, config.attributes, live)
@@ -377,6 +382,8 @@ class IndexRegistry:
             self._open, self._retired = {}, []
         for live in lives:
             live.close()
+        if self.applier is not None:
+            self.applier.close()
 
 
 def _products_of(scope: BlobStore, version: str) -> Callable[[], pl.DataFrame]:

@@ -4,23 +4,24 @@ A search process serves a tenant's catalog version from the index built for it
 (:mod:`aisle.search.index.writer`), shared by every worker on the data dir. :class:`LiveIndex` follows
 the tenant's change log (:mod:`aisle.catalog.changes`) on top of it:
 
-* **A private writable copy.** tantivy allows one writer per index directory, and several workers
-  share the built one, so the first apply copies the built index's files into
-  ``<live dir>/<tenant>/<index name>.<host>-<pid>-<random>/`` and opens the writer there (one thread,
-  :data:`WRITER_HEAP` bytes). The live dir is ``/dev/shm/aisle-live`` by default
-  (``AISLE_CATALOG_LIVE_DIR``): the copy is made again from the bucket after any restart, so it needs no
-  durability, and a commit in memory skips the disk's fsync (measured on this project's ext4: a commit
-  of one product took about 45 ms on disk, 8 ms in /dev/shm; the goal is 50 ms from write to
-  searchable). A copy that does not fit there goes to ``<data dir>/live``, where it is hard links:
-  segment files are never changed once written and tantivy replaces ``meta.json`` and ``.managed.json``
-  by a rename, so the built index is never touched. Copies left by processes of this host that are
-  gone are removed when a copy is made.
-* **One document per product, as the build writes it.** An entry's products are read whole from a
-  :class:`~aisle.catalog.state.CatalogState` of the version (the catalog's fields, not only the returned
-  ones a search renders): a patch changes the fields it names and keeps every other, searchable and
-  filterable ones included. Each changed product's document is deleted by its ``id`` term and its new
-  one added (:class:`~aisle.search.index.documents.DocumentPlan`) under a *new row* numbered after the
-  version's rows; a deleted product's document is only deleted.
+* **A private writable copy, written apart.** tantivy allows one writer per index directory, and several
+  workers share the built one, so the first apply copies the built index's files into
+  ``<live dir>/<tenant>/<index name>.<host>-<pid>-<random>/`` and opens a writer there. The writing
+  (:class:`~aisle.search.index.live_writer.LiveWriter`: the version's products with the log applied,
+  each changed product's document deleted by its ``id`` term and its whole new one added under a *new
+  row* numbered after the version's rows, one commit) runs in the search process's applier child
+  (:mod:`aisle.search.index.applier`, ``AISLE_CATALOG_APPLIER=process``) or in the calling thread
+  (``thread``); this process keeps its own reader of the copy and reloads it after each commit. The
+  live dir is ``/dev/shm/aisle-live`` by default (``AISLE_CATALOG_LIVE_DIR``): the copy is made again
+  from the bucket after any restart, so it needs no durability, and a commit in memory skips the disk's
+  fsync (measured on this project's ext4: a commit of one product took about 45 ms on disk, 8 ms in
+  /dev/shm; the goal is 50 ms from write to searchable). A copy that does not fit there goes to
+  ``<data dir>/live``, where it is hard links: segment files are never changed once written and
+  tantivy replaces ``meta.json`` and ``.managed.json`` by a rename, so the built index is never touched.
+  Copies left by processes of this host that are gone are removed when a copy is made.
+* **One document per product, as the build writes it** (:class:`~aisle.search.index.documents.DocumentPlan`):
+  a patch changes the fields it names and keeps every other, searchable and filterable ones included; a
+  deleted product's document is only deleted.
 * **Snapshots.** Each apply ends with one commit and a reader reload, and returns a new
   :class:`~aisle.search.index.reader.TenantIndex`: the searcher of the commit, the rows, ids and
   searchable columns grown by the new rows (:mod:`aisle.search.index.overlay`, no copy of the version's),
@@ -41,10 +42,6 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import logging
-import os
-import secrets
-import shutil
-import socket
 import threading
 import time
 from collections.abc import Callable
@@ -56,61 +53,22 @@ import tantivy
 
 from aisle.catalog.changes import Entry
 from aisle.catalog.schema import PATH_SEP
-from aisle.catalog.state import CatalogState
 from aisle.core.tenant_config import AttributeType
-from aisle.search.index.documents import DocumentPlan
+from aisle.search.index.applier import Applier, RemoteWriter
+from aisle.search.index.live_writer import LiveWriter, Touched, remove_dead_copies
 from aisle.search.index.overlay import Appended, LiveOrds, LiveRows
 from aisle.search.index.reader import TenantIndex, row_sources
 from aisle.search.index.rows import ProductRows
 from aisle.search.index.schema import ANALYZER, keyword_field
 from aisle.search.spelling import GrownSpeller, text_words
 
+__all__ = ["LIVE_DIR", "LiveIndex", "remove_dead_copies"]
+
 log = logging.getLogger("aisle.search")
 
 LIVE_DIR = "live"
 """The data dir's folder of the private index copies (``live/<tenant>/...``)."""
-WRITER_HEAP = 20_000_000
-"""Bytes of the copy's tantivy writer (tantivy's least is 15 MB per thread): a few thousand products
-written between two follower ticks fit."""
-_HOST = socket.gethostname()
 _NAMES = itertools.count(1)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-def remove_dead_copies(folder: Path) -> int:
-    """Remove the copies in ``folder`` (a tenant's ``live/`` folder) made by processes of this host that
-    have exited; returns how many went. A copy is named ``<index name>.<host>-<pid>-<random>`` (an index
-    name has no dot)."""
-    gone = 0
-    for path in folder.iterdir() if folder.is_dir() else []:
-        owner = path.name.split(".", 1)[-1].rsplit("-", 2)
-        if len(owner) != 3 or owner[0] != _HOST or not owner[1].isdigit() or _alive(int(owner[1])):
-            continue
-        shutil.rmtree(path, ignore_errors=True)
-        gone += 1
-    return gone
-
-
-def copy_index(source: Path, dest: Path) -> None:
-    """``source``'s index files hard-linked into the new directory ``dest`` (copied where the file
-    system cannot link); tantivy's lock files and the build's marker are left out."""
-    dest.mkdir(parents=True)
-    for path in source.iterdir():
-        if not path.is_file() or path.name.endswith(".lock") or path.name == "CATALOG_VERSION":
-            continue
-        try:
-            os.link(path, dest / path.name)
-        except OSError:
-            shutil.copy2(path, dest / path.name)
 
 
 class LiveIndex:
@@ -127,18 +85,22 @@ class LiveIndex:
     """
 
     def __init__(
-        self, base: TenantIndex, path: Path, live_roots: list[Path], products: Callable[[], pl.DataFrame]
+        self,
+        base: TenantIndex,
+        path: Path,
+        live_roots: list[Path],
+        products: Callable[[], pl.DataFrame],
+        applier: Applier | None = None,
     ) -> None:
         self.base = base
         self.path = Path(path)
         self.roots = [Path(root) for root in live_roots]
         self._products = products
+        self._applier = applier
         self._lock = threading.Lock()
-        self._state: CatalogState | None = None
+        self._writer: LiveWriter | RemoteWriter | None = None
         self._index: tantivy.Index | None = None
-        self._writer: Any = None
         self.copy: Path | None = None
-        self._plan = DocumentPlan(base.config)
         self._rows_base = base.rows
         self._rows_tail: list[tuple[Any, ...]] = []
         self._ids_tail: list[str] = []
@@ -146,9 +108,6 @@ class LiveIndex:
         self._changed: dict[str, int] = {}
         self._words: dict[str, int] = {}
         self._keywords = [a for a in base.config.attributes if keyword_field(a)]
-        self._worded = {a.name for a in base.config.attributes if a.searchable} | {
-            a.name for a in self._keywords
-        }
         self._sources: dict[str, str | None] = {}
         self.snapshot = base
         self.applied_at = float("-inf")
@@ -164,37 +123,28 @@ class LiveIndex:
         return self.snapshot.sequence
 
     def _open(self) -> None:
-        """Load the version's products, make the private copy and open its writer."""
-        products = self._products()
-        self._state = CatalogState(self.base.version, self.base.sequence, base=products)
-        self._sources = row_sources(products.columns, self.base.config)
-        config = self.base.config
-        self._texts = [(a.name, []) for a in config.attributes if a.searchable and a.name in products.columns]
-        copy = self._copy()
-        index = tantivy.Index.open(str(copy))
-        index.register_tokenizer(ANALYZER, self.base.analyzer)
-        self._writer = index.writer(heap_size=WRITER_HEAP, num_threads=1)
-        self._index, self.copy = index, copy
+        """Start the writer (it loads the version's products and makes the private copy) and open this
+        process's reader of the copy."""
+        base = self.base
+        args = (base.tenant, base.version, base.sequence, self.path, self.roots, base.config)
+        if self._applier is None:
+            columns: list[str] = []
 
-    def _copy(self) -> Path:
-        """The private copy, in the first root with room for it (twice the index: merges write anew)."""
-        size = sum(p.stat().st_size for p in self.path.iterdir() if p.is_file())
-        name = f"{self.path.name}.{_HOST}-{os.getpid()}-{secrets.token_hex(3)}"
-        for i, root in enumerate(self.roots):
-            folder = root / self.base.tenant
-            last = i == len(self.roots) - 1
-            try:
-                folder.mkdir(parents=True, exist_ok=True)
-                remove_dead_copies(folder)
-                if not last and shutil.disk_usage(folder).free < 2 * size:
-                    continue
-                copy_index(self.path, folder / name)
-                return folder / name
-            except OSError:
-                shutil.rmtree(folder / name, ignore_errors=True)
-                if last:
-                    raise
-        raise OSError("no place for a live index copy")
+            def products() -> pl.DataFrame:
+                frame = self._products()
+                columns.extend(frame.columns)
+                return frame
+
+            writer: LiveWriter | RemoteWriter = LiveWriter(*args, products, len(self._rows_base))
+            index = writer.index
+        else:
+            writer = self._applier.open(*args, len(self._rows_base))
+            columns = writer.columns
+            index = tantivy.Index.open(str(writer.copy))
+            index.register_tokenizer(ANALYZER, base.analyzer)
+        self._sources = row_sources(columns, base.config)
+        self._texts = [(a.name, []) for a in base.config.attributes if a.searchable and a.name in columns]
+        self._writer, self._index, self.copy = writer, index, writer.copy
 
     @property
     def tail_rows(self) -> int:
@@ -213,7 +163,8 @@ class LiveIndex:
         are skipped) and return the new snapshot (the current one when nothing was left to apply).
 
         Raises: ValueError for an entry out of order (a gap: the caller reopens the index), tantivy's
-        errors, and StorageUnavailable (503) loading the version's products on the first apply."""
+        errors, ApplierFailed (the applier process failed or is gone), and StorageUnavailable (503)
+        loading the version's products on the first apply."""
         with self._lock:
             entries = [e for e in entries if e.seq > self.sequence]
             if not entries or self.closed:
@@ -229,48 +180,40 @@ class LiveIndex:
             return self.snapshot
 
     def _apply(self, entries: list[Entry]) -> TenantIndex:
-        """:meth:`apply`'s work, its lock held: the state, the documents, one commit, the snapshot."""
-        assert self._state is not None and self._index is not None
-        touched: dict[str, None] = {}
-        reworded: set[str] = set()  # products whose words or keyword values may have changed
-        for entry in entries:
-            self._state.apply(entry)
-            if entry.bulk is not None:  # whole-product upserts: every one touched and reworded
-                ids = entry.bulk.frame["id"].to_list()
-                touched.update(dict.fromkeys(ids))
-                reworded.update(ids)
-            for op in entry.ops:
-                touched[op.id] = None
-                if op.op == "upsert" or not self._worded.isdisjoint(op.fields):
-                    reworded.add(op.id)
+        """:meth:`apply`'s work, its lock held: the writer's commit, then the rows, words and keyword
+        values of the products it touched, and the snapshot of the reloaded reader."""
+        assert self._writer is not None and self._index is not None
+        touched = self._writer.write(entries)
         changed = dict(self._changed)
         words = dict(self._words)
         keyword_values = dict(self.snapshot.keyword_values)
+        self._grow(touched, changed, words, keyword_values)
+        _reload(self._index)
+        self._changed, self._words = changed, words
+        return self._snapshot(changed, keyword_values, self._writer.sequence)
+
+    def _grow(
+        self,
+        touched: list[Touched],
+        changed: dict[str, int],
+        words: dict[str, int],
+        keyword_values: dict[str, dict[str, list[str]]],
+    ) -> None:
+        """Rows for the products ``touched`` (in row order), and their words and keyword values where
+        they may be new."""
         copied: set[str] = set()
-        # one delete for them all: each tantivy call gives the GIL back, and taking it again beside a busy
-        # search thread costs up to the switch interval (a delete per product halved the apply rate)
-        self._writer.delete_documents_by_query(
-            tantivy.Query.term_set_query(self._index.schema, "id", list(touched))
-        )
-        for pid in touched:
-            fields = self._state.product(pid)
-            if fields is None:
-                changed[pid] = -1
-                continue
-            row = len(self._rows_base) + len(self._rows_tail)
-            self._writer.add_document(self._plan.document(row, pid, fields))
-            self._append_row(pid, fields)
+        for pid, row, fields, reworded in touched:
             changed[pid] = row
-            if pid not in reworded:
+            if fields is None:
+                continue
+            assert row == len(self._rows_base) + len(self._rows_tail), "rows out of step with the writer"
+            self._append_row(pid, fields)
+            if not reworded:
                 continue  # a price or stock change: no new word, no new keyword value
             self._add_keywords(keyword_values, copied, fields)
             for name, _ in self._texts:
                 for word in text_words(str(fields.get(name) or "")):
                     words[word] = words.get(word, 0) + 1
-        self._writer.commit()
-        self._index.reload()
-        self._changed, self._words = changed, words
-        return self._snapshot(changed, keyword_values, entries[-1].seq)
 
     def _append_row(self, pid: str, fields: dict[str, Any]) -> None:
         self._rows_tail.append(
@@ -335,7 +278,20 @@ class LiveIndex:
         """Drop the writer and remove the private copy (a snapshot still searching keeps its open files)."""
         with self._lock:
             self.closed = True
-            self._writer = None
-            self._index = None
-            if self.copy is not None:
-                shutil.rmtree(self.copy, ignore_errors=True)
+            writer, self._writer, self._index = self._writer, None, None
+            if writer is not None:
+                writer.close()
+
+
+def _reload(index: tantivy.Index, attempts: int = 3) -> None:
+    """Reload ``index``'s reader after a commit. A copy written by the applier process may lose a merged
+    segment's files between this process reading its ``meta.json`` and opening them (that process's
+    tantivy removes files only its own readers no longer use): read the newer ``meta.json`` then."""
+    for attempt in range(attempts):
+        try:
+            index.reload()
+            return
+        except ValueError:
+            if attempt == attempts - 1:
+                raise
+            time.sleep(0.005)

@@ -29,6 +29,7 @@ import os
 import re
 import secrets
 import socket
+import subprocess
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -161,7 +162,9 @@ def compact(tenants: Tenants, tenant: str, *, owner: str | None = None) -> Compa
 
 class Compactor(BackgroundLoop):
     """Compacts in the background every ``every`` seconds the tenants :meth:`wake` named and those
-    ``watched`` returns, when their log holds new entries (see the module docstring)."""
+    ``watched`` returns, when their log holds new entries (see the module docstring). ``fold`` does
+    one tenant's compaction (default: :func:`compact` in this process; the search service's runs it in
+    a child process, :mod:`aisle.catalog.compaction_child`)."""
 
     name = "catalog-compactor"
 
@@ -172,11 +175,13 @@ class Compactor(BackgroundLoop):
         every: float = 60.0,
         watched: Callable[[], Iterable[str]] = tuple,
         owner: str | None = None,
+        fold: Callable[[str], Compaction | None] | None = None,
     ) -> None:
         super().__init__(every)
         self.tenants = tenants
         self.watched = watched
         self.owner = owner or process_owner()
+        self.fold = fold or (lambda tenant: compact(self.tenants, tenant, owner=self.owner))
         self._woken: set[str] = set()
 
     def wake(self, tenant: str) -> None:
@@ -191,12 +196,15 @@ class Compactor(BackgroundLoop):
             try:
                 if not pending(self.tenants.scope(tenant)):
                     continue
-                folded = compact(self.tenants, tenant, owner=self.owner)
+                folded = self.fold(tenant)
             except TenantNotFound:
                 self._woken.discard(tenant)
                 continue
             except AisleError as exc:
                 log.warning("tenant %s: compaction postponed: %s", tenant, exc.message)
+                continue
+            except (RuntimeError, OSError, subprocess.SubprocessError) as exc:  # a child that failed
+                log.warning("tenant %s: compaction failed, tried again at the next tick: %s", tenant, exc)
                 continue
             if folded is not None:
                 done.append(folded)

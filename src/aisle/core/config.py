@@ -205,10 +205,12 @@ class Settings(BaseSettings):
     )
     catalog_applier: Literal["process", "thread"] = Field(
         default="process",
-        description="Search: where a process writes the change log into the copies of its open indexes: "
-        "`process`, one child process per search process (src/aisle/search/index/applier.py), so building "
-        "the documents never holds the interpreter lock the searches need (issue 41: under 1,000 price "
-        "changes a second, a search waited for it in every stage); `thread`, the follower thread itself.",
+        description="Search: where a process writes the change log into the copies of its open indexes "
+        "and folds it into catalog versions: `process`, in child processes (one applier per search "
+        "process, src/aisle/search/index/applier.py; a compaction in its own, at low CPU priority, "
+        "src/aisle/catalog/compaction_child.py), so that work never holds the interpreter lock the "
+        "searches need (issue 41: under 1,000 price changes a second, a search waited for it in every "
+        "stage); `thread`, the process's own background threads.",
     )
     catalog_live_dir: Path | None = Field(
         default=None,

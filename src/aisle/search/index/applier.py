@@ -27,6 +27,7 @@ opened again on a new child.
 from __future__ import annotations
 
 import logging
+import os
 import subprocess
 import sys
 import threading
@@ -62,7 +63,8 @@ class Applier:
     def _child(self) -> subprocess.Popen[bytes]:
         if self._proc is None or self._proc.poll() is not None:
             cmd = [sys.executable, "-m", "aisle.search.index.applier"]
-            self._proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+            env = {k: v for k, v in os.environ.items() if k != "PROMETHEUS_MULTIPROC_DIR"}  # serves nothing
+            self._proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
         return self._proc
 
     def call(self, proc: subprocess.Popen[bytes] | None, request: dict[str, Any]) -> tuple[dict[str, Any], bytes]:

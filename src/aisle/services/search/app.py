@@ -14,6 +14,7 @@ from fastapi import FastAPI
 from starlette.middleware import Middleware
 
 from aisle.catalog.compaction import Compactor
+from aisle.catalog.compaction_child import fold_in_child
 from aisle.catalog.writer import CatalogWriter
 from aisle.core.auth.dependencies import Authorizer
 from aisle.core.config import Settings, load_settings
@@ -50,7 +51,10 @@ def create_app(settings: Settings | None = None, *, preload: bool = True) -> Fas
     storefront = shop.Storefront.open(settings, store)
     catalog = CatalogWriter(state.engine.tenants)  # product writes, into the change log
     compactor = Compactor(
-        state.engine.tenants, every=settings.catalog_compact_seconds, watched=state.engine.indexes.loaded
+        state.engine.tenants,
+        every=settings.catalog_compact_seconds,
+        watched=state.engine.indexes.loaded,
+        fold=fold_in_child(settings.storage_url) if settings.catalog_applier == "process" else None,
     )
     catalog.on_write = compactor.wake
     follower = LogFollower(  # writes made searchable

@@ -99,6 +99,20 @@ class Entry:
     def __len__(self) -> int:
         return len(self.ops) + (len(self.bulk) if self.bulk is not None else 0)
 
+    @property
+    def bulk_rows(self) -> int:
+        """Products in the entry's bulk (0: none)."""
+        return len(self.bulk) if self.bulk is not None else 0
+
+
+@dataclass(frozen=True)
+class Head:
+    """An entry as a follower that leaves the applying to another process reads it: its number and
+    its bulk's product count, without its operations or its bulk's file (:meth:`ChangeLog.heads`)."""
+
+    seq: int
+    bulk_rows: int = 0
+
 
 class ChangeLog:
     """The change log of one tenant (``scope``: its bucket scope).
@@ -159,6 +173,17 @@ class ChangeLog:
         while (entry := self.read(seq + len(found) + 1)) is not None:
             found.append(entry)
         return found
+
+    def heads(self, seq: int) -> list[Head]:
+        """The entries after ``seq`` as :class:`Head` s, in order, up to the head (one GET each, and one
+        that finds none; neither the operations parsed nor a bulk's file read)."""
+        found: list[Head] = []
+        while True:
+            try:
+                doc = orjson.loads(self.scope.get(self._entry(seq + len(found) + 1)))
+            except BlobNotFound:
+                return found
+            found.append(Head(int(doc["seq"]), int((doc.get("bulk") or {}).get("rows") or 0)))
 
     def exists(self, seq: int) -> bool:
         """Whether entry ``seq`` is in the log."""

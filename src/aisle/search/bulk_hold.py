@@ -21,7 +21,7 @@ import logging
 import threading
 import time
 
-from aisle.catalog.changes import Entry
+from aisle.catalog.changes import Entry, Head
 from aisle.catalog.compaction import compact
 from aisle.core.errors import AisleError
 from aisle.core.tenancy import Tenants
@@ -65,14 +65,14 @@ class BulkHolds:
                 return False
             return time.monotonic() - held[1] < self.timeout_s
 
-    def split(self, tenant: str, entries: list[Entry], products: int) -> list[Entry]:
+    def split(self, tenant: str, entries: list[Entry | Head], products: int) -> list[Entry | Head]:
         """The entries to apply now (``products``: how many the open index serves): all of them, or
         those before the first bulk large enough to hold, which starts a hold and a compaction. A bulk
         whose hold timed out is not held again."""
         if self.share <= 0:
             return entries
         for i, entry in enumerate(entries):
-            rows = len(entry.bulk) if entry.bulk is not None else 0
+            rows = entry.bulk_rows
             if rows < max(self.min_rows, self.share * products):
                 continue
             with self._guard:

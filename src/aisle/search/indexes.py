@@ -40,7 +40,7 @@ from pathlib import Path
 
 import polars as pl
 
-from aisle.catalog.changes import ChangeLog
+from aisle.catalog.changes import ChangeLog, Entry, Head
 from aisle.catalog.store import CatalogNotFound, CatalogStore, Pointer
 from aisle.core.config import Settings
 from aisle.core.memory import release_freed_memory
@@ -221,7 +221,7 @@ class IndexRegistry:
         index = TenantIndex.open(tenant, path, catalog, config.attributes, sequence=pointer.sequence)
         self._add_query_log(tenant, index)
         live = LiveIndex(index, path, self.live_dirs, _products_of(scope, catalog.version), self.applier)
-        index = live.apply(ChangeLog(scope).after(pointer.sequence))
+        index = live.apply(self._pending(tenant, pointer.sequence))
         release_freed_memory()  # opening (or building) freed hundreds of MB of temporaries
         return _Open(time.monotonic(), index, config.attributes, live)
 
@@ -231,7 +231,7 @@ class IndexRegistry:
         with self._follow_lock(tenant):
             old = self._open.get(tenant)
             if old is not None and slot.index.sequence < old.index.sequence:
-                entries = ChangeLog(self.tenants.scope(tenant)).after(slot.live.sequence)
+                entries = self._pending(tenant, slot.live.sequence)
                 slot.index = slot.live.apply(entries)
             if old is not None and slot.index.sequence < old.index.sequence and not old.live.broken:
                 slot.live.close()  # its log was pruned meanwhile (a newer version exists): keep serving
@@ -292,7 +292,7 @@ class IndexRegistry:
                 return entry.index.sequence
             if self.holds is not None and self.holds.waiting(tenant, entry.index.sequence):
                 return entry.index.sequence  # a large import: the next version's index serves it
-            entries = ChangeLog(self.tenants.scope(tenant)).after(live.sequence)
+            entries = self._pending(tenant, live.sequence)
             if self.holds is not None and self.background:
                 entries = self.holds.split(tenant, entries, entry.index.searcher.num_docs)
             if not entries:
@@ -306,6 +306,12 @@ class IndexRegistry:
             entry.index = snapshot  # a search holds the snapshot it started with
         self._warm(snapshot)  # after it is served: a search arriving meanwhile does it (or waits for it)
         return snapshot.sequence
+
+    def _pending(self, tenant: str, sequence: int) -> list[Entry | Head]:
+        """The change-log entries after ``sequence``: whole, or only their numbers and bulk sizes when
+        the applier process reads them itself."""
+        changes = ChangeLog(self.tenants.scope(tenant))
+        return [*(changes.heads(sequence) if self.applier is not None else changes.after(sequence))]
 
     def _warm(self, index: TenantIndex) -> None:
         """Run :attr:`warm` on ``index`` before it is served (a failure only leaves the work to a search)."""

@@ -26,18 +26,20 @@ opened again on a new child.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import subprocess
 import sys
 import threading
+from collections.abc import Sequence
 from itertools import count
 from pathlib import Path
 from typing import IO, Any
 
 import orjson
 
-from aisle.catalog.changes import Entry
+from aisle.catalog.changes import Entry, Head
 from aisle.core.errors import StorageUnavailable
 from aisle.core.tenant_config import AttributeConfiguration
 from aisle.search.index.live_writer import Touched
@@ -67,7 +69,9 @@ class Applier:
             self._proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
         return self._proc
 
-    def call(self, proc: subprocess.Popen[bytes] | None, request: dict[str, Any]) -> tuple[dict[str, Any], bytes]:
+    def call(
+        self, proc: subprocess.Popen[bytes] | None, request: dict[str, Any]
+    ) -> tuple[dict[str, Any], bytes]:
         """Send ``request`` to the child ``proc`` (None: the current one, started if needed) and return
         its answer and payload. Raises ApplierFailed (the child failed it, or ``proc`` is gone),
         StorageUnavailable (it could not read the bucket)."""
@@ -135,26 +139,30 @@ class RemoteWriter:
     (the index it writes), ``columns`` (the catalog's), ``sequence`` (the last entry written)."""
 
     def __init__(
-        self, applier: Applier, proc: subprocess.Popen[bytes], key: int, copy: Path, columns: list[str], sequence: int
+        self,
+        applier: Applier,
+        proc: subprocess.Popen[bytes],
+        key: int,
+        copy: Path,
+        columns: list[str],
+        sequence: int,
     ) -> None:
         self.applier, self.proc, self.key = applier, proc, key
         self.copy, self.columns, self.sequence = copy, columns, sequence
 
-    def write(self, entries: list[Entry]) -> list[Touched]:
+    def write(self, entries: Sequence[Entry | Head]) -> list[Touched]:
         """Have the child apply the log up to ``entries[-1]`` and commit; the products touched. Raises
         ApplierFailed, StorageUnavailable."""
-        entries = [e for e in entries if e.seq > self.sequence]
-        if not entries:
+        new = [e.seq for e in entries if e.seq > self.sequence]
+        if not new:
             return []
-        answer, payload = self.applier.call(self.proc, {"op": "write", "key": self.key, "to": entries[-1].seq})
+        answer, payload = self.applier.call(self.proc, {"op": "write", "key": self.key, "to": new[-1]})
         self.sequence = int(answer["sequence"])
         return [(pid, row, fields, reworded) for pid, row, fields, reworded in orjson.loads(payload)]
 
     def close(self) -> None:
-        try:
+        with contextlib.suppress(ApplierFailed, StorageUnavailable):  # a child gone took its copies
             self.applier.call(self.proc, {"op": "close", "key": self.key})
-        except (ApplierFailed, StorageUnavailable):
-            pass  # a child gone took its copies with it
 
 
 def _serve(requests: IO[bytes], answers: IO[bytes]) -> None:
@@ -183,9 +191,11 @@ def _serve(requests: IO[bytes], answers: IO[bytes]) -> None:
                 columns.extend(frame.columns)
                 return frame
 
+            roots = [Path(r) for r in req["roots"]]
+            config = AttributeConfiguration.model_validate(req["config"])
             writer = LiveWriter(
-                req["tenant"], req["version"], req["sequence"], Path(req["path"]), [Path(r) for r in req["roots"]],
-                AttributeConfiguration.model_validate(req["config"]), products, req["first_row"],
+                req["tenant"], req["version"], req["sequence"], Path(req["path"]), roots, config, products,
+                req["first_row"],
             )  # fmt: skip
             writers[req["key"]] = (writer, ChangeLog(scope))
             return {"copy": str(writer.copy), "columns": columns}, b""
@@ -194,9 +204,9 @@ def _serve(requests: IO[bytes], answers: IO[bytes]) -> None:
             entries = [e for e in changes.after(writer.sequence) if e.seq <= req["to"]]
             touched = writer.write(entries)
             return {"sequence": writer.sequence}, orjson.dumps(touched, default=str)
-        writer, _ = writers.pop(req["key"], (None, None))
-        if writer is not None:
-            writer.close()
+        closing = writers.pop(req["key"], None)
+        if closing is not None:
+            closing[0].close()
         return {}, b""
 
     try:
@@ -220,7 +230,9 @@ def main() -> None:
     """``python -m aisle.search.index.applier``: serve the parent's requests on stdin/stdout."""
     answers = sys.stdout.buffer
     sys.stdout = sys.stderr  # nothing printed may reach the protocol
-    logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s [applier] %(message)s")
+    logging.basicConfig(
+        level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s [applier] %(message)s"
+    )
     _serve(sys.stdin.buffer, answers)
 
 

@@ -44,14 +44,14 @@ import itertools
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 import tantivy
 
-from aisle.catalog.changes import Entry
+from aisle.catalog.changes import Entry, Head
 from aisle.catalog.schema import PATH_SEP
 from aisle.core.tenant_config import AttributeType
 from aisle.search.index.applier import Applier, RemoteWriter
@@ -135,8 +135,9 @@ class LiveIndex:
                 columns.extend(frame.columns)
                 return frame
 
-            writer: LiveWriter | RemoteWriter = LiveWriter(*args, products, len(self._rows_base))
-            index = writer.index
+            local = LiveWriter(*args, products, len(self._rows_base))
+            writer: LiveWriter | RemoteWriter = local
+            index = local.index
         else:
             writer = self._applier.open(*args, len(self._rows_base))
             columns = writer.columns
@@ -158,7 +159,7 @@ class LiveIndex:
             if self._index is None and not self.closed:
                 self._open()
 
-    def apply(self, entries: list[Entry]) -> TenantIndex:
+    def apply(self, entries: Sequence[Entry | Head]) -> TenantIndex:
         """Apply ``entries`` (the next ones of the log, in order; those at or before :attr:`sequence`
         are skipped) and return the new snapshot (the current one when nothing was left to apply).
 
@@ -179,7 +180,7 @@ class LiveIndex:
                 raise
             return self.snapshot
 
-    def _apply(self, entries: list[Entry]) -> TenantIndex:
+    def _apply(self, entries: Sequence[Entry | Head]) -> TenantIndex:
         """:meth:`apply`'s work, its lock held: the writer's commit, then the rows, words and keyword
         values of the products it touched, and the snapshot of the reloaded reader."""
         assert self._writer is not None and self._index is not None

@@ -18,14 +18,14 @@ import os
 import secrets
 import shutil
 import socket
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 import tantivy
 
-from aisle.catalog.changes import Entry
+from aisle.catalog.changes import Entry, Head
 from aisle.catalog.state import CatalogState
 from aisle.core.tenant_config import AttributeConfiguration
 from aisle.search.index.documents import DocumentPlan
@@ -142,17 +142,20 @@ class LiveWriter:
                     raise
         raise OSError("no place for a live index copy")
 
-    def write(self, entries: list[Entry]) -> list[Touched]:
+    def write(self, entries: Sequence[Entry | Head]) -> list[Touched]:
         """Apply ``entries`` (the next ones of the log, in order; those at or before :attr:`sequence`
         are skipped) to the state and the copy, commit, and return the products touched, in row order
         (a product touched twice once, at its last state). Raises tantivy's errors (the copy is then
         unusable)."""
-        entries = [e for e in entries if e.seq > self.sequence]
-        if not entries:
+        new = [e for e in entries if e.seq > self.sequence]
+        whole = [e for e in new if isinstance(e, Entry)]
+        if len(whole) != len(new):
+            raise TypeError("a LiveWriter applies whole entries (ChangeLog.after), not heads")
+        if not whole:
             return []
         touched: dict[str, None] = {}
         reworded: set[str] = set()
-        for entry in entries:
+        for entry in whole:
             self.state.apply(entry)
             if entry.bulk is not None:  # whole-product upserts: every one touched and reworded
                 ids = entry.bulk.frame["id"].to_list()

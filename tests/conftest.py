@@ -30,6 +30,9 @@ if TYPE_CHECKING:
     from aisle.demo.typesense_server import TypesenseServer
 
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
+# a test process opens hundreds of indexes and apps: a full collection at each would cost minutes, and
+# tests/core/test_memory.py checks the freeze itself
+os.environ.setdefault("AISLE_GC_FREEZE", "false")
 SHARED_DATA = Path(
     os.environ.get("AISLE_SHARED_DATA", Path(__file__).resolve().parents[1] / ".." / "shared" / "data")
 )

@@ -105,4 +105,3 @@ def test_a_child_that_died_is_replaced_and_loses_nothing(tmp_path: Path) -> None
     assert index.rows[index.ord_by_id["1"]]["price"] == 7 and index.rows[index.ord_by_id["3"]]["price"] == 11
     assert registry.applier._proc.pid != first
     registry.close()
-

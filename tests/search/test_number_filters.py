@@ -13,6 +13,7 @@ from aisle.search.indexes import IndexRegistry
 from aisle.search.model import FilterSpec
 from aisle.search.query.filters import filter_clause
 
+
 def test_a_list_of_numbers_filters_to_exactly_those_values(tmp_path: Path) -> None:
     """A number filter's values (a term set over the indexed field) match what a range of each
     matches, on the version's rows and on rows the change log wrote."""

@@ -191,6 +191,13 @@ class Settings(BaseSettings):
         "right after the import, instead of every worker applying it product by product (0: always "
         "applied; src/aisle/search/bulk_hold.py).",
     )
+    gc_freeze: bool = Field(
+        default=True,
+        description="Search: after start-up and after opening a tenant's index, collect the garbage once and "
+        "freeze what is left (gc.freeze), so Python's cyclic collector never walks the index, rows and app "
+        "again: under 1,000 price changes a second a search worker ran a full collection every 10-20 s, "
+        "each 160-212 ms with every thread stopped (issue 41; src/aisle/core/memory.py).",
+    )
     gil_switch_ms: float = Field(
         default=0.25,
         gt=0,

@@ -3,9 +3,7 @@ and kept up with the tenant's change log.
 
 A tenant's catalog version is checked at most every ``check_every`` seconds, so a new import is
 served shortly after it completes, without a restart. One request checks (and builds a new version's
-index); the others keep answering from the open index meanwhile instead of queueing behind it, and the
-search service's event loop can keep answering them (issue 18: under load, every request arriving
-during the once-a-second check used to go to the thread pool and wait).
+index); the others keep answering from the open index meanwhile, on the event loop (issue 18).
 
 Product writes (issue 41): an index is opened with the change-log entries after its version applied
 (a new or restarted process serves a version only once it has caught up with the log it found), and
@@ -43,7 +41,7 @@ import polars as pl
 from aisle.catalog.changes import ChangeLog, Entry, Head
 from aisle.catalog.store import CatalogNotFound, CatalogStore, Pointer
 from aisle.core.config import Settings
-from aisle.core.memory import release_freed_memory
+from aisle.core.memory import freeze_heap, release_freed_memory
 from aisle.core.storage import BlobStore
 from aisle.core.tenancy import TenantConfig, Tenants
 from aisle.search.bulk_hold import BulkHolds
@@ -86,10 +84,11 @@ class IndexRegistry:
         tail_rows: int = 0,
         holds: BulkHolds | None = None,
         applier: Applier | None = None,
+        freeze: bool = False,
     ) -> None:
         self.tenants = tenants
-        self.applier = applier
-        """The child process writing the copies of followed indexes (None: the applying thread does)."""
+        self.freeze = freeze  # the heap after serving a new index (aisle.core.memory.freeze_heap)
+        self.applier = applier  # the child process writing index copies (None: the applying thread)
         self.holds = holds
         """Large imports served by the next version's index instead of applied (:mod:`.bulk_hold`)."""
         self.background = background
@@ -128,6 +127,7 @@ class IndexRegistry:
             tail_rows=settings.catalog_tail_rows,
             holds=BulkHolds(tenants, settings.catalog_rebuild_share),
             applier=Applier(settings.storage_url) if settings.catalog_applier == "process" else None,
+            freeze=settings.gc_freeze,
         )
 
     def entry_count(self) -> int:
@@ -240,6 +240,8 @@ class IndexRegistry:
         if old is not None:
             self._retire(old.live)
             remove_old_indexes(slot.live.path)  # a compaction a minute would fill the disk otherwise
+        if self.freeze:
+            freeze_heap()  # the index is kept until the next version: no collection walks it again
         return slot.index
 
     def _build_later(self, tenant: str, config: TenantConfig, pointer: Pointer) -> None:
@@ -308,8 +310,7 @@ class IndexRegistry:
         return snapshot.sequence
 
     def _pending(self, tenant: str, sequence: int) -> list[Entry | Head]:
-        """The change-log entries after ``sequence``: whole, or only their numbers and bulk sizes when
-        the applier process reads them itself."""
+        """The log's entries after ``sequence`` (only numbers and bulk sizes for an applier process)."""
         changes = ChangeLog(self.tenants.scope(tenant))
         return [*(changes.heads(sequence) if self.applier is not None else changes.after(sequence))]
 

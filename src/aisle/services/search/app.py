@@ -18,6 +18,7 @@ from aisle.catalog.compaction_child import fold_in_child
 from aisle.catalog.writer import CatalogWriter
 from aisle.core.auth.dependencies import Authorizer
 from aisle.core.config import Settings, load_settings
+from aisle.core.memory import freeze_heap
 from aisle.core.storage.resolver import open_blob_store_from_settings
 from aisle.search.engine import SearchEngine
 from aisle.search.follower import LogFollower
@@ -65,6 +66,8 @@ def create_app(settings: Settings | None = None, *, preload: bool = True) -> Fas
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         if preload:
             state.engine.warm_up()
+        if settings.gc_freeze:
+            freeze_heap()  # the app and what warm-up loaded: see aisle.core.memory
         compactor.start()
         follower.start()
         yield

@@ -159,12 +159,14 @@ class Settings(BaseSettings):
         "second each at the default).",
     )
     catalog_busy_follow_seconds: float = Field(
-        default=0.05,
+        default=0.1,
         ge=0,
         description="Search: the pause after a follower round that applied entries (at least "
         "AISLE_CATALOG_FOLLOW_SECONDS). A write stream is then applied in fewer, larger commits, each a "
         "few milliseconds of a worker's CPU whatever its size; a lone write is still found within "
-        "AISLE_CATALOG_FOLLOW_SECONDS.",
+        "AISLE_CATALOG_FOLLOW_SECONDS. Issue 41's bench (1,000 price changes a second, 8 searching "
+        "connections): at 0.05 s lag p50 / p99 104 / 221 ms and search p99 27.2 ms, at 0.1 s 140 / 271 "
+        "ms and 22.3 ms.",
     )
     catalog_settle_seconds: float = Field(
         default=5.0,

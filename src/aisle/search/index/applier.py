@@ -95,7 +95,8 @@ class Applier:
                 line = child.stdout.readline()
                 answer = orjson.loads(line) if line else None
                 payload = child.stdout.read(answer["n"]) if answer else b""
-            except (OSError, ValueError) as exc:
+            except (OSError, ValueError) as exc:  # the pipe is out of step now: a new child, next time
+                child.kill()
                 raise ApplierFailed(f"the applier process failed: {exc}") from exc
             if answer is None:
                 raise ApplierFailed(f"the applier process exited (code {child.wait()})")

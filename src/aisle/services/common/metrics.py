@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import logging
 import os
+import struct
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
@@ -39,6 +40,11 @@ from prometheus_client.registry import Collector
 from aisle.core.auth.dependencies import request_tenants
 
 log = logging.getLogger("aisle.metrics")
+SCRAPE_ATTEMPTS = 4
+"""Reads of the workers' metric files per scrape. A whole-suite run once answered a scrape 500 just after
+``aisle serve`` started its two workers (the service log was not kept); the likely cause is
+prometheus-client's multiprocess collector reading a file another worker is creating that moment, its
+first bytes not written yet, which the next read finds whole."""
 
 MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
 BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
@@ -188,7 +194,14 @@ class ServiceMetrics:
         MultiProcessCollector(registry)
         for collector in self.collectors:
             registry.register(collector)
-        return generate_latest(registry)
+        for attempt in range(SCRAPE_ATTEMPTS):
+            try:
+                return generate_latest(registry)
+            except (struct.error, ValueError, OSError):  # a worker's metric file being created now
+                if attempt == SCRAPE_ATTEMPTS - 1:
+                    raise
+                time.sleep(0.01 * (attempt + 1))
+        raise AssertionError("unreachable")
 
 
 class MetricsMiddleware:

@@ -14,7 +14,7 @@ from tests.support.product_shop import TENANT, shop
 
 from aisle.catalog.writer import CatalogWriter
 from aisle.core.storage import open_blob_store
-from aisle.search.index.applier import Applier
+from aisle.search.index.applier import NICE, Applier
 from aisle.search.index.reader import TenantIndex
 from aisle.search.indexes import IndexRegistry
 from aisle.search.model import FilterSpec
@@ -78,6 +78,8 @@ def test_one_child_writes_every_index_and_removes_its_copies(tmp_path: Path) -> 
     child = registry.applier._proc.pid
     copies = list((tmp_path / "live" / TENANT).iterdir())
     assert len(copies) == 1 and f"-{child}-" in copies[0].name  # the child made (and owns) the copy
+    mine = os.getpriority(os.PRIO_PROCESS, 0)
+    assert os.getpriority(os.PRIO_PROCESS, child) == min(19, mine + NICE)  # yields the cores to searches
     index = registry.get(TENANT)
     assert index.rows[index.ord_by_id["1"]]["price"] == 7
     registry.close()

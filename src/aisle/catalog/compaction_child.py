@@ -42,7 +42,7 @@ def fold_in_child(storage_url: str) -> Callable[[str], Compaction | None]:
     def fold(tenant: str) -> Compaction | None:
         cmd = [sys.executable, "-m", "aisle.catalog.compaction_child", "--storage-url", storage_url, tenant]
         env = {k: v for k, v in os.environ.items() if k != "PROMETHEUS_MULTIPROC_DIR"}
-        done = subprocess.run(cmd, capture_output=True, timeout=TIMEOUT_S, env=env, preexec_fn=_lower)
+        done = subprocess.run(cmd, capture_output=True, timeout=TIMEOUT_S, env=env)
         lines = done.stdout.strip().splitlines()
         answer = orjson.loads(lines[-1]) if lines and done.returncode in (0, 2) else None
         if answer is None:
@@ -54,10 +54,6 @@ def fold_in_child(storage_url: str) -> Callable[[str], Compaction | None]:
         return Compaction(**folded) if folded is not None else None
 
     return fold
-
-
-def _lower() -> None:
-    os.nice(NICE)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -73,6 +69,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--storage-url")
     parser.add_argument("tenant")
     args = parser.parse_args(argv)
+    os.nice(NICE)  # here, not in a preexec_fn: the parent has threads
     settings = load_settings()
     if args.storage_url:
         settings = settings.model_copy(update={"storage_url": args.storage_url})

@@ -73,9 +73,7 @@ class Applier:
         if self._proc is None or self._proc.poll() is not None:
             cmd = [sys.executable, "-m", "aisle.search.index.applier"]
             env = {k: v for k, v in os.environ.items() if k != "PROMETHEUS_MULTIPROC_DIR"}  # serves nothing
-            self._proc = subprocess.Popen(
-                cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, preexec_fn=_lower
-            )
+            self._proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
         return self._proc
 
     def call(
@@ -142,10 +140,6 @@ class Applier:
                 proc.wait(timeout=10)
             except subprocess.TimeoutExpired:
                 proc.kill()
-
-
-def _lower() -> None:
-    os.nice(NICE)
 
 
 class RemoteWriter:
@@ -242,6 +236,7 @@ def _serve(requests: IO[bytes], answers: IO[bytes]) -> None:
 
 def main() -> None:
     """``python -m aisle.search.index.applier``: serve the parent's requests on stdin/stdout."""
+    os.nice(NICE)  # here, not in a preexec_fn: the parent has threads
     answers = sys.stdout.buffer
     sys.stdout = sys.stderr  # nothing printed may reach the protocol
     logging.basicConfig(

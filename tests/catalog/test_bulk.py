@@ -14,7 +14,7 @@ import pytest
 from tests.support.product_shop import TENANT, attributes, shop
 
 from aisle.catalog.bulk import ROOT, Bulk
-from aisle.catalog.changes import ChangeLog, Entry, Op, upserts
+from aisle.catalog.changes import ChangeLog, Entry, Head, Op, upserts
 from aisle.catalog.compaction import compact
 from aisle.catalog.products import now_micros
 from aisle.catalog.state import CatalogState
@@ -117,6 +117,8 @@ def test_an_import_is_one_entry_with_its_file_read_back_and_pruned_with_the_log(
     assert CatalogWriter(tenants).product(T, "5").fields["price"] == 12.0  # another process reads it
 
     writer.patch(T, "5", {"price": 13})
+    # what a follower that leaves the applying to a child reads: numbers and bulk sizes only
+    assert ChangeLog(scope).heads(0) == [Head(1, 2), Head(2, 0)] and ChangeLog(scope).heads(2) == []
     assert compact(tenants, T) is not None  # includes 1-2
     assert compact(tenants, T) is None
     writer.patch(T, "5", {"price": 14})

@@ -79,7 +79,9 @@ class LiveIndex:
         path: the built index's directory.
         live_roots: where the private copy may go, first choice first (the last: ``<data dir>/live``,
             on the built index's file system, where the copy is hard links).
-        products: loads the version's products (``id`` and one column per attribute), on first apply.
+        products: loads the version's products (``id`` and one column per attribute), on first apply
+            (in this process only without ``applier``: the child loads them itself).
+        applier: the process's applier child, which then writes the copy (None: this thread does).
 
     Not for concurrent use: one caller applies at a time (the follower, or the request opening it).
     """

@@ -107,3 +107,18 @@ def test_a_child_that_died_is_replaced_and_loses_nothing(tmp_path: Path) -> None
     assert index.rows[index.ord_by_id["1"]]["price"] == 7 and index.rows[index.ord_by_id["3"]]["price"] == 11
     assert registry.applier._proc.pid != first
     registry.close()
+
+
+def test_a_child_stopped_by_sigterm_removes_its_copies(tmp_path: Path) -> None:
+    """``aisle serve`` stops its process group: the child gets SIGTERM too, and leaves no copy."""
+    registry, writer = setup(tmp_path, process=True)
+    registry.get(TENANT)
+    writer.patch(TENANT, "1", {"price": 7})
+    registry.follow(TENANT)
+    assert registry.applier is not None and registry.applier._proc is not None
+    child = registry.applier._proc
+    [copy] = list((tmp_path / "live" / TENANT).iterdir())
+    child.send_signal(signal.SIGTERM)
+    assert child.wait(timeout=10) == 0
+    assert not copy.exists()
+    registry.close()

@@ -29,6 +29,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -237,6 +238,8 @@ def _serve(requests: IO[bytes], answers: IO[bytes]) -> None:
 def main() -> None:
     """``python -m aisle.search.index.applier``: serve the parent's requests on stdin/stdout."""
     os.nice(NICE)  # here, not in a preexec_fn: the parent has threads
+    # aisle serve stops its process group: exit through _serve's finally, which removes the copies
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     answers = sys.stdout.buffer
     sys.stdout = sys.stderr  # nothing printed may reach the protocol
     logging.basicConfig(

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
 import time
 from pathlib import Path
 
@@ -32,6 +33,16 @@ def setup(tmp_path: Path, *, process: bool) -> tuple[IndexRegistry, CatalogWrite
         applier=Applier(url) if process else None,
     )
     return registry, CatalogWriter(tenants)
+
+
+def written(tmp_path: Path) -> tuple[IndexRegistry, CatalogWriter, subprocess.Popen[bytes]]:
+    """A process-mode registry whose index has applied one write, and its applier child."""
+    registry, writer = setup(tmp_path, process=True)
+    registry.get(TENANT)
+    writer.patch(TENANT, "1", {"price": 7})
+    registry.follow(TENANT)
+    assert registry.applier is not None and registry.applier._proc is not None
+    return registry, writer, registry.applier._proc
 
 
 def writes(writer: CatalogWriter) -> None:
@@ -70,12 +81,8 @@ def test_the_child_serves_what_the_thread_serves(tmp_path: Path) -> None:
 
 
 def test_one_child_writes_every_index_and_removes_its_copies(tmp_path: Path) -> None:
-    registry, writer = setup(tmp_path, process=True)
-    registry.get(TENANT)
-    writer.patch(TENANT, "1", {"price": 7})
-    registry.follow(TENANT)
-    assert registry.applier is not None and registry.applier._proc is not None
-    child = registry.applier._proc.pid
+    registry, _, proc = written(tmp_path)
+    child = proc.pid
     copies = list((tmp_path / "live" / TENANT).iterdir())
     assert len(copies) == 1 and f"-{child}-" in copies[0].name  # the child made (and owns) the copy
     mine = os.getpriority(os.PRIO_PROCESS, 0)
@@ -88,14 +95,10 @@ def test_one_child_writes_every_index_and_removes_its_copies(tmp_path: Path) -> 
 
 
 def test_a_child_that_died_is_replaced_and_loses_nothing(tmp_path: Path) -> None:
-    registry, writer = setup(tmp_path, process=True)
-    registry.get(TENANT)
-    writer.patch(TENANT, "1", {"price": 7})
-    registry.follow(TENANT)
-    assert registry.applier is not None and registry.applier._proc is not None
-    first = registry.applier._proc.pid
+    registry, writer, proc = written(tmp_path)
+    first = proc.pid
     os.kill(first, signal.SIGKILL)
-    registry.applier._proc.wait()
+    proc.wait()
     writer.patch(TENANT, "3", {"price": 11})
     registry.follow(TENANT)  # fails: the index is opened again at the next request, on a new child
     deadline = time.monotonic() + 10
@@ -111,12 +114,7 @@ def test_a_child_that_died_is_replaced_and_loses_nothing(tmp_path: Path) -> None
 
 def test_a_child_stopped_by_sigterm_removes_its_copies(tmp_path: Path) -> None:
     """``aisle serve`` stops its process group: the child gets SIGTERM too, and leaves no copy."""
-    registry, writer = setup(tmp_path, process=True)
-    registry.get(TENANT)
-    writer.patch(TENANT, "1", {"price": 7})
-    registry.follow(TENANT)
-    assert registry.applier is not None and registry.applier._proc is not None
-    child = registry.applier._proc
+    registry, _, child = written(tmp_path)
     [copy] = list((tmp_path / "live" / TENANT).iterdir())
     child.send_signal(signal.SIGTERM)
     assert child.wait(timeout=10) == 0

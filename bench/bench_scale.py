@@ -22,7 +22,11 @@ directory with its own ``file://`` bucket, index cache and Typesense data:
    against Typesense's RSS for the same catalog.
 
 The table gives each figure, Typesense's beside it, and the ratio. Speed is printed, never asserted.
-Not yet measured (issue 42): text vectors, ANN recall, similar items, the ranker, the 1M size.
+7. **Text vectors** (:mod:`bench.scale_vectors`; ``AISLE_BENCH_SCALE_VECTORS=off`` skips them): once the
+   search figures are taken, ``aisle vectors build`` timed, the ANN's files, its recall@20 against exact
+   search. Typesense 0.24.1 embeds nothing itself, so these rows have no Typesense figure.
+
+Not yet measured (issue 42): similar items, frequently bought together, the ranker at this size.
 """
 
 from __future__ import annotations
@@ -37,6 +41,7 @@ from pathlib import Path
 import httpx
 import orjson
 
+from bench import scale_vectors
 from bench import vs_typesense_served as served
 from bench.bench_vs_typesense import FACETS, Engines
 from bench.http_load import get_many
@@ -55,6 +60,10 @@ from bench.search_server import ServiceProcess
 KEY = "bench-scale-key"
 SEED = 1
 TENANT = "scale"
+
+
+def _vectors() -> bool:
+    return os.environ.get("AISLE_BENCH_SCALE_VECTORS", "on") != "off"
 
 
 def _sizes() -> list[int]:
@@ -185,6 +194,8 @@ def run_size(n: int, data_dir: Path, tmp: Path, workers: int, seconds: float) ->
             aisle.stop()
         ts_disk = _du_mib(tmp / "typesense")
 
+    vec = scale_vectors.measure(TENANT, _env(tmp, "vectors"), tmp / "data", queries) if _vectors() else None
+
     aisle_import = gen.wall_s - gen.generate_s
     res.add("import + index, products/s (child, less generation)", n / aisle_import, n / ts_load, "/s")
     res.add("import + index, wall s", aisle_import, ts_load, "s")
@@ -213,6 +224,12 @@ def run_size(n: int, data_dir: Path, tmp: Path, workers: int, seconds: float) ->
     res.add("  of the PSS added, anonymous (private heap)", sum(anon) - sum(anon_before), None, "MiB")
     res.add("disk: index dir / typesense data dir", _du_mib(tmp / "data"), ts_disk, "MiB")
     res.add("disk: bucket (catalog version)", _du_mib(tmp / "bucket"), None, "MiB")
+    if vec is not None:
+        res.add("text vectors: aisle vectors build, wall s", vec.wall_s, None, "s")
+        res.add("  embedding rate it reported, texts/s", vec.rate, None, "/s")
+        res.add("  peak RSS while building", vec.peak_mib, None, "MiB")
+        res.add("  ANN files (graph + float16 matrix), mapped by every worker", vec.ann_mib, None, "MiB")
+        res.add(f"  ANN recall@{scale_vectors.K} against exact ({vec.queries} queries)", vec.recall, None, "")
     res.notes += [
         f"{len(queries)} queries (queries.txt), size 20, facets {','.join(FACETS)}; "
         f"wrk {seconds:.0f} s a run, "

@@ -113,7 +113,8 @@ def _build(root: Path, shared_data: Path, *, products: int, images: bool, text: 
 
 def share_models(data_dir: Path) -> None:
     """Reuse what is derived from the model files alone between tests, sessions and workers: the exported
-    image model and the MiniLM token states (tens of seconds each to make; the same for every tenant).
+    image model, the derived MiniLM model and its token states (seconds to tens of seconds each to make;
+    the same for every tenant).
     Before a build, links the ones the test cache holds into ``data_dir/models``; after it, keeps the
     ones the build made in the cache (``tests/support/build_cache.CACHE / "models"``)."""
     import os
@@ -123,9 +124,10 @@ def share_models(data_dir: Path) -> None:
 
     from aisle.vectors.image_encoder import onnx_path
     from aisle.vectors.query_encoder import TOKEN_STATES
+    from aisle.vectors.text_encoder import derived_name
 
     shared = CACHE / "models"
-    for name in (onnx_path(Path(".")).name, TOKEN_STATES):
+    for name in (onnx_path(Path(".")).name, TOKEN_STATES, derived_name()):
         cached, local = shared / name, Path(data_dir) / "models" / name
         if cached.exists() and not local.exists():
             local.parent.mkdir(parents=True, exist_ok=True)

@@ -32,11 +32,11 @@ from aisle.vectors.table import (
     tables_dir,
     write_table,
 )
-from aisle.vectors.text_encoder import DIMENSION, TextEncoder
+from aisle.vectors.text_encoder import DIMENSION, ENCODER_ID, TextEncoder
 from aisle.vectors.writes import superseded_from_now
 
 Progress = Callable[[str, int, int], None]
-TEXT_ENCODER_ID = "all-MiniLM-L6-v2-int8"
+TEXT_ENCODER_ID = ENCODER_ID
 
 
 def text_fields(config: AttributeConfiguration) -> list[str]:
@@ -114,7 +114,7 @@ def build_text_vectors(
         else:
             vectors[i] = old
     if todo:
-        encoder = encoder or TextEncoder.load()
+        encoder = encoder or TextEncoder.load(models_dir=Path(data_dir) / "models")
         start = time.perf_counter()
         for lo in range(0, len(todo), batch * 8):
             chunk = todo[lo : lo + batch * 8]
@@ -125,7 +125,13 @@ def build_text_vectors(
             rate = len(todo) / max(time.perf_counter() - start, 1e-9)
             progress(f"embedded {len(todo)} texts at {rate:.0f}/s", len(todo), len(todo))
     ids = catalog.products["id"].to_list()
-    query = _query_encoder(data_dir, texts, vectors, lambda: encoder or TextEncoder.load(), progress)
+    query = _query_encoder(
+        data_dir,
+        texts,
+        vectors,
+        lambda: encoder or TextEncoder.load(models_dir=Path(data_dir) / "models"),
+        progress,
+    )
     extras = {QUERY_TOKENS: query.tokens}
     table = write_table(dest, catalog.version, ids, vectors, hashes, extras=extras)
     return ensure_published(scope, "text", table, writes=writes)

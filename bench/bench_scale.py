@@ -24,9 +24,11 @@ directory with its own ``file://`` bucket, index cache and Typesense data:
 The table gives each figure, Typesense's beside it, and the ratio. Speed is printed, never asserted.
 7. **Text vectors** (:mod:`bench.scale_vectors`; ``AISLE_BENCH_SCALE_VECTORS=off`` skips them): once the
    search figures are taken, ``aisle vectors build`` timed, the ANN's files, its recall@20 against exact
-   search. Typesense 0.24.1 embeds nothing itself, so these rows have no Typesense figure.
+   search; then ``aisle train SIMILAR_ITEMS`` from those vectors, timed. Typesense 0.24.1 embeds and
+   recommends nothing itself, so these rows have no Typesense figure.
 
-Not yet measured (issue 42): similar items, frequently bought together, the ranker at this size.
+Not measured (issue 42): frequently bought together (its cost follows the baskets, and the generated
+tenant has none), the ranker at this size.
 """
 
 from __future__ import annotations
@@ -230,6 +232,8 @@ def run_size(n: int, data_dir: Path, tmp: Path, workers: int, seconds: float) ->
         res.add("  peak RSS while building", vec.peak_mib, None, "MiB")
         res.add("  ANN files (graph + float16 matrix), mapped by every worker", vec.ann_mib, None, "MiB")
         res.add(f"  ANN recall@{scale_vectors.K} against exact ({vec.queries} queries)", vec.recall, None, "")
+        res.add("similar items: aisle train SIMILAR_ITEMS, wall s", vec.similar_s, None, "s")
+        res.add("  peak RSS while training", vec.similar_peak_mib, None, "MiB")
     res.notes += [
         f"{len(queries)} queries (queries.txt), size 20, facets {','.join(FACETS)}; "
         f"wrk {seconds:.0f} s a run, "

@@ -10,6 +10,9 @@ Typesense figure):
   the HNSW graph and writes the table;
 - **ANN memory**: the size of the table's ``ann`` files (the graph and the half-precision matrix), which
   every search worker maps (one copy in the page cache);
+- **similar items**: ``aisle train SIMILAR_ITEMS --tenant scale`` as a child (it reads the text vectors
+  just built, searches each product's 101 candidates in an HNSW graph of its own and re-ranks them by
+  attribute agreement): wall time and peak RSS;
 - **recall@20**: the generated queries (up to :data:`RECALL_QUERIES`), each embedded as search embeds
   it (the table's static query encoder), searched in the graph without a filter
   (:meth:`~aisle.vectors.ann_usearch.UsearchAnnIndex.search`), against the exact 20 nearest over every
@@ -37,7 +40,8 @@ BLOCK = 100_000  # matrix rows scored at once: 500 queries x 100k rows of float3
 @dataclass
 class VectorsRun:
     """``aisle vectors build``'s wall seconds, reported embedding rate (texts a second; nan when not
-    printed), peak RSS (MiB); the table's ANN files (MiB), products, recall@20 and queries used."""
+    printed), peak RSS (MiB); the table's ANN files (MiB), products, recall@20 and queries used;
+    ``aisle train SIMILAR_ITEMS``'s wall seconds and peak RSS."""
 
     wall_s: float
     rate: float
@@ -46,6 +50,8 @@ class VectorsRun:
     products: int
     recall: float
     queries: int
+    similar_s: float = float("nan")
+    similar_peak_mib: float = float("nan")
 
 
 def build(tenant: str, env: dict[str, str]) -> tuple[float, float, float, str]:
@@ -54,7 +60,21 @@ def build(tenant: str, env: dict[str, str]) -> tuple[float, float, float, str]:
     Raises:
         RuntimeError: the command failed (its output given).
     """
-    cmd = [sys.executable, "-m", "aisle.cli", "vectors", "build", tenant]
+    wall, peak, output = _child(["vectors", "build", tenant], env)
+    rates = re.findall(r"embedded \d+ texts at (\d+)/s", output)
+    return wall, float(rates[-1]) if rates else float("nan"), peak, output
+
+
+def train_similar(tenant: str, env: dict[str, str]) -> tuple[float, float]:
+    """Run ``aisle train SIMILAR_ITEMS --tenant TENANT`` (from the text vectors just built): (wall s,
+    peak RSS MiB). Raises RuntimeError (the command failed)."""
+    wall, peak, _ = _child(["train", "SIMILAR_ITEMS", "--tenant", tenant], env)
+    return wall, peak
+
+
+def _child(args: list[str], env: dict[str, str]) -> tuple[float, float, str]:
+    """``python -m aisle.cli ARGS``: (wall s, its own peak RSS MiB from ``wait4``, its output)."""
+    cmd = [sys.executable, "-m", "aisle.cli", *args]
     start = time.perf_counter()
     proc = subprocess.Popen(
         cmd, env={**os.environ, **env}, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
@@ -65,9 +85,8 @@ def build(tenant: str, env: dict[str, str]) -> tuple[float, float, float, str]:
     proc.returncode = os.waitstatus_to_exitcode(status)
     wall = time.perf_counter() - start
     if proc.returncode != 0:
-        raise RuntimeError(f"aisle vectors build failed ({proc.returncode}): {output[-1500:]}")
-    rates = re.findall(r"embedded \d+ texts at (\d+)/s", output)
-    return wall, float(rates[-1]) if rates else float("nan"), usage.ru_maxrss / 1024, output
+        raise RuntimeError(f"aisle {' '.join(args)} failed ({proc.returncode}): {output[-1500:]}")
+    return wall, usage.ru_maxrss / 1024, output
 
 
 def exact_top(matrix: np.ndarray, queries: np.ndarray, k: int = K) -> np.ndarray:
@@ -116,4 +135,5 @@ def measure(tenant: str, env: dict[str, str], data_dir: Path, queries: list[str]
         raise RuntimeError(f"no text table for {tenant} under {data_dir} after the build")
     ann_mib = sum(f.stat().st_size for f in (path / "ann").iterdir()) / 2**20
     recall, asked, products = recall_at_k(path, queries)
-    return VectorsRun(wall, rate, peak, ann_mib, products, recall, asked)
+    similar_s, similar_peak = train_similar(tenant, env)
+    return VectorsRun(wall, rate, peak, ann_mib, products, recall, asked, similar_s, similar_peak)

@@ -64,3 +64,12 @@ def test_a_directory_that_cannot_be_made_falls_back_to_the_temporary_one(
     (tmp_path / "tmp").mkdir()
     path = model_path(blocker / "models")
     assert path == tmp_path / "tmp" / "aisle-models" / text_encoder.derived_name() and path.is_file()
+
+
+def test_sessions_side_by_side_embed_as_one_does(derived: Path) -> None:
+    two = TextEncoder.load(threads=2, models_dir=derived.parent)
+    one = TextEncoder.load(threads=1, models_dir=derived.parent)
+    texts = TEXTS * 20  # 100 texts: four batches, run on both sessions at once
+    assert np.allclose(two.encode(texts), one.encode(texts), atol=1e-6)
+    ids = np.arange(1000, 1300)
+    assert np.allclose(two.single_token_states(ids), one.single_token_states(ids), atol=1e-6)

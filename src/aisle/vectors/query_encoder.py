@@ -41,9 +41,10 @@ UNKNOWN_TOKEN = 100  # [UNK] in MiniLM's vocabulary: the vector of a text with n
 Progress = Callable[[str, int, int], None]
 
 
-def token_vectors(encoder: TextEncoder, *, batch: int = 512, progress: Progress | None = None) -> np.ndarray:
+def token_vectors(encoder: TextEncoder, *, batch: int = 2048, progress: Progress | None = None) -> np.ndarray:
     """Each vocabulary token's MiniLM output alone (``[CLS] t [SEP]``, the output at ``t``):
-    float32, (vocabulary, 384). About 30 s on one core."""
+    float32, (vocabulary, 384). About 30 s on one core; ``batch`` ids a call (a multiple of
+    :data:`~aisle.vectors.text_encoder.TOKEN_BATCH`, so the batches do not depend on it)."""
     vocab = encoder.vocabulary_size
     out = np.zeros((vocab, DIMENSION), dtype=np.float32)
     for lo in range(0, vocab, batch):

@@ -69,7 +69,7 @@ def train_similar(
 
         texts = product_texts(products)
         progress(f"encoding {len(texts)} products with MiniLM ({threads} threads)...")
-        vectors = TextEncoder.load(threads=threads).encode(texts, batch_size=128)
+        vectors = TextEncoder.load(threads=threads).encode(texts)
     else:
         progress(f"using {len(vectors)} precomputed product vectors")
     return train_similar_items(products, vectors, params)

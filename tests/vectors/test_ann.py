@@ -158,3 +158,20 @@ def test_an_index_written_in_float32_still_loads(tmp_path: Path) -> None:
     assert found.scores[0] == pytest.approx(1.0, abs=1e-5)
     index.add(np.array([300]), vectors[:1])  # a change copies the float32 graph and grows the matrix
     assert set(index.search(vectors[0], 2).keys.tolist()) == {0, 300}
+
+
+def test_a_larger_graph_is_searched_wider(monkeypatch: pytest.MonkeyPatch) -> None:
+    from aisle.vectors import ann_usearch
+
+    assert [ann_usearch.search_expansion(n) for n in (1, 60_000, 60_001, 130_000, 1_000_000, 10**8)] == [
+        64, 64, 128, 256, 1024, 1024,
+    ]  # fmt: skip
+    rng = np.random.default_rng(3)
+    vectors = rng.normal(size=(10, 8)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    index = ann_usearch.UsearchAnnIndex.build(vectors, threads=1)
+    index.search(vectors[0], 3)
+    assert index._index.expansion_search == 64
+    monkeypatch.setattr(ann_usearch, "SMALL_GRAPH", 4)  # 10 rows: over 4 and 8, not 16
+    assert index.search(vectors[0], 3).keys[0] == 0
+    assert index._index.expansion_search == 256

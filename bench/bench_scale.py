@@ -224,7 +224,7 @@ def run_size(n: int, data_dir: Path, tmp: Path, workers: int, seconds: float) ->
     )
     res.add("all workers PSS total, after the searches", sum(searched), ts_searched, "MiB")
     res.add("  of the PSS added, anonymous (private heap)", sum(anon) - sum(anon_before), None, "MiB")
-    res.add("disk: index dir / typesense data dir", _du_mib(tmp / "data"), ts_disk, "MiB")
+    res.add("disk: data dir (index, rows, vectors) / Typesense's", _du_mib(tmp / "data"), ts_disk, "MiB")
     res.add("disk: bucket (catalog version)", _du_mib(tmp / "bucket"), None, "MiB")
     if vec is not None:
         res.add("text vectors: aisle vectors build, wall s", vec.wall_s, None, "s")

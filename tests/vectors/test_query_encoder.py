@@ -160,3 +160,21 @@ def test_the_hybrid_stage_embeds_with_the_encoder_the_tenant_chose(
     assert result.query_graph.hybrid == "used" and used == []  # no MiniLM call
     pipeline.search(index, _with_encoder(config, "minilm"), SearchQuery("timepiece for my wrist", size=5))
     assert used == ["timepiece for my wrist"]
+
+
+def test_the_fit_in_slices_equals_the_fit_in_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    rng = np.random.default_rng(5)
+    base = rng.normal(size=(30_522, 384)).astype(np.float32)
+    texts = [f"{w} shirt {i}" for i, w in enumerate(["red", "blue", "linen slim", "cotton"] * 12)]
+    vectors = rng.normal(size=(len(texts), 384)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    monkeypatch.setattr(query_encoder, "FIT_ROWS", 7)  # 48 texts: six slices of 7 and one of 6
+    sliced = StaticQueryEncoder.fit(base, texts, vectors)
+
+    unmapped = StaticQueryEncoder(base)
+    static = np.stack([unmapped.encode(t) for t in texts]).astype(np.float64)
+    prior = query_encoder.RIDGE * np.eye(384)
+    weights = np.linalg.solve(static.T @ static + prior, static.T @ vectors.astype(np.float64) + prior)
+    whole = (base.astype(np.float64) @ weights).astype(np.float16)
+    assert sliced.tokens.dtype == np.float16 and sliced.tokens.shape == whole.shape
+    assert np.allclose(sliced.tokens.astype(np.float32), whole.astype(np.float32), rtol=1e-3, atol=1e-3)

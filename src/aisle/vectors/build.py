@@ -149,8 +149,11 @@ def _query_encoder(
     texts and their vectors (texts without a word are left out)."""
     start = time.perf_counter()
     base = cached_token_vectors(data_dir, encoder, progress=progress)
-    keep = [i for i, t in enumerate(texts) if t.strip()] or list(range(len(texts)))
-    query = StaticQueryEncoder.fit(base, [texts[i] for i in keep], vectors[keep])
+    keep = [i for i, t in enumerate(texts) if t.strip()]
+    if keep and len(keep) < len(texts):  # copies only when some text has no word
+        query = StaticQueryEncoder.fit(base, [texts[i] for i in keep], vectors[keep])
+    else:
+        query = StaticQueryEncoder.fit(base, texts, vectors)
     if progress:
         progress(f"query encoder fitted in {time.perf_counter() - start:.1f} s", len(keep), len(keep))
     return query

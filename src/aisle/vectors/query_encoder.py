@@ -36,6 +36,11 @@ from aisle.vectors.text_encoder import DIMENSION, ENCODER_ID, TextEncoder, model
 QUERY_TOKENS = "query_tokens.npy"
 TOKEN_STATES = f"token-states-{ENCODER_ID}.npy"  # the unfitted token table, under ``data_dir / "models"``
 RIDGE = 1.0
+FIT_ROWS = 16_384
+"""Texts whose static vectors :meth:`StaticQueryEncoder.fit` holds at once. It held every text's, as a
+list of arrays, stacked, then in float64, beside the vectors in float64: with the caller's copies, the
+text vector build of 1M products peaked at 11.9 GiB (issue 42's bench_scale). Measured on 200k texts:
+the fit added 969 MiB to the peak before, nothing measurable now."""
 UNKNOWN_TOKEN = 100  # [UNK] in MiniLM's vocabulary: the vector of a text with no token at all
 
 Progress = Callable[[str, int, int], None]
@@ -112,7 +117,7 @@ class StaticQueryEncoder:
     def fit(cls, base: np.ndarray, texts: Sequence[str], vectors: np.ndarray) -> StaticQueryEncoder:
         """Fit the map from the static vectors of ``texts`` (a tenant's product texts) to their MiniLM
         ``vectors`` (float32, (len(texts), 384), unit rows), and fold it into the token table ``base``
-        (:func:`token_vectors`). A few seconds for 55k texts.
+        (:func:`token_vectors`). A few seconds for 55k texts; memory: :data:`FIT_ROWS` texts at a time.
 
         Raises:
             ValueError: no text, or ``vectors`` of another shape.
@@ -120,9 +125,13 @@ class StaticQueryEncoder:
         if not len(texts) or vectors.shape != (len(texts), DIMENSION):
             raise ValueError(f"need one {DIMENSION}-d vector per text, got {vectors.shape} for {len(texts)}")
         unmapped = cls(base)
-        static = np.stack([unmapped.encode(t) for t in texts]).astype(np.float64)
         prior = RIDGE * np.eye(DIMENSION)  # shrunk towards the identity: the unmapped table
-        weights = np.linalg.solve(static.T @ static + prior, static.T @ vectors.astype(np.float64) + prior)
+        gram, cross = prior.copy(), prior.copy()  # S'S + I and S'F + I, summed FIT_ROWS texts at a time
+        for lo in range(0, len(texts), FIT_ROWS):
+            static = np.stack([unmapped.encode(t) for t in texts[lo : lo + FIT_ROWS]]).astype(np.float64)
+            gram += static.T @ static
+            cross += static.T @ np.asarray(vectors[lo : lo + FIT_ROWS], dtype=np.float64)
+        weights = np.linalg.solve(gram, cross)
         return cls((base.astype(np.float64) @ weights).astype(np.float16))
 
     @classmethod

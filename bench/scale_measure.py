@@ -59,32 +59,33 @@ def generate(products: int, seed: int, out: Path, data_dir: Path, env: dict[str,
     Raises:
         RuntimeError: the command failed (its output given).
     """
-    cmd = [
-        sys.executable,
-        "-m",
-        "aisle.cli",
-        "demo",
-        "scale",
-        "--tenant",
-        "scale",
-        "--products",
-        str(products),
-    ]
-    cmd += ["--seed", str(seed), "--out", str(out), "--data-dir", str(data_dir)]
+    args = ["demo", "scale", "--tenant", "scale", "--products", str(products), "--seed", str(seed)]
+    wall, peak, output = run_cli([*args, "--out", str(out), "--data-dir", str(data_dir)], env)
+    seconds = [float(m) for m in re.findall(r"products.*?, ([\d.]+)s\s*$", output, re.M)]
+    generate_s, import_s = (seconds + [float("nan")] * 2)[:2]
+    return Generated(wall, generate_s, import_s, peak, output)
+
+
+def run_cli(args: list[str], env: dict[str, str]) -> tuple[float, float, str]:
+    """``python -m aisle.cli ARGS`` as a child with ``env`` added: (wall s, its own peak RSS MiB from
+    ``wait4``, not every child's maximum, its output).
+
+    Raises:
+        RuntimeError: the command failed (the end of its output given).
+    """
+    cmd = [sys.executable, "-m", "aisle.cli", *args]
     start = time.perf_counter()
     proc = subprocess.Popen(
         cmd, env={**os.environ, **env}, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
     )
     assert proc.stdout is not None
     output = proc.stdout.read()  # the child's whole output (progress lines are short)
-    _, status, usage = os.wait4(proc.pid, 0)  # this child's own rusage, not every child's maximum
+    _, status, usage = os.wait4(proc.pid, 0)
     proc.returncode = os.waitstatus_to_exitcode(status)
     wall = time.perf_counter() - start
     if proc.returncode != 0:
-        raise RuntimeError(f"aisle demo scale failed ({proc.returncode}): {output[-1500:]}")
-    seconds = [float(m) for m in re.findall(r"products.*?, ([\d.]+)s\s*$", output, re.M)]
-    generate_s, import_s = (seconds + [float("nan")] * 2)[:2]
-    return Generated(wall, generate_s, import_s, usage.ru_maxrss / 1024, output)
+        raise RuntimeError(f"aisle {' '.join(args)} failed ({proc.returncode}): {output[-1500:]}")
+    return wall, usage.ru_maxrss / 1024, output
 
 
 def typesense_docs(catalog: Path) -> list[dict[str, Any]]:

@@ -22,15 +22,13 @@ Typesense figure):
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
-import sys
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+
+from bench.scale_measure import run_cli
 
 RECALL_QUERIES = 500
 K = 20
@@ -60,7 +58,7 @@ def build(tenant: str, env: dict[str, str]) -> tuple[float, float, float, str]:
     Raises:
         RuntimeError: the command failed (its output given).
     """
-    wall, peak, output = _child(["vectors", "build", tenant], env)
+    wall, peak, output = run_cli(["vectors", "build", tenant], env)
     rates = re.findall(r"embedded \d+ texts at (\d+)/s", output)
     return wall, float(rates[-1]) if rates else float("nan"), peak, output
 
@@ -68,25 +66,8 @@ def build(tenant: str, env: dict[str, str]) -> tuple[float, float, float, str]:
 def train_similar(tenant: str, env: dict[str, str]) -> tuple[float, float]:
     """Run ``aisle train SIMILAR_ITEMS --tenant TENANT`` (from the text vectors just built): (wall s,
     peak RSS MiB). Raises RuntimeError (the command failed)."""
-    wall, peak, _ = _child(["train", "SIMILAR_ITEMS", "--tenant", tenant], env)
+    wall, peak, _ = run_cli(["train", "SIMILAR_ITEMS", "--tenant", tenant], env)
     return wall, peak
-
-
-def _child(args: list[str], env: dict[str, str]) -> tuple[float, float, str]:
-    """``python -m aisle.cli ARGS``: (wall s, its own peak RSS MiB from ``wait4``, its output)."""
-    cmd = [sys.executable, "-m", "aisle.cli", *args]
-    start = time.perf_counter()
-    proc = subprocess.Popen(
-        cmd, env={**os.environ, **env}, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
-    )
-    assert proc.stdout is not None
-    output = proc.stdout.read()
-    _, status, usage = os.wait4(proc.pid, 0)
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    wall = time.perf_counter() - start
-    if proc.returncode != 0:
-        raise RuntimeError(f"aisle {' '.join(args)} failed ({proc.returncode}): {output[-1500:]}")
-    return wall, usage.ru_maxrss / 1024, output
 
 
 def exact_top(matrix: np.ndarray, queries: np.ndarray, k: int = K) -> np.ndarray:

@@ -27,6 +27,7 @@ shipped file's hash and onnxruntime's version, written atomically; deriving took
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib.util
 import logging
@@ -87,9 +88,10 @@ def default_models_dir() -> Path:
     return Path(cache) / "aisle" / "models"
 
 
+@functools.cache
 def derived_name() -> str:
     """The derived model's file name: the shipped file's hash and onnxruntime's version (another
-    version may quantise differently). Raises EncoderUnavailable."""
+    version may quantise differently); hashed once a process. Raises EncoderUnavailable."""
     import onnxruntime as ort
 
     digest = hashlib.sha256(model_files()[0].read_bytes()).hexdigest()[:16]

@@ -1,4 +1,5 @@
-"""An in-memory word-prefix index over suggestion keys, with typo-tolerant prefix expansion.
+"""A word-prefix index over suggestion keys, with typo-tolerant prefix expansion, built in memory or
+mapped from files written once per host (:meth:`PrefixIndex.save`, issue 42).
 
 Layout (built once per suggestion index; candidate ids are ``0..C-1``, in ranking order per type):
 
@@ -31,6 +32,8 @@ import numpy as np
 import numpy.typing as npt
 from rapidfuzz import process
 from rapidfuzz.distance import OSA
+
+from aisle.core.mapped import MappedStrings, MappedTables, TableWriter
 
 HEAVY = 2048
 HEAVY_KEEP = 256
@@ -66,17 +69,21 @@ class PrefixIndex:
     Args:
         keys: normalised texts, in id order.
         type_bounds: ``[b0, b1, ..., bT]``: type ``t`` owns ids ``b_t .. b_{t+1}-1``.
+
+    Built here, or mapped from files a process wrote (:meth:`save`, :meth:`mapped`): the same arrays
+    and string tables either way (:mod:`aisle.core.mapped`), so the workers of a host share one copy.
     """
 
     def __init__(self, keys: Sequence[str], type_bounds: Sequence[int]) -> None:
         self.type_bounds = np.asarray(type_bounds, dtype=np.int64)
         split = [k.split()[:MAX_WORDS] for k in keys]
-        self.vocab: list[str] = sorted({w for ws in split for w in ws})
-        word_id = {w: i for i, w in enumerate(self.vocab)}
+        vocab: list[str] = sorted({w for ws in split for w in ws})
+        word_id = {w: i for i, w in enumerate(vocab)}
         lengths = np.fromiter((len(ws) for ws in split), dtype=np.int64, count=len(split))
         flat_w = np.fromiter(
             (word_id[w] for ws in split for w in ws), dtype=np.int64, count=int(lengths.sum())
         )
+        del word_id
         flat_c = np.repeat(np.arange(len(split), dtype=np.int64), lengths)
         starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]) if len(split) else np.zeros(0, np.int64)
         column = np.arange(len(flat_w), dtype=np.int64) - np.repeat(starts, lengths)
@@ -86,13 +93,55 @@ class PrefixIndex:
         pairs = _unique_sorted(flat_w * max(1, len(split)) + flat_c)
         pair_w = pairs // max(1, len(split))
         self.postings: IdArray = (pairs % max(1, len(split))).astype(np.int32)
-        counts = np.bincount(pair_w, minlength=len(self.vocab))
+        counts = np.bincount(pair_w, minlength=len(vocab))
         self.offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
-        self.heavy: dict[str, IdArray] = {}
-        self._build_heavy()
-        self.pools: dict[tuple[str, int], list[str]] = {}
-        self._build_pools()
+        self.vocab: Sequence[str] = vocab
+        self.heavy: dict[str, IdArray] = self._build_heavy(vocab)
+        pools = _build_pools(vocab)
+        self.vocab = MappedStrings.of(vocab)  # what the mapped index holds: one layout either way
+        self._pools = MappedStrings.of(p for members in pools.values() for p in members)
+        self._pool_ranges = _ranges(pools)
         self._fuzzy_memo: dict[tuple[str, int], WordMatch] = {}
+
+    @classmethod
+    def mapped(cls, tables: MappedTables, name: str = "prefix") -> PrefixIndex:
+        """The index :meth:`save` wrote under ``name`` into ``tables``, mapped (the heavy heads' dict of
+        views and the pool ranges are the only parts built in memory)."""
+        self = cls.__new__(cls)
+        meta = tables.meta[name]
+        self.type_bounds = np.asarray(meta["type_bounds"], dtype=np.int64)
+        self.words = tables.array(f"{name}.words")
+        self.postings = tables.array(f"{name}.postings")
+        self.offsets = tables.array(f"{name}.offsets")
+        self.vocab = tables.strings(f"{name}.vocab")
+        heavy_ptr, heavy_ids = tables.array(f"{name}.heavy_ptr"), tables.array(f"{name}.heavy_ids")
+        self.heavy = {
+            key: heavy_ids[heavy_ptr[i] : heavy_ptr[i + 1]]
+            for i, key in enumerate(tables.strings(f"{name}.heavy_keys"))
+        }
+        self._pools = tables.strings(f"{name}.pools")
+        self._pool_ranges = {(k[0], int(k[1:])): (lo, hi) for k, (lo, hi) in meta["pools"].items()}
+        self._fuzzy_memo = {}
+        return self
+
+    def save(self, writer: TableWriter, name: str = "prefix") -> None:
+        """Write this index under ``name`` (what :meth:`mapped` reads)."""
+        keys = sorted(self.heavy)
+        heavy_ptr = np.zeros(len(keys) + 1, dtype=np.int64)
+        heavy_ptr[1:] = np.cumsum([len(self.heavy[k]) for k in keys], dtype=np.int64)
+        parts = [self.heavy[k] for k in keys]
+        writer.array(f"{name}.words", self.words)
+        writer.array(f"{name}.postings", self.postings)
+        writer.array(f"{name}.offsets", self.offsets)
+        writer.strings(f"{name}.vocab", self.vocab)
+        writer.strings(f"{name}.heavy_keys", keys)
+        writer.array(f"{name}.heavy_ptr", heavy_ptr)
+        writer.array(f"{name}.heavy_ids", np.concatenate(parts) if parts else np.zeros(0, np.int32))
+        writer.strings(f"{name}.pools", self._pools)
+        writer.meta[name] = {
+            "type_bounds": self.type_bounds.tolist(),
+            "pools": {f"{k[0]}{k[1]}": list(v) for k, v in self._pool_ranges.items()},
+        }
 
     # -- build ---------------------------------------------------------------------------------
 
@@ -102,7 +151,8 @@ class PrefixIndex:
         parts = [ids[cuts[t] : min(cuts[t + 1], cuts[t] + keep)] for t in range(len(cuts) - 1)]
         return np.concatenate(parts) if parts else ids
 
-    def _build_heavy(self) -> None:
+    def _build_heavy(self, vocab: list[str]) -> dict[str, IdArray]:
+        heavy: dict[str, IdArray] = {}
         # Breadth first: only the children of a heavy prefix can be heavy.
         frontier = [""]
         while frontier:
@@ -110,23 +160,21 @@ class PrefixIndex:
             for parent in frontier:
                 lo, hi = self.range(parent)
                 depth = len(parent)
-                children = sorted({w[depth] for w in self.vocab[lo:hi] if len(w) > depth})
+                children = sorted({w[depth] for w in vocab[lo:hi] if len(w) > depth})
                 for ch in children:
                     prefix = parent + ch
                     clo, chi = self.range(prefix, lo, hi)
                     if self.offsets[chi] - self.offsets[clo] > HEAVY:
                         ids = _unique_sorted(self.postings[self.offsets[clo] : self.offsets[chi]])
-                        self.heavy[prefix] = self._top_per_type(ids, HEAVY_KEEP)
+                        heavy[prefix] = self._top_per_type(ids, HEAVY_KEEP)
                         nxt.append(prefix)
             frontier = nxt
+        return heavy
 
-    def _build_pools(self) -> None:
-        seen: set[str] = set()
-        for w in self.vocab:
-            for n in range(2, min(len(w), MAX_POOL_LENGTH) + 1):
-                seen.add(w[:n])
-        for p in sorted(seen):
-            self.pools.setdefault((p[0], len(p)), []).append(p)
+    def pool(self, letter: str, length: int) -> list[str]:
+        """The distinct word prefixes of ``length`` letters starting with ``letter``, sorted."""
+        found = self._pool_ranges.get((letter, length))
+        return self._pools[found[0] : found[1]] if found else []
 
     # -- lookups -------------------------------------------------------------------------------
 
@@ -157,7 +205,7 @@ class PrefixIndex:
         word = word[:MAX_POOL_LENGTH]
         prefixes = {word}
         for n in range(max(2, len(word) - distance), len(word) + distance + 1):
-            pool = self.pools.get((word[0], n))
+            pool = self.pool(word[0], n)
             if pool:
                 for match, _, _ in process.extract(
                     word, pool, scorer=OSA.distance, score_cutoff=distance, limit=None
@@ -207,3 +255,25 @@ class PrefixIndex:
                 ids, rows = ids[keep], rows[keep]
         first = self.word_mask(matches[0])[rows[:, 0]]
         return ids, first
+
+
+def _build_pools(vocab: list[str]) -> dict[tuple[str, int], list[str]]:
+    """The distinct prefixes of 2 to :data:`MAX_POOL_LENGTH` letters of ``vocab``'s words, by (first
+    letter, length), each pool sorted; the pools in key order."""
+    seen: set[str] = set()
+    for w in vocab:
+        for n in range(2, min(len(w), MAX_POOL_LENGTH) + 1):
+            seen.add(w[:n])
+    pools: dict[tuple[str, int], list[str]] = {}
+    for p in sorted(seen):
+        pools.setdefault((p[0], len(p)), []).append(p)
+    return dict(sorted(pools.items()))
+
+
+def _ranges(pools: dict[tuple[str, int], list[str]]) -> dict[tuple[str, int], tuple[int, int]]:
+    """Each pool's ``[start, end)`` when the pools are laid end to end in ``pools``' order."""
+    ranges, start = {}, 0
+    for key, members in pools.items():
+        ranges[key] = (start, start + len(members))
+        start += len(members)
+    return ranges

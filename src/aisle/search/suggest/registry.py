@@ -7,16 +7,23 @@ other requests for it keep getting the previous one, so a rebuild never stalls t
 The checked catalog candidates (brands, categories, product names: the slow part, seconds on 50,000
 products) are cached on local disk under ``<data_dir>/suggest/<tenant>/<digest>.parquet``, keyed by
 catalog version, attribute configuration, enabled types, stop words and the output of ``normalize``: a
-restart, a new query log or a new boost reuses them.
+restart, a new query log or a new boost reuses them. The suggester itself (texts, scores and prefix
+index) is written once per host as mapped tables, ``<data_dir>/suggest/<tenant>/<digest>.tables``
+(:mod:`aisle.core.mapped`), keyed by everything it is built from: one process builds it under a file
+lock while the host's others wait, and all of them map the same files (issue 42).
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import logging
 import os
+import shutil
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,6 +33,7 @@ from aisle.catalog.store import CatalogStore
 from aisle.core.errors import AisleError
 from aisle.core.memory import release_freed_memory
 from aisle.core.tenancy import TenantConfig, Tenants
+from aisle.core.tenant_config import AutocompleteConfiguration, TypoConfig
 from aisle.search.index.reader import TenantIndex
 from aisle.search.indexes import IndexRegistry
 from aisle.search.normalize import normalize
@@ -123,9 +131,8 @@ class SuggesterRegistry:
             return entry.suggester
         index = self.indexes.get(tenant)
         logs = QueryLogStore(self.tenants.scope(tenant))
-        key = (
+        key = (  # the version, not the snapshot: catalog candidates come from the version's products
             index.version,
-            id(index),
             logs.current_version(),
             config.autocomplete.model_dump_json(),
             config.global_.stages.typo.model_dump_json(),
@@ -141,40 +148,72 @@ class SuggesterRegistry:
             current = self._entries.get(tenant)
             if current is not None and current.key == key:
                 return current.suggester
-            start = time.perf_counter()
-            stop = config.global_.stop_words
-            found = self._catalog_candidates(tenant, index, config)
-            if "query" in enabled_types(config.autocomplete):
-                found += checked(index, query_candidates(logs.load()), stop)
-            suggester = Suggester(
-                deduplicate(found),
-                config.autocomplete,
-                config.global_.stages.typo,
-                time.perf_counter() - start,
-            )
-            log.info(
-                "suggestions for %s: %d candidates in %.2f s", tenant, len(suggester), suggester.build_seconds
-            )
+            suggester = self._shared(tenant, index, config, logs, key)
             self._entries[tenant] = _Entry(time.monotonic(), key, config, suggester)
             release_freed_memory()  # the build's temporary lists and frames, back to the system
             return suggester
         finally:
             lock.release()
 
-    def _catalog_candidates(self, tenant: str, index: TenantIndex, config: TenantConfig) -> list[Candidate]:
-        """Checked brand, category and product candidates, from the disk cache when present."""
-        enabled = enabled_types(config.autocomplete) - {"query"}
-        stop = config.global_.stop_words
-        ident = repr(
+    def _shared(
+        self,
+        tenant: str,
+        index: TenantIndex,
+        config: TenantConfig,
+        logs: QueryLogStore,
+        key: tuple[object, ...],
+    ) -> Suggester:
+        """The suggester of ``key``, mapped from its tables under ``<data dir>/suggest/<tenant>/``: built
+        and written first by the one process of the host that takes the folder's lock, while the others
+        wait and then map what it wrote, so a host holds one copy (issue 42: at 300,000 products a
+        suggester held 296 MiB in each worker). Kept in memory when the tables cannot be written."""
+        folder = Path(self.indexes.data_dir) / "suggest" / tenant
+        digest = hashlib.sha1(repr((self._catalog_ident(index, config), key)).encode()).hexdigest()[:20]
+        dest = folder / f"{digest}.tables"
+        ac, typo = config.autocomplete, config.global_.stages.typo
+        found = _mapped(dest, ac, typo)
+        if found is not None:
+            return found
+        folder.mkdir(parents=True, exist_ok=True)
+        with _host_lock(folder / ".build.lock"):
+            found = _mapped(dest, ac, typo)  # another process built it while this one waited
+            if found is not None:
+                return found
+            start = time.perf_counter()
+            candidates = self._catalog_candidates(tenant, index, config)
+            if "query" in enabled_types(ac):
+                candidates += checked(index, query_candidates(logs.load()), config.global_.stop_words)
+            built = Suggester(deduplicate(candidates), ac, typo, time.perf_counter() - start)
+            del candidates
+            log.info("suggestions for %s: %d candidates in %.2f s", tenant, len(built), built.build_seconds)
+            try:
+                built.save(dest)
+            except OSError as exc:
+                log.warning("suggestions of %s kept in memory, not shared (%s)", tenant, exc)
+                return built
+            for old in folder.glob("*.tables"):
+                if old != dest:
+                    shutil.rmtree(old, ignore_errors=True)  # a process mapping them keeps its pages
+        return _mapped(dest, ac, typo) or built
+
+    def _catalog_ident(self, index: TenantIndex, config: TenantConfig) -> str:
+        """What the catalog candidates depend on, as a string (their cache key)."""
+        return repr(
             (
                 CACHE_FORMAT,
                 normalize(NORMALIZE_PROBE),
                 index.version,
                 index.config.model_dump_json(),
-                sorted(enabled),
-                list(stop),
+                sorted(enabled_types(config.autocomplete) - {"query"}),
+                list(config.global_.stop_words),
             )
         )
+
+    def _catalog_candidates(self, tenant: str, index: TenantIndex, config: TenantConfig) -> list[Candidate]:
+        """Checked brand, category and product candidates, from the disk cache when present."""
+        enabled = enabled_types(config.autocomplete) - {"query"}
+        stop = config.global_.stop_words
+        ident = self._catalog_ident(index, config)
         folder = Path(self.indexes.data_dir) / "suggest" / tenant
         path = folder / (hashlib.sha1(ident.encode()).hexdigest()[:20] + ".parquet")
         if path.exists():
@@ -207,3 +246,23 @@ class SuggesterRegistry:
 
     def loaded(self) -> list[str]:
         return sorted(self._entries)
+
+
+def _mapped(dest: Path, autocomplete: AutocompleteConfiguration, typo: TypoConfig) -> Suggester | None:
+    """:meth:`Suggester.mapped`, None also when the files went meanwhile (a newer build removed them)."""
+    try:
+        return Suggester.mapped(dest, autocomplete, typo)
+    except (OSError, KeyError, ValueError) as exc:
+        log.warning("suggestion tables %s unreadable (%s): rebuilding", dest, exc)
+        return None
+
+
+@contextlib.contextmanager
+def _host_lock(path: Path) -> Iterator[None]:
+    """An exclusive ``flock`` on ``path`` (created when missing): one process of the host at a time."""
+    with path.open("a") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)

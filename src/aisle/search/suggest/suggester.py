@@ -14,11 +14,15 @@ smaller ``limit``).
 from __future__ import annotations
 
 import time
+from bisect import bisect_right
+from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import polars as pl
 
+from aisle.core.mapped import MappedStrings, MappedTables, write_tables
 from aisle.core.tenancy import TenantConfig
 from aisle.core.tenant_config import AutocompleteConfiguration, TypoConfig
 from aisle.search.index.reader import TenantIndex
@@ -93,8 +97,7 @@ class Suggester:
         self.typo = typo
         rank = {t: i for i, t in enumerate(TYPE_ORDER)}
         ordered = sorted(candidates, key=lambda c: (rank[c.type], -c.popularity, -c.hits, len(c.key), c.key))
-        self.texts = [c.text for c in ordered]
-        self.types: list[SuggestionType] = [c.type for c in ordered]
+        self.texts: Sequence[str] = MappedStrings.of(c.text for c in ordered)
         self.scores = ranking_scores(ordered, autocomplete)
         bounds = [0]
         for t in TYPE_ORDER:
@@ -102,6 +105,40 @@ class Suggester:
         self.bounds = bounds
         self.index = PrefixIndex([c.key for c in ordered], bounds)
         self.build_seconds = build_seconds
+
+    def save(self, dest: Path) -> None:
+        """Write this suggester's tables into directory ``dest`` (what :meth:`mapped` reads), at once or
+        not at all (:func:`~aisle.core.mapped.write_tables`). Raises OSError (disk full, read-only)."""
+        with write_tables(dest) as writer:
+            writer.strings("texts", self.texts)
+            writer.array("scores", self.scores)
+            self.index.save(writer)
+            writer.meta["bounds"] = self.bounds
+            writer.meta["build_seconds"] = self.build_seconds
+
+    @classmethod
+    def mapped(
+        cls, dest: Path, autocomplete: AutocompleteConfiguration, typo: TypoConfig
+    ) -> Suggester | None:
+        """The suggester :meth:`save` wrote into ``dest``, its tables mapped read-only (shared by the
+        processes of a host); None when ``dest`` holds no finished one. ``autocomplete`` and ``typo``
+        must be the settings it was built with (its scores depend on the types' boosts).
+        Raises OSError (unreadable files)."""
+        tables = MappedTables.open(dest)
+        if tables is None:
+            return None
+        self = cls.__new__(cls)
+        self.autocomplete, self.typo = autocomplete, typo
+        self.texts = tables.strings("texts")
+        self.scores = tables.array("scores")
+        self.bounds = list(tables.meta["bounds"])
+        self.index = PrefixIndex.mapped(tables)
+        self.build_seconds = float(tables.meta["build_seconds"])
+        return self
+
+    def type_of(self, cid: int) -> SuggestionType:
+        """The type of candidate ``cid`` (types own consecutive id ranges, in :data:`TYPE_ORDER`)."""
+        return TYPE_ORDER[bisect_right(self.bounds, cid) - 1]
 
     @classmethod
     def build(
@@ -196,4 +233,4 @@ class Suggester:
             ]
             picked += self._pick(fuzzy, quota, seen, 1)
         picked.sort()
-        return [Suggestion(self.texts[cid], self.types[cid]) for _, _, _, cid in picked[:wanted]]
+        return [Suggestion(self.texts[cid], self.type_of(cid)) for _, _, _, cid in picked[:wanted]]

@@ -30,7 +30,7 @@ def _segments(path: Path) -> list[int]:
 
 
 def _top(path: Path, catalog: Catalog, config: AttributeConfiguration) -> list[int]:
-    index = TenantIndex.open("t", path, catalog, config)
+    index = TenantIndex.open("t", path, catalog.version, lambda: catalog.products, config)
     query = index.index.parse_query("saw drill", ["s_title"])
     return index.ords(index.searcher.search(query, 100).hits)
 

@@ -92,7 +92,7 @@ def _same_rows(index: TenantIndex, products: pl.DataFrame, config: AttributeConf
     assert len(index.rows) == len(expected)
     for o, row in enumerate(expected):
         assert _typed(index.rows[o]) == _typed(row), o
-    assert index.product_ids() == [row["id"] for row in expected]
+    assert list(index.product_ids()) == [row["id"] for row in expected]
     assert all(index.ord_by_id[row["id"]] == o for o, row in enumerate(expected))
 
 

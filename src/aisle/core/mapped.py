@@ -20,6 +20,7 @@ processes writing the same directory keep the first.
 
 from __future__ import annotations
 
+import fcntl
 import itertools
 import mmap
 import os
@@ -156,3 +157,15 @@ class MappedTables:
         offsets = map_file(self.path / f"{name}.offsets")
         view = np.frombuffer(offsets, dtype="<i8") if offsets else np.zeros(1, dtype=np.int64)
         return MappedStrings(map_file(self.path / f"{name}.utf8"), view)
+
+
+@contextmanager
+def host_lock(path: Path) -> Iterator[None]:
+    """An exclusive ``flock`` on ``path`` (created when missing), released on leaving the block or when
+    the process dies: one process of the host at a time builds what the others then map."""
+    with path.open("a") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)

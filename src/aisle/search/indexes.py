@@ -48,7 +48,7 @@ from aisle.search.bulk_hold import BulkHolds
 from aisle.search.index.applier import Applier
 from aisle.search.index.live import LIVE_DIR, LiveIndex, remove_dead_copies
 from aisle.search.index.reader import TenantIndex
-from aisle.search.index.writer import ensure_index, index_dir, remove_old_indexes
+from aisle.search.index.writer import ensure_index, index_built, index_dir, remove_old_indexes
 from aisle.search.spelling import SpellingCorrector, add_query_log
 
 Progress = Callable[[str, int, int], None]
@@ -214,13 +214,14 @@ class IndexRegistry:
         self, tenant: str, config: TenantConfig, pointer: Pointer, progress: Progress | None
     ) -> _Open:
         """The index of the version ``pointer`` names, built if missing, with the log after it applied."""
-        scope = self.tenants.scope(tenant)
-        catalog = CatalogStore(scope).load(pointer.version)
-        path = index_dir(self.data_dir, tenant, catalog.version, config.attributes)
-        ensure_index(catalog, config.attributes, path, progress=progress)
-        index = TenantIndex.open(tenant, path, catalog, config.attributes, sequence=pointer.sequence)
+        scope, version, attrs = self.tenants.scope(tenant), pointer.version, config.attributes
+        path = index_dir(self.data_dir, tenant, version, attrs)
+        if not index_built(path):  # the catalog is read only to build what the host lacks
+            ensure_index(CatalogStore(scope).load(version), attrs, path, progress=progress)
+        products = _products_of(scope, version)
+        index = TenantIndex.open(tenant, path, version, products, attrs, sequence=pointer.sequence)
         self._add_query_log(tenant, index)
-        live = LiveIndex(index, path, self.live_dirs, _products_of(scope, catalog.version), self.applier)
+        live = LiveIndex(index, path, self.live_dirs, products, self.applier)
         index = live.apply(self._pending(tenant, pointer.sequence))
         release_freed_memory()  # opening (or building) freed hundreds of MB of temporaries
         return _Open(time.monotonic(), index, config.attributes, live)

@@ -6,8 +6,8 @@ Hits carry a catalog row number (``ord``); products are rendered from the rows h
 
 from __future__ import annotations
 
-import math
-from collections.abc import Iterator, Mapping, Sequence
+import logging
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -15,16 +15,24 @@ from typing import Any
 import polars as pl
 import tantivy
 
-from aisle.catalog.schema import PATH_SEP
-from aisle.catalog.store import Catalog
-from aisle.core.tenant_config import Attribute, AttributeConfiguration, AttributeRole, AttributeType
+from aisle.core.mapped import host_lock
+from aisle.core.tenant_config import Attribute, AttributeConfiguration, AttributeRole
 from aisle.search.attributes import AttributeDictionary, build_dictionary
 from aisle.search.index.fuzzy import FuzzyTerms
 from aisle.search.index.overlay import LiveRows
 from aisle.search.index.rows import ProductRows
-from aisle.search.index.schema import ANALYZER, build_analyzer, keyword_field, numeric_field
-from aisle.search.index.shared_rows import shared_rows
-from aisle.search.spelling import SpellingCorrector, catalog_vocabulary
+from aisle.search.index.schema import ANALYZER, build_analyzer, numeric_field
+from aisle.search.index.serving_tables import (
+    TABLES_DIR,
+    ServingTables,
+    load_serving_tables,
+    memory_tables,
+    write_serving_tables,
+)
+from aisle.search.index.shared_rows import ROWS_DIR, load_rows, shared_rows
+from aisle.search.spelling import SpellingCorrector
+
+log = logging.getLogger("aisle.search")
 
 SPEC_FIELDS = {  # spec "Search response": each product has id, title, price, brand, color, score
     AttributeRole.title: "title",
@@ -32,37 +40,6 @@ SPEC_FIELDS = {  # spec "Search response": each product has id, title, price, br
     AttributeRole.brand: "brand",
     AttributeRole.color: "color",
 }
-
-
-def _nice(x: float) -> float:
-    """Round to 1, 2 or 5 times a power of ten (for readable price buckets)."""
-    if x <= 0:
-        return 0.0
-    exp = math.floor(math.log10(x))
-    base = 10**exp
-    for m in (1, 2, 5, 10):
-        if x <= m * base:
-            return float(m * base)
-    return float(10 * base)
-
-
-def price_buckets(prices: pl.Series, buckets: int = 5) -> list[tuple[float | None, float | None]]:
-    """Range-facet boundaries at rounded quantiles of the catalog's prices: [(from, to), ...]."""
-    clean = prices.drop_nulls()
-    if clean.len() == 0:
-        return []
-    edges: list[float] = []
-    for q in range(1, buckets):
-        edge = _nice(float(clean.quantile(q / buckets) or 0.0))
-        if edge > 0 and (not edges or edge > edges[-1]):
-            edges.append(edge)
-    ranges: list[tuple[float | None, float | None]] = []
-    lo: float | None = None
-    for edge in edges:
-        ranges.append((lo, edge))
-        lo = edge
-    ranges.append((lo, None))
-    return ranges
 
 
 def row_sources(columns: Sequence[str], config: AttributeConfiguration) -> dict[str, str | None]:
@@ -147,60 +124,48 @@ class TenantIndex:
 
     @classmethod
     def open(
-        cls, tenant: str, path: Path, catalog: Catalog, config: AttributeConfiguration, *, sequence: int = 0
+        cls,
+        tenant: str,
+        path: Path,
+        version: str,
+        products: Callable[[], pl.DataFrame],
+        config: AttributeConfiguration,
+        *,
+        sequence: int = 0,
     ) -> TenantIndex:
-        """The index at ``path`` of ``catalog`` (its rows built here), reflecting change-log ``sequence``."""
+        """The index at ``path`` of catalog ``version`` under ``config``, reflecting change-log
+        ``sequence``. Its rows and serving tables are mapped from files beside the index
+        (:mod:`~aisle.search.index.shared_rows`, :mod:`~aisle.search.index.serving_tables`), written
+        first under the host's lock by the process that finds them missing; only that one calls
+        ``products`` (the version's catalog frame, read when called).
+
+        Raises:
+            OSError: the index cannot be read.
+        """
         index = tantivy.Index.open(str(path))
         analyzer = build_analyzer()
         index.register_tokenizer(ANALYZER, analyzer)
         index.reload()
-        products = catalog.products
-        ids: list[str] = products["id"].to_list()
-        rows = shared_rows(path, lambda: product_rows(products, config))  # one copy per host
-        keyword_values: dict[str, dict[str, list[str]]] = {}
-        for attr in config.attributes:
-            if keyword_field(attr) and attr.name in products.columns:
-                values = set(products[attr.name].drop_nulls().unique().to_list())
-                if attr.type is AttributeType.category_path:
-                    for v in list(values):
-                        parts = v.split(PATH_SEP)
-                        values.update(PATH_SEP.join(parts[:level]) for level in range(1, len(parts)))
-                lookup: dict[str, list[str]] = {}
-                for v in sorted(values):
-                    lookup.setdefault(v.lower(), []).append(v)
-                keyword_values[attr.name] = lookup
-        price_attr = config.by_role(AttributeRole.price)
-        ranges = (
-            price_buckets(products[price_attr.name])
-            if price_attr is not None and price_attr.name in products.columns
-            else []
-        )
-        texts = [products[a.name] for a in config.attributes if a.searchable and a.name in products.columns]
-        searchable: list[Any] = list(texts)
-        value_counts = {
-            a.name: dict(products[a.name].drop_nulls().value_counts().iter_rows())
-            for a in config.attributes
-            if a.extractable and a.name in products.columns
-        }
-        dictionary = build_dictionary(config, value_counts, lambda text: list(analyzer.analyze(text)))
+        rows, tables = _shared_tables(path, products, config)
+        dictionary = build_dictionary(config, tables.value_counts, lambda text: list(analyzer.analyze(text)))
         return cls(
             tenant=tenant,
-            version=catalog.version,
+            version=version,
             config=config,
             index=index,
             searcher=index.searcher(),
             schema=index.schema,
             analyzer=analyzer,
             rows=rows,
-            ids=ids,
-            ord_by_id={pid: i for i, pid in enumerate(ids)},
-            keyword_values=keyword_values,
-            speller=SpellingCorrector(catalog_vocabulary(texts)),
+            ids=tables.ids,
+            ord_by_id=tables.ord_by_id,
+            keyword_values=tables.keyword_values,
+            speller=SpellingCorrector(tables.vocabulary),
             dictionary=dictionary,
-            price_ranges=ranges,
-            searchable=searchable,
+            price_ranges=tables.price_ranges,
+            searchable=list(tables.searchable),
             sequence=sequence,
-            lineage=f"{catalog.version}@{path}",
+            lineage=f"{version}@{path}",
         )
 
     def analyze(self, text: str) -> list[str]:
@@ -246,6 +211,38 @@ class TenantIndex:
         (:class:`~aisle.vectors.search.CatalogRows`): named by ``lineage``, so a mapping kept per name
         is extended, never reused, as rows are appended."""
         return CatalogRowsOf(self.lineage or self.version, self.ids)
+
+
+def _shared_tables(
+    path: Path, products: Callable[[], pl.DataFrame], config: AttributeConfiguration
+) -> tuple[ProductRows, ServingTables]:
+    """The rows and serving tables of the index at ``path``, mapped; written first (one process of the
+    host at a time, the others waiting for its files) when missing. Where they cannot be written they
+    are served from this process's memory."""
+    rows = load_rows(path / ROWS_DIR)
+    tables = load_serving_tables(path / TABLES_DIR)
+    if rows is not None and tables is not None:
+        return rows, tables
+    with host_lock(path / ".serving.lock"):
+        frame: pl.DataFrame | None = None
+
+        def catalog() -> pl.DataFrame:
+            nonlocal frame
+            if frame is None:
+                frame = products()
+            return frame
+
+        rows = shared_rows(path, lambda: product_rows(catalog(), config))
+        tables = load_serving_tables(path / TABLES_DIR)
+        if tables is None:
+            try:
+                write_serving_tables(path / TABLES_DIR, catalog(), config)
+                tables = load_serving_tables(path / TABLES_DIR)
+            except OSError as exc:
+                log.warning("serving tables of %s kept in memory, not shared (%s)", path, exc)
+            if tables is None:
+                tables = memory_tables(catalog(), config)
+    return rows, tables
 
 
 @dataclass(frozen=True)

@@ -45,6 +45,11 @@ def index_dir(data_dir: Path, tenant: str, version: str, config: AttributeConfig
     return Path(data_dir) / "indexes" / tenant / f"{version}-{digest}"
 
 
+def index_built(dest: Path) -> bool:
+    """Whether ``dest`` holds a finished index (its ``CATALOG_VERSION`` marker is written last)."""
+    return (Path(dest) / "CATALOG_VERSION").exists()
+
+
 def ensure_index(
     catalog: Catalog, config: AttributeConfiguration, dest: Path, *, progress: Progress | None = None
 ) -> Path:
@@ -53,13 +58,13 @@ def ensure_index(
     parent), so after a compaction the second search worker waits for the first's index (seconds)
     instead of building its own copy alongside it on the same cores. Returns ``dest``."""
     dest = Path(dest)
-    if (dest / "CATALOG_VERSION").exists():
+    if index_built(dest):
         return dest
     dest.parent.mkdir(parents=True, exist_ok=True)
     folder = os.open(dest.parent, os.O_RDONLY)
     try:
         fcntl.flock(folder, fcntl.LOCK_EX)  # released when closed, or when its process dies
-        if not (dest / "CATALOG_VERSION").exists():
+        if not index_built(dest):
             build_index(catalog, config, dest, progress=progress)
     finally:
         os.close(folder)

@@ -15,15 +15,12 @@ lock while the host's others wait, and all of them map the same files (issue 42)
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import hashlib
 import logging
 import os
 import shutil
 import threading
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -31,6 +28,7 @@ import polars as pl
 
 from aisle.catalog.store import CatalogStore
 from aisle.core.errors import AisleError
+from aisle.core.mapped import host_lock
 from aisle.core.memory import release_freed_memory
 from aisle.core.tenancy import TenantConfig, Tenants
 from aisle.core.tenant_config import AutocompleteConfiguration, TypoConfig
@@ -175,7 +173,7 @@ class SuggesterRegistry:
         if found is not None:
             return found
         folder.mkdir(parents=True, exist_ok=True)
-        with _host_lock(folder / ".build.lock"):
+        with host_lock(folder / ".build.lock"):
             found = _mapped(dest, ac, typo)  # another process built it while this one waited
             if found is not None:
                 return found
@@ -255,14 +253,3 @@ def _mapped(dest: Path, autocomplete: AutocompleteConfiguration, typo: TypoConfi
     except (OSError, KeyError, ValueError) as exc:
         log.warning("suggestion tables %s unreadable (%s): rebuilding", dest, exc)
         return None
-
-
-@contextlib.contextmanager
-def _host_lock(path: Path) -> Iterator[None]:
-    """An exclusive ``flock`` on ``path`` (created when missing): one process of the host at a time."""
-    with path.open("a") as fh:
-        fcntl.flock(fh, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(fh, fcntl.LOCK_UN)

@@ -33,6 +33,9 @@ IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 # a test process opens hundreds of indexes and apps: a full collection at each would cost minutes, and
 # tests/core/test_memory.py checks the freeze itself
 os.environ.setdefault("AISLE_GC_FREEZE", "false")
+# builds in the search process itself: a child interpreter per index a test opens would cost seconds
+# each; tests/search/test_build_child.py runs the children
+os.environ.setdefault("AISLE_SEARCH_BUILDS", "thread")
 SHARED_DATA = Path(
     os.environ.get("AISLE_SHARED_DATA", Path(__file__).resolve().parents[1] / ".." / "shared" / "data")
 )

@@ -20,7 +20,8 @@ from tests.architecture.test_layers import SRC, _graph
 LAYERS: list[set[str]] = [
     {"model", "hits", "normalize"},  # the response's shapes, result rows, text normalisation
     {"synonyms", "spelling", "attributes", "paging", "querylog"},  # what reading a query draws on
-    {"index", "bulk_hold"},  # the tantivy index: schema, writer, reader; when a large import waits for one
+    {"index", "bulk_hold", "child_builds"},  # the tantivy index; when a large import waits; build children
+    {"opening"},  # a catalog version's index opened, what the host lacks built first
     {"query", "indexes"},  # the request value and the query helpers; the open indexes
     {"filter_rows", "rules", "external", "follower"},  # filters as rows, rules, external search; the log
     {"context", "experiments"},  # what one search carries through the stages; an A/B variant's arm
@@ -29,7 +30,7 @@ LAYERS: list[set[str]] = [
     {"pipeline"},  # the stages run in order
     {"semantic", "browse", "experiment_promotion"},  # vector results; catalog browsing; A/B promotion
     {"engine"},  # the front door
-    {"evaluation"},  # offline: NDCG on judgments
+    {"evaluation", "build_child"},  # offline: NDCG on judgments; a build child's entry point
     {"training"},  # offline: fitting the learned ranker
 ]
 """``aisle.search``'s parts, lowest layer first."""
@@ -82,6 +83,6 @@ def test_the_search_checker_sees_an_upward_import(tmp_path: Path) -> None:
         "aisle.search.stages.rules": {"aisle.search.rules.book", "aisle.search.stages.filters"},
     }
     assert upward_imports(graph) == [
-        "aisle.search.ranking.features -> aisle.search.suggest.registry (layer 6 ranking -> 6 suggest)",
-        "aisle.search.rules.book -> aisle.search.stages.understand (layer 4 rules -> 7 stages)",
+        "aisle.search.ranking.features -> aisle.search.suggest.registry (layer 7 ranking -> 7 suggest)",
+        "aisle.search.rules.book -> aisle.search.stages.understand (layer 5 rules -> 8 stages)",
     ]

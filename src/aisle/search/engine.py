@@ -107,7 +107,7 @@ class SearchEngine:
             rules=rules, vectors=vectors, filter_rows=self.filter_rows, rankers=rankers, external=external
         )
         self.pipeline = SearchPipeline(stages, budget_s=budget_s)
-        self.suggesters = SuggesterRegistry(tenants, indexes, check_every=SUGGEST_CHECK_EVERY_S)
+        self.suggesters = SuggesterRegistry(tenants, indexes, SUGGEST_CHECK_EVERY_S, builds=indexes.builds)
         self.rules = rules
         self.arms = arms
         self._image_encoder: ImageEncoder | None = None

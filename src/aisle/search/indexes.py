@@ -36,20 +36,18 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-import polars as pl
-
 from aisle.catalog.changes import ChangeLog, Entry, Head
 from aisle.catalog.store import CatalogNotFound, CatalogStore, Pointer
 from aisle.core.config import Settings
 from aisle.core.memory import freeze_heap, release_freed_memory
-from aisle.core.storage import BlobStore
 from aisle.core.tenancy import TenantConfig, Tenants
 from aisle.search.bulk_hold import BulkHolds
+from aisle.search.child_builds import ChildBuilds
 from aisle.search.index.applier import Applier
 from aisle.search.index.live import LIVE_DIR, LiveIndex, remove_dead_copies
 from aisle.search.index.reader import TenantIndex
-from aisle.search.index.writer import ensure_index, index_built, index_dir, remove_old_indexes
-from aisle.search.spelling import SpellingCorrector, add_query_log
+from aisle.search.index.writer import remove_old_indexes
+from aisle.search.opening import open_version
 
 Progress = Callable[[str, int, int], None]
 log = logging.getLogger("aisle.search")
@@ -85,10 +83,12 @@ class IndexRegistry:
         holds: BulkHolds | None = None,
         applier: Applier | None = None,
         freeze: bool = False,
+        builds: ChildBuilds | None = None,
     ) -> None:
         self.tenants = tenants
         self.freeze = freeze  # the heap after serving a new index (aisle.core.memory.freeze_heap)
         self.applier = applier  # the child process writing index copies (None: the applying thread)
+        self.builds = builds  # where a missing version's index is built (None: here; aisle.search.opening)
         self.holds = holds
         """Large imports served by the next version's index instead of applied (:mod:`.bulk_hold`)."""
         self.background = background
@@ -128,6 +128,9 @@ class IndexRegistry:
             holds=BulkHolds(tenants, settings.catalog_rebuild_share),
             applier=Applier(settings.storage_url) if settings.catalog_applier == "process" else None,
             freeze=settings.gc_freeze,
+            builds=ChildBuilds(settings.storage_url, settings.data_dir)
+            if settings.search_builds == "process"
+            else None,
         )
 
     def entry_count(self) -> int:
@@ -214,13 +217,10 @@ class IndexRegistry:
         self, tenant: str, config: TenantConfig, pointer: Pointer, progress: Progress | None
     ) -> _Open:
         """The index of the version ``pointer`` names, built if missing, with the log after it applied."""
-        scope, version, attrs = self.tenants.scope(tenant), pointer.version, config.attributes
-        path = index_dir(self.data_dir, tenant, version, attrs)
-        if not index_built(path):  # the catalog is read only to build what the host lacks
-            ensure_index(CatalogStore(scope).load(version), attrs, path, progress=progress)
-        products = _products_of(scope, version)
-        index = TenantIndex.open(tenant, path, version, products, attrs, sequence=pointer.sequence)
-        self._add_query_log(tenant, index)
+        index, path, products = open_version(
+            self.tenants, self.data_dir, tenant, pointer.version, config.attributes,
+            sequence=pointer.sequence, builds=self.builds, progress=progress,
+        )  # fmt: skip
         live = LiveIndex(index, path, self.live_dirs, products, self.applier)
         index = live.apply(self._pending(tenant, pointer.sequence))
         release_freed_memory()  # opening (or building) freed hundreds of MB of temporaries
@@ -323,14 +323,6 @@ class IndexRegistry:
             except Exception:
                 log.exception("warming %s's index failed", index.tenant)
 
-    def _add_query_log(self, tenant: str, index: TenantIndex) -> None:
-        """Weight the speller's catalog words by the tenant's query log, when it has one."""
-        from aisle.search.querylog import QueryLogStore
-
-        log = QueryLogStore(self.tenants.scope(tenant)).load()
-        if log.height:
-            index.speller = SpellingCorrector(add_query_log(index.speller.vocabulary, log))
-
     def serving_version(self, tenant: str) -> str | None:
         """The catalog version this process serves for ``tenant``: its open index's, else the current
         one in storage (None: no catalog). Raises StorageUnavailable (503)."""
@@ -392,9 +384,3 @@ class IndexRegistry:
             live.close()
         if self.applier is not None:
             self.applier.close()
-
-
-def _products_of(scope: BlobStore, version: str) -> Callable[[], pl.DataFrame]:
-    """The products of catalog ``version``, read when called (a live index needs them only once the log
-    moves; nothing holds them before)."""
-    return lambda: CatalogStore(scope).load(version).products

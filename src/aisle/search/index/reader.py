@@ -15,7 +15,7 @@ from typing import Any
 import polars as pl
 import tantivy
 
-from aisle.core.mapped import host_lock
+from aisle.core.mapped import DONE, host_lock
 from aisle.core.tenant_config import Attribute, AttributeConfiguration, AttributeRole
 from aisle.search.attributes import AttributeDictionary, build_dictionary
 from aisle.search.index.fuzzy import FuzzyTerms
@@ -211,6 +211,11 @@ class TenantIndex:
         (:class:`~aisle.vectors.search.CatalogRows`): named by ``lineage``, so a mapping kept per name
         is extended, never reused, as rows are appended."""
         return CatalogRowsOf(self.lineage or self.version, self.ids)
+
+
+def tables_ready(path: Path) -> bool:
+    """Whether the rows and serving tables beside the index at ``path`` are written (nothing to build)."""
+    return (path / ROWS_DIR / DONE).exists() and (path / TABLES_DIR / DONE).exists()
 
 
 def _shared_tables(

@@ -26,15 +26,17 @@ from pathlib import Path
 
 import polars as pl
 
-from aisle.catalog.store import CatalogStore
+from aisle.catalog.store import CatalogNotFound, CatalogStore
 from aisle.core.errors import AisleError
 from aisle.core.mapped import host_lock
 from aisle.core.memory import release_freed_memory
 from aisle.core.tenancy import TenantConfig, Tenants
 from aisle.core.tenant_config import AutocompleteConfiguration, TypoConfig
+from aisle.search.child_builds import ChildBuilds
 from aisle.search.index.reader import TenantIndex
 from aisle.search.indexes import IndexRegistry
 from aisle.search.normalize import normalize
+from aisle.search.opening import open_version
 from aisle.search.querylog import QueryLogStore
 from aisle.search.suggest.candidates import (
     Candidate,
@@ -64,8 +66,17 @@ class _Entry:
 class SuggesterRegistry:
     """Per-tenant :class:`Suggester` cache over the search indexes of ``indexes``."""
 
-    def __init__(self, tenants: Tenants, indexes: IndexRegistry, check_every: float = 1.0) -> None:
+    def __init__(
+        self,
+        tenants: Tenants,
+        indexes: IndexRegistry,
+        check_every: float = 1.0,
+        *,
+        builds: ChildBuilds | None = None,
+    ) -> None:
         self.tenants = tenants
+        self.builds = builds
+        """Where a missing suggester is built (None: here; see :meth:`_shared`)."""
         self.indexes = indexes
         self.check_every = check_every
         self._entries: dict[str, _Entry] = {}
@@ -129,13 +140,7 @@ class SuggesterRegistry:
             return entry.suggester
         index = self.indexes.get(tenant)
         logs = QueryLogStore(self.tenants.scope(tenant))
-        key = (  # the version, not the snapshot: catalog candidates come from the version's products
-            index.version,
-            logs.current_version(),
-            config.autocomplete.model_dump_json(),
-            config.global_.stages.typo.model_dump_json(),
-            tuple(config.global_.stop_words),
-        )
+        key = _key(index, config, logs)
         if entry is not None and entry.key == key:
             self._entries[tenant] = _Entry(now, key, config, entry.suggester)
             return entry.suggester
@@ -162,14 +167,21 @@ class SuggesterRegistry:
         key: tuple[object, ...],
     ) -> Suggester:
         """The suggester of ``key``, mapped from its tables under ``<data dir>/suggest/<tenant>/``: built
-        and written first by the one process of the host that takes the folder's lock, while the others
-        wait and then map what it wrote, so a host holds one copy (issue 42: at 300,000 products a
-        suggester held 296 MiB in each worker). Kept in memory when the tables cannot be written."""
+        and written first by the one process of the host that takes the folder's lock (or by a child
+        process it starts: :attr:`builds`), while the others wait and then map what it wrote, so a host
+        holds one copy (issue 42: at 300,000 products a suggester held 296 MiB in each worker). Kept in
+        memory when the tables cannot be written."""
         folder = Path(self.indexes.data_dir) / "suggest" / tenant
         digest = hashlib.sha1(repr((self._catalog_ident(index, config), key)).encode()).hexdigest()[:20]
         dest = folder / f"{digest}.tables"
         ac, typo = config.autocomplete, config.global_.stages.typo
         found = _mapped(dest, ac, typo)
+        if found is None and self.builds is not None:
+            try:
+                self.builds.suggestions(tenant)
+            except Exception as exc:  # built here below
+                log.warning("suggestions of %s not built in a child (%s): building them here", tenant, exc)
+            found = _mapped(dest, ac, typo)  # None: the child saw newer inputs, or failed
         if found is not None:
             return found
         folder.mkdir(parents=True, exist_ok=True)
@@ -244,6 +256,38 @@ class SuggesterRegistry:
 
     def loaded(self) -> list[str]:
         return sorted(self._entries)
+
+
+def _key(index: TenantIndex, config: TenantConfig, logs: QueryLogStore) -> tuple[object, ...]:
+    """What a tenant's suggester is built from, but the catalog candidates' own key: the version (not the
+    snapshot: catalog candidates come from the version's products), the query log's version, and the
+    autocomplete, typo and stop-word settings."""
+    return (
+        index.version,
+        logs.current_version(),
+        config.autocomplete.model_dump_json(),
+        config.global_.stages.typo.model_dump_json(),
+        tuple(config.global_.stop_words),
+    )
+
+
+def build_suggestion_tables(tenants: Tenants, data_dir: Path, tenant: str) -> None:
+    """Write ``tenant``'s suggestion tables for its current catalog version, query log and configuration
+    (:mod:`aisle.search.build_child`), the version's index built first if the host lacks it; nothing
+    when they are written already.
+
+    Raises:
+        TenantNotFound, ConfigInvalid: from the tenant's configuration.
+        CatalogNotFound: the tenant has no catalog yet.
+    """
+    config = tenants.config(tenant)
+    pointer = CatalogStore(tenants.scope(tenant)).pointer()
+    if pointer is None:
+        raise CatalogNotFound("the tenant has no catalog yet: run `aisle catalog import`")
+    index, _, _ = open_version(tenants, data_dir, tenant, pointer.version, config.attributes)
+    registry = SuggesterRegistry(tenants, IndexRegistry(tenants, data_dir))
+    logs = QueryLogStore(tenants.scope(tenant))
+    registry._shared(tenant, index, config, logs, _key(index, config, logs))
 
 
 def _mapped(dest: Path, autocomplete: AutocompleteConfiguration, typo: TypoConfig) -> Suggester | None:

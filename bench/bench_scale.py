@@ -54,6 +54,7 @@ from bench.scale_measure import (
     print_table,
     rss_mib,
     typesense_docs,
+    workers_private,
     workers_pss,
 )
 from bench.search_load import WrkResult, start_wrk, wrk_available, wrk_result
@@ -148,6 +149,8 @@ def run_size(n: int, data_dir: Path, tmp: Path, workers: int, seconds: float) ->
         served.wait_idle(base, {})
         before = workers_pss(base.proc.pid)
         anon_before = workers_pss(base.proc.pid, "Anonymous")
+        rss_before = workers_pss(base.proc.pid, "Rss")
+        private_before = workers_private(base.proc.pid)
     finally:
         base.stop()
     print(f"aisle: {len(before)} workers on the empty bucket, PSS MiB {[round(p) for p in before]}")
@@ -191,6 +194,8 @@ def run_size(n: int, data_dir: Path, tmp: Path, workers: int, seconds: float) ->
             many_ai = _wrk(aisle.port, aisle_mix, {}, 16, seconds)
             searched = workers_pss(aisle.proc.pid)
             anon = workers_pss(aisle.proc.pid, "Anonymous")
+            rss = workers_pss(aisle.proc.pid, "Rss")
+            private = workers_private(aisle.proc.pid)
             ts_searched = rss_mib(ts.proc.pid)
         finally:
             aisle.stop()
@@ -224,6 +229,12 @@ def run_size(n: int, data_dir: Path, tmp: Path, workers: int, seconds: float) ->
     )
     res.add("all workers PSS total, after the searches", sum(searched), ts_searched, "MiB")
     res.add("  of the PSS added, anonymous (private heap)", sum(anon) - sum(anon_before), None, "MiB")
+    if len(rss) >= 2:
+        first = rss[0] - rss_before[0]
+        second = private[1] - private_before[1]
+        res.add("worker 1 RSS added (all it maps), after the searches", first, None, "MiB")
+        res.add("worker 2 private memory added (what a second worker adds)", second, None, "MiB")
+        res.add("  worker 2's addition / worker 1's RSS added (goal <= 0.30)", second / first, None, "")
     res.add("disk: data dir (index, rows, vectors) / Typesense's", _du_mib(tmp / "data"), ts_disk, "MiB")
     res.add("disk: bucket (catalog version)", _du_mib(tmp / "bucket"), None, "MiB")
     if vec is not None:

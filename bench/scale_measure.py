@@ -138,6 +138,13 @@ def workers_pss(serve_pid: int, field: str = "Pss") -> list[float]:
     return [_rollup(p)[field] for p in pids]
 
 
+def workers_private(serve_pid: int) -> list[float]:
+    """Private memory (MiB: ``Private_Clean + Private_Dirty``, pages no other process maps) of each
+    worker of the ``aisle serve`` process: what a worker adds to the host beyond the pages it shares."""
+    pids = [p for p in process_tree(serve_pid)[1:] if b"aisle.cli.worker" in _cmdline(p)]
+    return [_rollup(p)["Private_Clean"] + _rollup(p)["Private_Dirty"] for p in pids]
+
+
 def _cmdline(pid: int) -> bytes:
     try:
         return Path(f"/proc/{pid}/cmdline").read_bytes()

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from aisle.core.mapped import MappedStrings, MappedTables, write_tables
+from aisle.core.mapped import FileSlices, MappedStrings, MappedTables, write_tables
 
 
 @given(st.lists(st.text(max_size=12), max_size=40))
@@ -51,3 +51,14 @@ def test_a_failed_write_leaves_nothing(tmp_path: Path) -> None:
         raise RuntimeError("disk full")
     assert not dest.exists() and list(tmp_path.iterdir()) == []
     assert MappedTables.open(dest) is None
+
+
+def test_file_slices_read_what_a_bytes_slice_would(tmp_path: Path) -> None:
+    data = bytes(range(256)) * 5
+    (tmp_path / "f").write_bytes(data)
+    (tmp_path / "empty").write_bytes(b"")
+    slices = FileSlices(tmp_path / "f")
+    assert len(slices) == len(data)
+    for part in (slice(0, 10), slice(250, 700), slice(1270, 2000), slice(5, 5), slice(-10, None)):
+        assert slices[part] == data[part]
+    assert FileSlices(tmp_path / "empty")[0:10] == b""

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from aisle.core.mapped import FileSlices
 from aisle.search.index.rows import ProductRows
 from aisle.search.index.shared_rows import ROWS_DIR, load_rows, shared_rows
 
@@ -32,7 +33,7 @@ def test_rows_are_written_once_and_mapped_with_the_same_values(tmp_path: Path) -
     assert built == [1]
     memory = ProductRows(FIELDS, ROWS)
     for rows in (first, second):
-        assert isinstance(rows.parts()[0], mmap.mmap)
+        assert isinstance(rows.parts()[0], FileSlices) and isinstance(rows.parts()[1].obj, mmap.mmap)
         assert list(rows) == list(memory) and rows[1:3] == memory[1:3] and rows[-1] == memory[-1]
         assert rows.value(1, "price") == 20 and type(rows.value(1, "price")) is int
         with pytest.raises(IndexError):

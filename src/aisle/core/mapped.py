@@ -38,12 +38,47 @@ from aisle.core.atomic_dir import atomic_directory
 DONE = "DONE"
 
 
-def map_file(path: Path) -> mmap.mmap | bytes:
-    """``path`` mapped read-only (an empty file: ``b""``, which mmap refuses). Raises OSError."""
+def map_file(path: Path, *, random: bool = True) -> mmap.mmap | bytes:
+    """``path`` mapped read-only (an empty file: ``b""``, which mmap refuses). Raises OSError.
+
+    ``random``: read at random places (a lookup, a row): the kernel is told (``MADV_RANDOM``), so a page
+    fault reads that page, not the 128 KiB around it. Without it, 1,000 searches of 20 random rows had
+    pulled 435 of a 440 MiB rows file into a worker's resident memory (issue 42)."""
     with path.open("rb") as fh:
         if os.fstat(fh.fileno()).st_size == 0:
             return b""
-        return mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+        mapped = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+    if random and hasattr(mmap, "MADV_RANDOM"):
+        mapped.madvise(mmap.MADV_RANDOM)
+    return mapped
+
+
+class FileSlices:
+    """A file read by slices with ``os.pread``: ``slices[a:b]`` is bytes ``a..b`` (a read each time).
+
+    For data read a few hundred bytes at a time at random places (a page of search results' rows):
+    the pages go through the page cache, shared by every process of the host and given back under
+    memory pressure, without counting in any process's resident memory, as a database's point reads
+    do (Typesense reads its documents from RocksDB so). Thread-safe (``pread`` has no file position).
+    The file stays open while the object lives. Raises OSError (unreadable file)."""
+
+    __slots__ = ("_fd", "_size")
+
+    def __init__(self, path: Path) -> None:
+        self._fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+        self._size = os.fstat(self._fd).st_size
+
+    def __len__(self) -> int:
+        return self._size
+
+    def __getitem__(self, part: slice) -> bytes:
+        start, stop, _ = part.indices(self._size)
+        return os.pread(self._fd, max(stop - start, 0), start)
+
+    def __del__(self) -> None:
+        fd, self._fd = getattr(self, "_fd", -1), -1
+        if fd >= 0:
+            os.close(fd)
 
 
 class MappedStrings(Sequence[str]):
@@ -149,8 +184,12 @@ class MappedTables:
         return cls(path, orjson.loads((path / "meta.json").read_bytes()))
 
     def array(self, name: str) -> npt.NDArray[Any]:
-        """``<name>.npy`` mapped read-only."""
-        return np.load(self.path / f"{name}.npy", mmap_mode="r", allow_pickle=False)  # type: ignore[no-any-return]
+        """``<name>.npy`` mapped read-only, for random access (``MADV_RANDOM``: see :func:`map_file`)."""
+        array = np.load(self.path / f"{name}.npy", mmap_mode="r", allow_pickle=False)
+        mapped = getattr(array, "_mmap", None)
+        if mapped is not None and hasattr(mmap, "MADV_RANDOM"):
+            mapped.madvise(mmap.MADV_RANDOM)
+        return array  # type: ignore[no-any-return]
 
     def strings(self, name: str) -> MappedStrings:
         """``<name>.offsets`` / ``<name>.utf8`` as a :class:`MappedStrings`."""
@@ -162,8 +201,15 @@ class MappedTables:
 @contextmanager
 def host_lock(path: Path) -> Iterator[None]:
     """An exclusive ``flock`` on ``path`` (created when missing), released on leaving the block or when
-    the process dies: one process of the host at a time builds what the others then map."""
-    with path.open("a") as fh:
+    the process dies: one process of the host at a time builds what the others then map. Where the lock
+    file cannot be created (a read-only directory) the block runs unlocked: its writes fail there too,
+    and the caller's fallback (tables kept in memory) takes over."""
+    try:
+        fh = path.open("a")
+    except OSError:
+        yield
+        return
+    with fh:
         fcntl.flock(fh, fcntl.LOCK_EX)
         try:
             yield

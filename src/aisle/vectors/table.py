@@ -18,7 +18,7 @@ from __future__ import annotations
 import hashlib
 import os
 import threading
-from collections.abc import Mapping
+from collections.abc import Mapping, MutableMapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -28,6 +28,7 @@ import orjson
 
 from aisle.core.atomic_dir import atomic_directory
 from aisle.vectors.query_encoder import StaticQueryEncoder
+from aisle.vectors.table_ids import TableIds, TableKeys, load_ids
 
 if TYPE_CHECKING:
     from aisle.vectors.ann_usearch import UsearchAnnIndex
@@ -82,10 +83,10 @@ class VectorTable:
 
     path: Path
     version: str
-    ids: list[str | None]
+    ids: TableIds | list[str | None]
     hashes: np.ndarray
     ann: UsearchAnnIndex
-    key_of: dict[str, int] = field(default_factory=dict)
+    key_of: MutableMapping[str, int] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
     generation: int = 0
     query: StaticQueryEncoder | None = None
@@ -93,7 +94,7 @@ class VectorTable:
     applied: int = 0
 
     def __post_init__(self) -> None:
-        if not self.key_of:
+        if not self.key_of and not isinstance(self.key_of, TableKeys):
             self.key_of = {pid: k for k, pid in enumerate(self.ids) if pid is not None}
 
     @property
@@ -105,14 +106,22 @@ class VectorTable:
 
     @classmethod
     def load(cls, path: Path) -> VectorTable:
-        """Read a complete table. Raises FileNotFoundError when it is not built."""
+        """Read a complete table: its ids and their lookup mapped (:mod:`aisle.vectors.table_ids`; read
+        into memory where the mapped files cannot be written), its hashes mapped copy-on-write.
+        Raises FileNotFoundError when it is not built."""
         path = Path(path)
         version = (path / "BUILT").read_text().strip()
-        ids = orjson.loads((path / "ids.json").read_bytes())
+        ids: TableIds | list[str | None]
+        key_of: MutableMapping[str, int]
+        try:
+            ids, key_of = load_ids(path)
+        except OSError:  # a read-only table (or a full disk): a list and a dict, in this process
+            ids, key_of = orjson.loads((path / "ids.json").read_bytes()), {}
         from aisle.vectors.ann_usearch import UsearchAnnIndex  # onnxruntime + usearch: ~40 MiB, 0.4 s
 
         ann = UsearchAnnIndex.load(path / "ann")
-        return cls(path, version, ids, np.load(path / "hashes.npy"), ann, query=StaticQueryEncoder.load(path))
+        hashes = np.load(path / "hashes.npy", mmap_mode="c")
+        return cls(path, version, ids, hashes, ann, key_of=key_of, query=StaticQueryEncoder.load(path))
 
     def upsert(self, ids: list[str], vectors: np.ndarray, hashes: np.ndarray | None = None) -> int:
         """Index ``vectors`` (float32, (n, dimension), unit length) under product ``ids``; returns n."""
@@ -151,7 +160,7 @@ class VectorTable:
         """Persist in place (ids and hashes replaced atomically; the ANN files rewritten)."""
         with self.lock:
             self.ann.save(self.path / "ann")
-            _atomic_write(self.path / "ids.json", orjson.dumps(self.ids))
+            _atomic_write(self.path / "ids.json", orjson.dumps(list(self.ids)))
             tmp = self.path / "hashes.tmp.npy"
             np.save(tmp, self.hashes)
             os.replace(tmp, self.path / "hashes.npy")

@@ -27,8 +27,11 @@ The table gives each figure, Typesense's beside it, and the ratio. Speed is prin
    search; then ``aisle train SIMILAR_ITEMS`` from those vectors, timed. Typesense 0.24.1 embeds and
    recommends nothing itself, so these rows have no Typesense figure.
 
-Not measured (issue 42): frequently bought together (its cost follows the baskets, and the generated
-tenant has none), the ranker at this size.
+8. **Frequently bought together** (:mod:`bench.scale_fbt`): the model trained in a child over SYNTHETIC
+   baskets drawn over the generated catalog (two per product; the tenant has no purchase log, and
+   ``aisle train`` reads Complete Journey's): its time and peak memory as the catalog grows, no quality.
+
+Not measured (issue 42): the ranker at this size.
 """
 
 from __future__ import annotations
@@ -43,7 +46,7 @@ from pathlib import Path
 import httpx
 import orjson
 
-from bench import scale_vectors
+from bench import scale_fbt, scale_vectors
 from bench import vs_typesense_served as served
 from bench.bench_vs_typesense import FACETS, Engines
 from bench.http_load import get_many
@@ -202,6 +205,7 @@ def run_size(n: int, data_dir: Path, tmp: Path, workers: int, seconds: float) ->
         ts_disk = _du_mib(tmp / "typesense")
 
     vec = scale_vectors.measure(TENANT, _env(tmp, "vectors"), tmp / "data", queries) if _vectors() else None
+    fbt = scale_fbt.measure(tmp / "files" / "catalog.parquet", _env(tmp, "fbt"))
 
     aisle_import = gen.wall_s - gen.generate_s
     res.add("import + index, products/s (child, less generation)", n / aisle_import, n / ts_load, "/s")
@@ -245,6 +249,10 @@ def run_size(n: int, data_dir: Path, tmp: Path, workers: int, seconds: float) ->
         res.add(f"  ANN recall@{scale_vectors.K} against exact ({vec.queries} queries)", vec.recall, None, "")
         res.add("similar items: aisle train SIMILAR_ITEMS, wall s", vec.similar_s, None, "s")
         res.add("  peak RSS while training", vec.similar_peak_mib, None, "MiB")
+    fbt_name = f"FBT on SYNTHETIC baskets ({fbt.baskets:,}, {fbt.lines:,} lines): train s"
+    res.add(fbt_name, fbt.train_s, None, "s")
+    res.add("  peak RSS (drawing the baskets and training)", fbt.peak_mib, None, "MiB")
+    res.add("  partners kept", fbt.partners, None, "")
     res.notes += [
         f"{len(queries)} queries (queries.txt), size 20, facets {','.join(FACETS)}; "
         f"wrk {seconds:.0f} s a run, "

@@ -66,14 +66,14 @@ def generate(products: int, seed: int, out: Path, data_dir: Path, env: dict[str,
     return Generated(wall, generate_s, import_s, peak, output)
 
 
-def run_cli(args: list[str], env: dict[str, str]) -> tuple[float, float, str]:
-    """``python -m aisle.cli ARGS`` as a child with ``env`` added: (wall s, its own peak RSS MiB from
-    ``wait4``, not every child's maximum, its output).
+def run_cli(args: list[str], env: dict[str, str], module: str = "aisle.cli") -> tuple[float, float, str]:
+    """``python -m MODULE ARGS`` (default: the ``aisle`` command) as a child with ``env`` added: (wall s,
+    its own peak RSS MiB from ``wait4``, not every child's maximum, its output).
 
     Raises:
         RuntimeError: the command failed (the end of its output given).
     """
-    cmd = [sys.executable, "-m", "aisle.cli", *args]
+    cmd = [sys.executable, "-m", module, *args]
     start = time.perf_counter()
     proc = subprocess.Popen(
         cmd, env={**os.environ, **env}, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True

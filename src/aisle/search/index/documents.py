@@ -27,7 +27,7 @@ from aisle.search.index.schema import (
     level_field,
     numeric_field,
 )
-from aisle.search.normalize import normalize
+from aisle.search.index.text_prep import searchable_text
 
 
 class DocumentPlan:
@@ -38,9 +38,16 @@ class DocumentPlan:
             (attr, keyword_field(attr), numeric_field(attr)) for attr in config.attributes
         ]
 
-    def document(self, ord_: int, product_id: str, fields: Mapping[str, Any]) -> tantivy.Document:
+    def document(
+        self,
+        ord_: int,
+        product_id: str,
+        fields: Mapping[str, Any],
+        texts: Mapping[str, str | None] | None = None,
+    ) -> tantivy.Document:
         """The document of catalog row ``ord_`` (u64) for product ``product_id`` with ``fields`` (a
-        missing or None value adds nothing; ``inventories`` as a dict or a version's JSON text)."""
+        missing or None value adds nothing; ``inventories`` as a dict or a version's JSON text).
+        ``texts``: searchable attributes' values normalised already (:mod:`.text_prep`), by name."""
         doc = tantivy.Document()
         doc.add_unsigned("ord", ord_)
         doc.add_text("id", product_id)
@@ -48,7 +55,7 @@ class DocumentPlan:
             value = fields.get(attr.name)
             if value is None:
                 continue
-            add_value(doc, attr, kf, nf, value)
+            add_value(doc, attr, kf, nf, value, texts.get(attr.name) if texts else None)
         add_stock(doc, fields)
         return doc
 
@@ -66,11 +73,19 @@ def add_stock(doc: tantivy.Document, fields: Mapping[str, Any]) -> None:
         doc.add_text(STORES_FIELD, store)
 
 
-def add_value(doc: tantivy.Document, attr: Attribute, kf: str | None, nf: str | None, value: Any) -> None:
+def add_value(
+    doc: tantivy.Document,
+    attr: Attribute,
+    kf: str | None,
+    nf: str | None,
+    value: Any,
+    text: str | None = None,
+) -> None:
     """Add the fields ``attr`` gives for ``value`` (not None) to ``doc``: searchable text (normalised,
-    category levels as words), the raw keyword and its category levels, the number, the boolean."""
+    category levels as words: ``text`` when given, else :func:`.text_prep.searchable_text` here), the
+    raw keyword and its category levels, the number, the boolean."""
     if attr.searchable:
-        doc.add_text(f"s_{attr.name}", normalize(str(value).replace(PATH_SEP, " ")))
+        doc.add_text(f"s_{attr.name}", text if text is not None else searchable_text(value))
     if kf:
         doc.add_text(kf, value)
         if attr.type is AttributeType.category_path:

@@ -22,6 +22,7 @@ from aisle.core.atomic_dir import atomic_directory
 from aisle.core.tenant_config import AttributeConfiguration
 from aisle.search.index.documents import DocumentPlan
 from aisle.search.index.schema import ANALYZER, build_analyzer, build_schema
+from aisle.search.index.text_prep import text_prep
 
 Progress = Callable[[str, int, int], None]
 # Bumped whenever what is written into an index changes (analysis, normalisation, fields), so
@@ -123,15 +124,24 @@ def build_index(
         plan = DocumentPlan(config)
         names = [attr.name for attr, _, _ in plan.plan if attr.name in products.columns]
         names += [n for n in STANDARD_FIELDS if n in products.columns and n not in names]
-        for start in range(0, total, BUILD_CHUNK):  # Python values of one chunk at a time (issue 42)
-            part = products.slice(start, BUILD_CHUNK)
-            ids = part["id"].to_list()
-            present = [(name, part[name].to_list()) for name in names]
-            for j, pid in enumerate(ids):
-                i = start + j
-                writer.add_document(plan.document(i, pid, {name: values[j] for name, values in present}))
-                if progress and (i + 1) % 10000 == 0:
-                    progress("index", i + 1, total)
+        searchable = [a.name for a, _, _ in plan.plan if a.searchable and a.name in products.columns]
+        chunks = (
+            [products[n].slice(start, BUILD_CHUNK).to_list() for n in searchable]
+            for start in range(0, total, BUILD_CHUNK)
+        )
+        with text_prep(total, chunks) as prep:  # searchable text normalised a chunk ahead (big builds)
+            for start in range(0, total, BUILD_CHUNK):  # Python values of one chunk at a time (issue 42)
+                part = products.slice(start, BUILD_CHUNK)
+                ids = part["id"].to_list()
+                present = [(name, part[name].to_list()) for name in names]
+                texts = list(zip(searchable, prep.next(), strict=True)) if prep is not None else []
+                for j, pid in enumerate(ids):
+                    i = start + j
+                    fields = {name: values[j] for name, values in present}
+                    done = {name: column[j] for name, column in texts}
+                    writer.add_document(plan.document(i, pid, fields, done))
+                    if progress and (i + 1) % 10000 == 0:
+                        progress("index", i + 1, total)
         writer.commit()
         writer.wait_merging_threads()
         (tmp / "CATALOG_VERSION").write_text(catalog.version)

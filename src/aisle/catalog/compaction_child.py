@@ -61,19 +61,13 @@ def main(argv: list[str] | None = None) -> int:
     import dataclasses
 
     from aisle.catalog.compaction import compact
-    from aisle.core.config import load_settings
-    from aisle.core.storage.resolver import open_blob_store_from_settings
-    from aisle.core.tenancy import Tenants
+    from aisle.core.tenancy import child_tenants
 
     parser = argparse.ArgumentParser(prog="aisle.catalog.compaction_child")
     parser.add_argument("--storage-url")
     parser.add_argument("tenant")
     args = parser.parse_args(argv)
-    os.nice(NICE)  # here, not in a preexec_fn: the parent has threads
-    settings = load_settings()
-    if args.storage_url:
-        settings = settings.model_copy(update={"storage_url": args.storage_url})
-    tenants = Tenants(open_blob_store_from_settings(settings), ttl=0)
+    tenants = child_tenants(args.storage_url, NICE)
     try:
         folded = compact(tenants, args.tenant)
     except AisleError as exc:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import threading
 import time
@@ -177,3 +178,17 @@ class Tenants:
         with self._lock:
             self._cache.pop(tenant, None)
             self._raw.pop(tenant, None)
+
+
+def child_tenants(storage_url: str | None, nice: int) -> Tenants:
+    """The tenants a child process of a serving process works on: its CPU priority lowered by ``nice``
+    first (here, in the child: a ``preexec_fn`` is unsafe in a parent with threads), then the bucket of
+    the settings it inherited, ``storage_url`` naming another when given; no configuration cache."""
+    from aisle.core.config import load_settings
+    from aisle.core.storage.resolver import open_blob_store_from_settings
+
+    os.nice(nice)
+    settings = load_settings()
+    if storage_url:
+        settings = settings.model_copy(update={"storage_url": storage_url})
+    return Tenants(open_blob_store_from_settings(settings), ttl=0)

@@ -18,7 +18,6 @@ written (or were there), 2 with ``{"error": {"code", "message"}}`` on its last l
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 
@@ -33,9 +32,7 @@ NICE = 5
 
 def main(argv: list[str] | None = None) -> int:
     """The child's entry point (see the module)."""
-    from aisle.core.config import load_settings
-    from aisle.core.storage.resolver import open_blob_store_from_settings
-    from aisle.core.tenancy import Tenants
+    from aisle.core.tenancy import child_tenants
 
     parser = argparse.ArgumentParser(prog="aisle.search.build_child")
     parser.add_argument("--storage-url")
@@ -44,11 +41,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("tenant")
     parser.add_argument("version", nargs="?")
     args = parser.parse_args(argv)
-    os.nice(NICE)  # here, not in a preexec_fn: the parent has threads
-    settings = load_settings()
-    if args.storage_url:
-        settings = settings.model_copy(update={"storage_url": args.storage_url})
-    tenants = Tenants(open_blob_store_from_settings(settings), ttl=0)
+    tenants = child_tenants(args.storage_url, NICE)
     try:
         if args.what == "index":
             from aisle.search.opening import prepare_index

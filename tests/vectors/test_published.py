@@ -74,3 +74,19 @@ def test_the_image_model_is_downloaded_not_exported(mini: MiniTenant, tmp_path: 
     from PIL import Image
 
     assert encoder.encode([Image.new("RGB", (224, 224))]).shape == (1, 1280)
+
+
+def test_what_a_process_derives_beside_a_table_is_not_published(mini: MiniTenant, tmp_path: Path) -> None:
+    from aisle.vectors.published import publish_table
+    from aisle.vectors.table import VectorTable
+
+    built = latest_table(mini.data_dir, "fashion", "text")
+    assert built is not None
+    table = Path(shutil.copytree(built, tmp_path / "vectors" / built.name))  # the fixture's stays as it is
+    VectorTable.load(table)  # maps its ids from ids-<digest>/, written beside ids.json under a lock file
+    assert list(table.glob("ids-*")) and (table / ".ids.lock").exists()
+    manifest = publish_table(
+        tenant_scope(open_blob_store(f"file://{tmp_path / 'bucket'}"), "fashion"), "text", table
+    )
+    assert "ids.json" in manifest.files
+    assert not [f for f in manifest.files if f.startswith(("ids-", "."))]

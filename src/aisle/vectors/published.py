@@ -31,6 +31,7 @@ import orjson
 
 from aisle.core.atomic_dir import atomic_directory
 from aisle.core.storage import BlobNotFound, BlobStore
+from aisle.vectors.table_ids import IDS_PREFIX
 from aisle.vectors.writes import WriteLog
 
 MARKER = "BUILT"
@@ -86,6 +87,8 @@ def publish_table(scope: BlobStore, kind: str, path: Path, *, writes: int | None
     for file in sorted(p for p in path.rglob("*") if p.is_file()):
         rel = file.relative_to(path).as_posix()
         if rel in (MARKER, PUBLISHED) or rel.endswith(".tmp") or ".tmp." in rel:
+            continue
+        if rel.startswith((IDS_PREFIX, ".")):  # derived here from ids.json (table_ids), and lock files
             continue
         data = file.read_bytes()
         scope.put(f"{base}/{upload}/{rel}", data)

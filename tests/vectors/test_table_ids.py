@@ -39,6 +39,7 @@ def test_writes_over_the_mapped_base_answer_as_a_list_and_a_dict(
             want_ids[want_keys.pop(pid)] = None
     assert list(ids) == want_ids and len(ids) == len(want_ids)
     assert [ids[k] for k in range(len(ids))] == want_ids
+    assert [ids[k] for k in range(-len(ids), 0)] == want_ids
     assert dict(keys) == want_keys and len(keys) == len(want_keys)
     for pid in [f"p{i}" for i in range(12)] + ["", "zz"]:
         assert keys.get(pid) == want_keys.get(pid) and (pid in keys) == (pid in want_keys)

@@ -41,10 +41,10 @@ class TableIds(Sequence[str | None]):
         return self._n0 + len(self.tail)
 
     def __getitem__(self, key: int) -> str | None:  # type: ignore[override]
-        if self.changed and key in self.changed:
-            return self.changed[key]
         if key < 0:
             key += len(self)
+        if self.changed and key in self.changed:
+            return self.changed[key]
         if 0 <= key < self._n0:
             return self.base[key] or None
         return self.tail[key - self._n0]

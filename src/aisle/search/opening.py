@@ -23,7 +23,7 @@ from aisle.core.storage import BlobStore
 from aisle.core.tenancy import Tenants
 from aisle.core.tenant_config import AttributeConfiguration
 from aisle.search.child_builds import ChildBuilds
-from aisle.search.index.reader import TenantIndex, tables_ready
+from aisle.search.index.reader import TenantIndex, shared_tables, tables_ready
 from aisle.search.index.writer import ensure_index, index_built, index_dir
 from aisle.search.querylog import QueryLogStore
 from aisle.search.spelling import SpellingCorrector, add_query_log
@@ -54,7 +54,7 @@ def prepare_index(
     if not index_built(path):
         ensure_index(CatalogStore(scope).load(version), attributes, path, progress=progress)
     if not tables_ready(path):
-        TenantIndex.open(tenant, path, version, products_of(scope, version), attributes)
+        shared_tables(path, products_of(scope, version), attributes)  # written; the caller opens
     return path
 
 

@@ -146,7 +146,7 @@ class TenantIndex:
         analyzer = build_analyzer()
         index.register_tokenizer(ANALYZER, analyzer)
         index.reload()
-        rows, tables = _shared_tables(path, products, config)
+        rows, tables = shared_tables(path, products, config)
         dictionary = build_dictionary(config, tables.value_counts, lambda text: list(analyzer.analyze(text)))
         return cls(
             tenant=tenant,
@@ -218,12 +218,12 @@ def tables_ready(path: Path) -> bool:
     return (path / ROWS_DIR / DONE).exists() and (path / TABLES_DIR / DONE).exists()
 
 
-def _shared_tables(
+def shared_tables(
     path: Path, products: Callable[[], pl.DataFrame], config: AttributeConfiguration
 ) -> tuple[ProductRows, ServingTables]:
     """The rows and serving tables of the index at ``path``, mapped; written first (one process of the
-    host at a time, the others waiting for its files) when missing. Where they cannot be written they
-    are served from this process's memory."""
+    host at a time, the others waiting for its files, ``products`` read only then) when missing. Where
+    they cannot be written they are served from this process's memory."""
     rows = load_rows(path / ROWS_DIR)
     tables = load_serving_tables(path / TABLES_DIR)
     if rows is not None and tables is not None:

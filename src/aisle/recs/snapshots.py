@@ -46,7 +46,7 @@ def write_snapshot(scope: BlobStore, name: str, frame: pl.DataFrame) -> str:
 def spark_uri(scope: BlobStore, storage_url: str, tenant: str, path: str) -> str:
     """Where Spark reads ``path`` of the tenant scope: a local path for a ``file://`` bucket, else
     ``s3a://BUCKET/PREFIX/<tenant>/<path>`` for an ``s3://`` one (the cluster needs the hadoop-aws
-    jars and its ``spark.hadoop.fs.s3a.*`` settings; see the README).
+    jars and its ``spark.hadoop.fs.s3a.*`` settings; see docs/spark.md).
 
     Raises:
         ValueError: the storage URL is neither local nor S3.

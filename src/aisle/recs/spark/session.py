@@ -28,7 +28,7 @@ def spark_session(master: str | None = None, conf: dict[str, str] | None = None)
     is the number of cores instead of Spark's 200: the trainers persist shuffled frames, and every
     later scan of a persisted frame runs one task per partition (adaptive execution does not coalesce
     them): with 200 tiny tasks per scan, profiling FREQUENTLY_BOUGHT_TOGETHER on Complete Journey
-    weeks < 49 took 11.5 minutes on 2 busy cores, with 2 partitions 3 minutes (see the README).
+    weeks < 49 took 11.5 minutes on 2 busy cores, with 2 partitions 3 minutes (see docs/spark.md).
     """
     builder = (
         SparkSession.builder.appName("aisle-train")
@@ -77,7 +77,7 @@ SPARK_OPS = SparkOps()
 
 def read_parquet(spark: SparkSession, uri: str) -> DataFrame:
     """The Parquet file or folder at ``uri``: a local path, ``file://``, or any scheme the cluster's
-    Hadoop file systems read (``s3a://`` needs the hadoop-aws jars, see the README).
+    Hadoop file systems read (``s3a://`` needs the hadoop-aws jars, see docs/spark.md).
 
     Raises:
         FileNotFoundError: nothing Spark can read as Parquet at ``uri``.

@@ -76,6 +76,7 @@ def test_summary(reports: AnalyticsReports) -> None:
         "conversionRate": 0.25,
         "revenue": 7.0,
         "averageClickPosition": 2.0,
+        "emptyQuerySearches": 0,
     }
 
 

@@ -16,7 +16,9 @@ span of time, with what was credited to it. Its columns (:data:`PER_ANSWER_COLUM
 ``token, kind, ts, visitor_id, query, total, rules, container_id, models, variant, follow_up,
 follow_ups_answered``, ``shown``
 (products shown), and ``clicks, conversions, revenue`` (price x quantity, quantity 1 when absent) and
-``click_positions`` (a list). The reports read only this table, so a day's rows can be kept as a roll-up
+``click_positions`` (a list); and ``sequence_end``, ``sequence``: the answer's search sequence (a query
+typed letter by letter is one search, :mod:`aisle.analytics.search_sequences`). The reports read only
+this table, so a day's rows can be kept as a roll-up
 (:mod:`aisle.analytics.rollups`) and read again instead of attributing the day anew.
 """
 
@@ -26,6 +28,7 @@ import duckdb
 import pyarrow as pa
 
 from aisle.analytics.records import ANSWER_SCHEMA, CONVERSION_TYPES, LATE_ANSWER_COLUMNS, OUTCOME_SCHEMA
+from aisle.analytics.search_sequences import SEQUENCE_COLUMNS, fold_sequences
 from aisle.core.events import EventName
 
 DEFAULT_WINDOW_S = 3600.0
@@ -35,6 +38,7 @@ CREDIT_S = 86400.0
 PER_ANSWER_COLUMNS = (
     "token", "kind", "ts", "visitor_id", "query", "total", "rules", "container_id", "models", "variant",
     "follow_up", "follow_ups_answered", "shown", "clicks", "conversions", "revenue", "click_positions",
+    *SEQUENCE_COLUMNS,
 )  # fmt: skip
 
 
@@ -127,3 +131,4 @@ def attribute(
         DROP TABLE span_answers; DROP TABLE span_outcomes; DROP TABLE span_credited;
         """
     )
+    fold_sequences(con, table)

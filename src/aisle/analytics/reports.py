@@ -12,6 +12,12 @@ Definitions (as Algolia Analytics and Google Cloud Retail define them, per answe
   the request's filters answered at least one (a filter on an askable attribute: the filters are the
   conversation's state, so a facet picked by hand on such an attribute counts too).
 
+A *search* is a search sequence (:mod:`aisle.analytics.search_sequences`): the answers to a query typed
+letter by letter ("n", "ni", "nik", "nike" within seconds) are one search of the last query, in every
+figure below. A search with an empty query (a page load, a browse) is no query: the summary counts it
+on its own line (``emptyQuerySearches``) and every other search figure leaves it out; the rules report
+counts every search a rule fired on, empty ones too.
+
 Every report takes the tenant and a period ``[start, end)`` in Unix seconds (UTC); rates are ``None``
 when there is nothing to divide by.
 """
@@ -29,6 +35,7 @@ import duckdb
 from aisle.analytics.attribution import CREDIT_S, DEFAULT_WINDOW_S, attribute
 from aisle.analytics.log import ParquetLog, day_of
 from aisle.analytics.rollups import Rollups, day_start
+from aisle.analytics.search_sequences import create_search_views
 
 QuerySort = Literal["searches", "noResultSearches", "clicks", "clickThroughRate", "conversions", "revenue"]
 _QUERY_SORT = {
@@ -66,7 +73,8 @@ class AnalyticsReports:
 
     @contextmanager
     def _views(self, tenant: str, start: float, end: float) -> Iterator[duckdb.DuckDBPyConnection]:
-        """A connection whose view ``per_answer`` holds every answer with ``start <= ts < end``."""
+        """A connection whose view ``per_answer`` holds every answer with ``start <= ts < end``, and
+        ``all_searches`` and ``searches`` the search sequences among them (all, those with a query)."""
         con = duckdb.connect()
         try:
             first, last = day_of(start), day_of(max(start, end - 1e-6))
@@ -97,6 +105,7 @@ class AnalyticsReports:
                 f"CREATE OR REPLACE TEMP VIEW per_answer AS SELECT * FROM ({union}) "
                 f"WHERE ts >= {start!r} AND ts < {end!r}"
             )
+            create_search_views(con)
             yield con
         finally:
             con.close()
@@ -110,22 +119,30 @@ class AnalyticsReports:
         return [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
 
     def summary(self, tenant: str, start: float, end: float) -> dict[str, Any]:
-        """Search answers only: ``searches``, ``visitors``, ``noResultSearches``, ``noResultRate``,
-        ``clickThroughRate``, ``conversionRate``, ``revenue``, ``averageClickPosition``."""
+        """Searches with a query: ``searches``, ``visitors``, ``noResultSearches``, ``noResultRate``,
+        ``clickThroughRate``, ``conversionRate``, ``revenue``, ``averageClickPosition``; and
+        ``emptyQuerySearches``, the searches without one (page loads, browsing), counted apart."""
+        n = "count(*) FILTER (WHERE query <> '')"
+
+        def share(condition: str) -> str:
+            return _rate(f"count(*) FILTER (WHERE query <> '' AND {condition})", n)
+
         with self._views(tenant, start, end) as con:
             return self._rows(
                 con,
                 f"""
-                SELECT count(*) AS searches,
-                       count(DISTINCT visitor_id) AS visitors,
-                       count(*) FILTER (WHERE total = 0) AS noResultSearches,
-                       {_rate("count(*) FILTER (WHERE total = 0)", "count(*)")} AS noResultRate,
-                       {_rate("count(*) FILTER (WHERE clicks > 0)", "count(*)")} AS clickThroughRate,
-                       {_rate("count(*) FILTER (WHERE conversions > 0)", "count(*)")} AS conversionRate,
-                       coalesce(sum(revenue), 0)::DOUBLE AS revenue,
-                       (SELECT avg(p) FROM (SELECT unnest(click_positions) AS p FROM per_answer
-                                            WHERE kind = 'search')) AS averageClickPosition
-                FROM per_answer WHERE kind = 'search'
+                SELECT {n} AS searches,
+                       count(DISTINCT visitor_id) FILTER (WHERE query <> '') AS visitors,
+                       count(*) FILTER (WHERE query <> '' AND total = 0) AS noResultSearches,
+                       {share("total = 0")} AS noResultRate,
+                       {share("clicks > 0")} AS clickThroughRate,
+                       {share("conversions > 0")} AS conversionRate,
+                       coalesce(sum(revenue) FILTER (WHERE query <> ''), 0)::DOUBLE AS revenue,
+                       (sum(list_sum(click_positions)) FILTER (WHERE query <> ''))::DOUBLE
+                         / nullif(sum(len(click_positions)) FILTER (WHERE query <> ''), 0)
+                         AS averageClickPosition,
+                       count(*) FILTER (WHERE query = '') AS emptyQuerySearches
+                FROM all_searches
                 """,
             )[0]
 
@@ -152,8 +169,8 @@ class AnalyticsReports:
             ).fetchall()
 
     def daily(self, tenant: str, start: float, end: float) -> list[dict[str, Any]]:
-        """Per UTC day of search answers: ``day``, ``searches``, ``noResultRate``, ``clickThroughRate``,
-        ``conversionRate``, ``revenue``; days without searches are left out."""
+        """Per UTC day of searches with a query: ``day``, ``searches``, ``noResultRate``,
+        ``clickThroughRate``, ``conversionRate``, ``revenue``; days without searches are left out."""
         with self._views(tenant, start, end) as con:
             return self._rows(
                 con,
@@ -164,7 +181,7 @@ class AnalyticsReports:
                        {_rate("count(*) FILTER (WHERE clicks > 0)", "count(*)")} AS clickThroughRate,
                        {_rate("count(*) FILTER (WHERE conversions > 0)", "count(*)")} AS conversionRate,
                        coalesce(sum(revenue), 0)::DOUBLE AS revenue
-                FROM per_answer WHERE kind = 'search' GROUP BY day ORDER BY day
+                FROM searches GROUP BY day ORDER BY day
                 """,
             )
 
@@ -185,7 +202,7 @@ class AnalyticsReports:
                        {_rate("count(*) FILTER (WHERE clicks > 0)", "count(*)")} AS click_through_rate,
                        sum(conversions)::BIGINT AS conversions,
                        coalesce(sum(revenue), 0)::DOUBLE AS revenue
-                FROM per_answer WHERE kind = 'search' GROUP BY query
+                FROM searches GROUP BY query
                 ORDER BY {order} DESC NULLS LAST, query LIMIT ?
                 """,
                 [limit],
@@ -212,8 +229,8 @@ class AnalyticsReports:
             return self._rows(
                 con,
                 """
-                SELECT query, count(*) AS searches FROM per_answer
-                WHERE kind = 'search' AND total = 0 GROUP BY query ORDER BY searches DESC, query LIMIT ?
+                SELECT query, count(*) AS searches FROM searches
+                WHERE total = 0 GROUP BY query ORDER BY searches DESC, query LIMIT ?
                 """,
                 [limit],
             )
@@ -226,7 +243,7 @@ class AnalyticsReports:
             return self._rows(
                 con,
                 """
-                SELECT query, count(*) AS searches FROM per_answer WHERE kind = 'search'
+                SELECT query, count(*) AS searches FROM searches
                 GROUP BY query HAVING min(total) > 0 AND sum(clicks) = 0
                 ORDER BY searches DESC, query LIMIT ?
                 """,
@@ -253,7 +270,7 @@ class AnalyticsReports:
                     )
                 } AS answerRate,
                        coalesce(mode(follow_up) FILTER (WHERE follow_up <> ''), '') AS attribute
-                FROM per_answer WHERE kind = 'search' GROUP BY query
+                FROM searches GROUP BY query
                 HAVING count(*) FILTER (WHERE follow_up <> '' OR follow_ups_answered > 0) > 0
                 ORDER BY asked DESC, query LIMIT ?
                 """,
@@ -261,20 +278,19 @@ class AnalyticsReports:
             )
 
     def positions(self, tenant: str, start: float, end: float, *, depth: int = 20) -> list[dict[str, Any]]:
-        """Per position 1..``depth`` of search answers: ``position``, ``clicks``, ``clickThroughRate``
-        (clicks at the position / search answers that showed a product there)."""
+        """Per position 1..``depth`` of searches with a query: ``position``, ``clicks``,
+        ``clickThroughRate`` (clicks at the position / searches that showed a product there)."""
         with self._views(tenant, start, end) as con:
             return self._rows(
                 con,
                 f"""
-                WITH pos AS (SELECT range AS position FROM range(1, ? + 1)),
+                WITH s AS MATERIALIZED (SELECT token, shown, click_positions FROM searches),
+                pos AS (SELECT range AS position FROM range(1, ? + 1)),
                 shown AS (SELECT p.position, count(a.token) AS answers
-                          FROM pos p LEFT JOIN per_answer a
-                            ON a.kind = 'search' AND a.shown >= p.position
+                          FROM pos p LEFT JOIN s a ON a.shown >= p.position
                           GROUP BY p.position),
                 clicked AS (SELECT position, count(*) AS clicks
-                            FROM (SELECT unnest(click_positions) AS position FROM per_answer
-                                  WHERE kind = 'search') GROUP BY position)
+                            FROM (SELECT unnest(click_positions) AS position FROM s) GROUP BY position)
                 SELECT s.position, coalesce(c.clicks, 0) AS clicks,
                        {_rate("coalesce(c.clicks, 0)", "s.answers")} AS clickThroughRate
                 FROM shown s LEFT JOIN clicked c ON c.position = s.position ORDER BY s.position
@@ -317,8 +333,7 @@ class AnalyticsReports:
             return self._rows(
                 con,
                 f"""
-                WITH fired AS (SELECT unnest(rules) AS rule_id, clicks, conversions FROM per_answer
-                               WHERE kind = 'search')
+                WITH fired AS (SELECT unnest(rules) AS rule_id, clicks, conversions FROM all_searches)
                 SELECT rule_id AS ruleId, count(*) AS searches,
                        {_rate("count(*) FILTER (WHERE clicks > 0)", "count(*)")} AS clickThroughRate,
                        sum(conversions)::BIGINT AS conversions

@@ -28,7 +28,7 @@ from aisle.analytics.attribution import attribute
 from aisle.analytics.log import ParquetLog
 from aisle.core import analytics_layout as layout
 
-VERSION = "3"
+VERSION = "4"
 """Bumped when the roll-up's columns or the attribution rules change (old roll-ups are then ignored)."""
 LISTING_TTL_S = 30.0
 

@@ -29,9 +29,11 @@ class Report(BaseModel):
 
 
 class Summary(Report):
-    """``GET /analytics/summary``: search answers of the period."""
+    """``GET /analytics/summary``: the searches of the period. A search is a search sequence: the
+    answers to one query typed letter by letter within seconds count as one search of the last query.
+    Every figure but ``emptyQuerySearches`` is of searches with a query."""
 
-    searches: int = Field(description="Search answers.")
+    searches: int = Field(description="Searches with a query (a query typed letter by letter: one).")
     visitors: int = Field(description="Distinct visitorIds that searched.")
     noResultSearches: int = Field(description="Searches whose total was 0.")
     noResultRate: float | None = Field(description="noResultSearches / searches (null without searches).")
@@ -42,6 +44,9 @@ class Summary(Report):
     revenue: float = Field(description="Attributed purchases' price x quantity (catalog currency).")
     averageClickPosition: float | None = Field(
         description="Mean 1-based position of clicks on search results."
+    )
+    emptyQuerySearches: int = Field(
+        description="Searches with an empty query (page loads, browsing): in no other figure."
     )
 
 

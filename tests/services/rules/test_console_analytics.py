@@ -11,7 +11,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 from fastapi.testclient import TestClient
-from tests.analytics.test_reports import LOG
+from tests.analytics.test_reports import LOG, T0, _search
 from tests.support.auth import AuthKit, serve
 from tests.support.recs import write_tenant
 
@@ -33,7 +33,7 @@ def env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[TestClient, 
     kit = AuthKit(store)
     base = {"storage_url": f"file://{tmp / 'bucket'}", "data_dir": Path(tmp / "data")}
     writer = AnalyticsEngine.from_settings(kit.settings(**base), store)
-    for record in LOG:
+    for record in [*LOG, _search("b1", "v4", "", ["p1"], T0 + 300)]:  # a page load: no query
         writer.record(record)
     writer.close()
     writer.mark_simulated("t", SimulatedPeriod(date(2026, 11, 20), date(2026, 11, 20), "test shoppers"))
@@ -69,6 +69,9 @@ def test_page_shows_the_figures_and_the_simulated_label(env: tuple[TestClient, A
     assert "<bdi>hat</bdi>" in text[text.index('data-testid="no-clicks"') :]
     assert "<bdi>similar</bdi>" in text and "<bdi>r1</bdi>" in text
     assert '"searches": [4]' in text  # the daily series the charts draw
+    assert "(empty)" not in text  # the page load is no query among the others: a card of its own
+    browse = re.search(r'data-testid="empty-queries".*?Empty query \(browse\).*?class="v">(\d+)<', text, re.S)
+    assert browse and browse.group(1) == "1"
     assert 'href="/console/t/analytics"' in text  # in the navigation
 
 

@@ -70,7 +70,7 @@ def test_page_shows_the_figures_and_the_simulated_label(env: tuple[TestClient, A
     assert "<bdi>similar</bdi>" in text and "<bdi>r1</bdi>" in text
     assert '"searches": [4]' in text  # the daily series the charts draw
     assert "(empty)" not in text  # the page load is no query among the others: a card of its own
-    browse = re.search(r'data-testid="empty-queries".*?Empty query \(browse\).*?class="v">(\d+)<', text, re.S)
+    browse = re.search(r'data-testid="card-empty-queries".*?Empty query \(browse\).*?class="v">(\d+)<', text, re.S)
     assert browse and browse.group(1) == "1"
     assert 'href="/console/t/analytics"' in text  # in the navigation
 
@@ -102,3 +102,37 @@ def test_without_the_scope_there_is_no_analytics(env: tuple[TestClient, AuthKit]
     page = client.get(f"/console/t/analytics?{PERIOD}")
     assert "does not hold the analytics:read scope" in page.text
     assert 'href="/console/t/analytics"' not in client.get("/console/t/rules").text
+
+
+def test_every_card_says_what_its_figure_is(env: tuple[TestClient, AuthKit]) -> None:
+    client, kit = env
+    _sign_in(client, kit.token(["t"], [SEARCH_READ, ANALYTICS_READ]))
+    text = client.get(f"/console/t/analytics?{PERIOD}").text
+    summary = text[text.index('data-testid="summary"') : text.index('id="analytics-series"')]
+    cards = re.findall(
+        r'<div class="card stat"[^>]*title="([^"]+)"[^>]*>.*?<p class="def">([^<]+)</p>', summary
+    )
+    assert len(cards) == summary.count('class="card stat"') == 6
+    assert all(len(caption) > 20 and caption == tooltip for tooltip, caption in cards)
+    assert "Conversion per search" in summary and "Conversion rate" not in text
+
+
+def test_the_experiment_page_names_conversion_per_visitor(env: tuple[TestClient, AuthKit]) -> None:
+    client, kit = env
+    token = kit.token(["t"], [SEARCH_READ, RULES_WRITE, ANALYTICS_READ])
+    _sign_in(client, token)
+    body = {
+        "name": "Hybrid off",
+        "variants": [{"id": "control"}, {"id": "b", "changes": {"hybrid": {"enabled": False}}}],
+    }
+    auth = {"Authorization": f"Bearer {token}"}
+    made = client.post("/experiments", params={"tenant": "t"}, json=body, headers=auth)
+    assert made.status_code == 201, made.text
+    path = f"/console/t/experiments/{made.json()['id']}"
+    draft = client.get(path).text
+    assert "Baseline conversion per visitor (%)" in draft and "conversion per visitor (two-sided" in draft
+    started = client.post(f"/experiments/{made.json()['id']}/start", params={"tenant": "t"}, headers=auth)
+    assert started.status_code == 200, started.text
+    results = client.get(path).text
+    header = results[results.index('data-testid="results"') :]
+    assert "<th>Conversion per visitor</th>" in header and "Conversion rate" not in results

@@ -40,7 +40,8 @@ def test_the_analytics_pages(console_env: ConsoleEnv, page: Any) -> None:
     page.goto(f"{env.console}/console/fashion/analytics?from={DAY}&to={DAY}")
     page.wait_for_selector("body[data-charts=drawn]")
     figures = page.locator("[data-testid=summary] .v").all_inner_texts()
-    assert figures == ["2", "50.0%", "50.0%", "50.0%", "999.00"]  # searches, no-result, CTR, conv., revenue
+    # searches, no-result rate, CTR, conversion per search, revenue, empty queries
+    assert figures == ["2", "50.0%", "50.0%", "50.0%", "999.00", "0"]
     assert "browser-test shoppers" in page.inner_text("[data-testid=simulated]")
     assert page.locator("canvas").count() == 4
     assert "purple socks xl" in page.inner_text("[data-testid=no-results]")

@@ -17,7 +17,7 @@
     chart("chart-rates", { type: "line", data: { labels: s.days, datasets: [
       { label: "no-result rate %", data: s.noResultRate.map(pct), borderColor: "#b42318" },
       { label: "click-through rate %", data: s.clickThroughRate.map(pct), borderColor: "#2454d6" },
-      { label: "conversion rate %", data: s.conversionRate.map(pct), borderColor: "#1c7c4a" }] } });
+      { label: "conversion per search %", data: s.conversionRate.map(pct), borderColor: "#1c7c4a" }] } });
     chart("chart-revenue", { type: "line", data: { labels: s.days,
       datasets: [{ label: "revenue", data: s.revenue, borderColor: "#a15c00", fill: false }] } });
     chart("chart-positions", { type: "bar", data: { labels: s.positions, datasets: [

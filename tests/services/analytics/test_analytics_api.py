@@ -109,6 +109,20 @@ def test_bad_input_is_a_clear_4xx(
     assert resp.json()["error"]["code"] == code
 
 
+@pytest.mark.parametrize("report", ["summary", "daily", "searches", "searches/no-clicks", "rules"])
+def test_an_inverted_period_is_refused_not_turned_into_a_day(client: TestClient, report: str) -> None:
+    resp = client.get(
+        f"/analytics/{report}", params={"tenant": "t", "from": "2026-11-20", "to": "2026-11-19"}
+    )
+    assert resp.status_code == 400, resp.text
+    error = resp.json()["error"]
+    assert error["code"] == "period_invalid"
+    assert "2026-11-20" in error["message"] and "2026-11-19" in error["message"]
+    document = client.get("/openapi.json").json()
+    bad = document["paths"][f"/analytics/{report}"]["get"]["responses"]["400"]
+    assert "`period_invalid`" in bad["description"] and "not before `to`" in bad["description"]
+
+
 def test_unknown_tenant_is_404(client: TestClient, kit: AuthKit) -> None:
     token = kit.token(["nosuch"], [ANALYTICS_READ])
     resp = client.get(

@@ -70,7 +70,9 @@ def test_page_shows_the_figures_and_the_simulated_label(env: tuple[TestClient, A
     assert "<bdi>similar</bdi>" in text and "<bdi>r1</bdi>" in text
     assert '"searches": [4]' in text  # the daily series the charts draw
     assert "(empty)" not in text  # the page load is no query among the others: a card of its own
-    browse = re.search(r'data-testid="card-empty-queries".*?Empty query \(browse\).*?class="v">(\d+)<', text, re.S)
+    browse = re.search(
+        r'data-testid="card-empty-queries".*?Empty query \(browse\).*?class="v">(\d+)<', text, re.S
+    )
     assert browse and browse.group(1) == "1"
     assert 'href="/console/t/analytics"' in text  # in the navigation
 
@@ -136,3 +138,15 @@ def test_the_experiment_page_names_conversion_per_visitor(env: tuple[TestClient,
     results = client.get(path).text
     header = results[results.index('data-testid="results"') :]
     assert "<th>Conversion per visitor</th>" in header and "Conversion rate" not in results
+
+
+def test_an_inverted_period_is_said_so_not_shown_as_one_day(env: tuple[TestClient, AuthKit]) -> None:
+    client, kit = env
+    _sign_in(client, kit.token(["t"], [SEARCH_READ, ANALYTICS_READ]))
+    text = client.get("/console/t/analytics?from=2026-11-21&to=2026-11-20").text
+    error = text[text.index('data-testid="error"') :]
+    assert error.startswith('data-testid="error">This period cannot be shown: ')
+    assert 'data-testid="summary"' not in text  # no figures of a day nobody asked for
+    assert 'name="from" value="2026-11-21"' in text and 'name="to" value="2026-11-20"' in text
+    export = client.get("/console/t/analytics/export/summary.csv?from=2026-11-21&to=2026-11-20")
+    assert export.status_code == 400

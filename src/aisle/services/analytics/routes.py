@@ -48,6 +48,12 @@ _DATE_ONLY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 CSV = {"content": {"text/csv": {"schema": {"type": "string"}}}, "description": "With format=csv."}
 Format = Annotated[Literal["json", "csv"], Query(description="json (default) or csv: one row per item.")]
 Limit = Annotated[int, Query(ge=1, le=1000, description="At most this many rows.")]
+BAD_REQUEST = (
+    f"`{ErrorCode.PERIOD_INVALID}`: `from` or `to` is not a date or time, `from` is not before `to` (a "
+    f"period is never turned around nor shortened to a day), or the period spans over {MAX_DAYS} days. "
+    f"`{ErrorCode.UNKNOWN_PARAMETER}`: a query parameter the report does not take."
+)
+"""The 400s every report may answer, in its OpenAPI description."""
 
 
 @dataclass(frozen=True)
@@ -92,7 +98,10 @@ def period(
     end = _instant(to, "to", end=True) if to is not None else datetime.now(UTC)
     start = _instant(from_, "from", end=False) if from_ is not None else end - timedelta(days=DEFAULT_DAYS)
     if start >= end:
-        raise BadRequest("'from' must be before 'to'", code=ErrorCode.PERIOD_INVALID)
+        raise BadRequest(
+            f"'from' ({from_ or start.isoformat()}) must be before 'to' ({to or 'now'})",
+            code=ErrorCode.PERIOD_INVALID,
+        )
     if end - start > timedelta(days=MAX_DAYS):
         raise BadRequest(f"a period spans at most {MAX_DAYS} days", code=ErrorCode.PERIOD_INVALID)
     return Period(start.timestamp(), end.timestamp())
@@ -137,13 +146,19 @@ def _answer(model: type[Report], frame: dict[str, Any], rows: list[dict[str, Any
     return model.model_validate({**frame, "items": rows})
 
 
+def _responses() -> dict[int | str, dict[str, Any]]:
+    responses = {**error_responses(400, 401, 403, 404, 422), 200: CSV}
+    responses[400] = {**responses[400], "description": BAD_REQUEST}
+    return responses
+
+
 def _route(path: str, model: type[BaseModel], summary: str) -> Any:
     return router.get(
         path,
         response_model=model,
         response_model_by_alias=True,
         dependencies=[read],
-        responses={**error_responses(400, 401, 403, 404, 422), 200: CSV},
+        responses=_responses(),
         summary=summary,
     )
 

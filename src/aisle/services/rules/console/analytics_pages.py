@@ -46,11 +46,13 @@ def _day(raw: str | None, fallback: date) -> date:
 
 
 def period_of(from_: str | None, to: str | None) -> tuple[date, date]:
-    """The page's period: whole UTC days, ``to`` included; unreadable dates fall back to the default."""
+    """The page's period: whole UTC days, ``to`` included; unreadable dates fall back to the default.
+    A ``from`` after ``to`` stays so: the analytics service refuses it (``period_invalid``) and the page
+    says why, rather than showing one day the merchandiser did not ask for."""
     today = datetime.now(UTC).date()
     last = _day(to, today)
     first = _day(from_, last - timedelta(days=DEFAULT_DAYS - 1))
-    return (first, last) if first <= last else (last, last)
+    return first, last
 
 
 @router.get("/console/{tenant}/analytics")
@@ -68,7 +70,7 @@ async def analytics(request: Request, session: Session, tenant: str) -> Response
     failed = next((r for r in replies if not r.ok), None)
     if failed is not None:
         return page(request, session, tenant, "analytics.html", nav="analytics", error=failed.message,
-                    first=first, last=last, report=None)  # fmt: skip
+                    error_code=failed.code, first=first, last=last, report=None)  # fmt: skip
     report: dict[str, Any] = {name: reply.body for name, reply in zip(SECTIONS, replies, strict=True)}
     series = {
         "days": [d["day"] for d in report["daily"]["items"]],

@@ -124,6 +124,16 @@ def test_daily_and_period_bounds(reports: AnalyticsReports) -> None:
     assert (later["searches"], later["clickThroughRate"], later["revenue"]) == (2, 0.0, 0.0)
 
 
+def test_a_day_cut_short_is_marked_partial(reports: AnalyticsReports) -> None:
+    """Today, not over (the live clock: three hours after T0), is partial; the same day read five days
+    on is whole; a period starting mid-day cuts its first day."""
+    today = reports.rollups.today() == date(2026, 11, 20)
+    assert [(d["day"], d["partial"]) for d in reports.daily("t", DAY_START, DAY_END)] == [
+        ("2026-11-20", today)
+    ]
+    assert [d["partial"] for d in reports.daily("t", T0 - 60, DAY_END)] == [True]
+
+
 def test_unknown_tenant_has_no_figures(reports: AnalyticsReports) -> None:
     assert reports.searches("other", DAY_START, DAY_END) == []
 

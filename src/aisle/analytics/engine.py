@@ -12,7 +12,8 @@ what is buffered.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
+import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from pathlib import Path
@@ -76,12 +77,20 @@ class AnalyticsEngine:
         store: the bucket; log_: the Parquet log in it.
         recorder: the process's buffer (None: recording is off, ``record`` does nothing).
         window_s: the attribution window of the reports (``AISLE_ATTRIBUTION_WINDOW_SECONDS``).
+        clock: the current Unix time of the reports (which days are closed, which is not over yet).
     """
 
     def __init__(
-        self, store: BlobStore, log_: ParquetLog, recorder: Recorder | None, *, window_s: float = 3600.0
+        self,
+        store: BlobStore,
+        log_: ParquetLog,
+        recorder: Recorder | None,
+        *,
+        window_s: float = 3600.0,
+        clock: Callable[[], float] = time.time,
     ) -> None:
         self.store = store
+        self.clock = clock
         self.log = log_
         self.recorder = recorder
         self.window_s = window_s
@@ -94,13 +103,21 @@ class AnalyticsEngine:
         if self._reports is None:
             from aisle.analytics.reports import AnalyticsReports
 
-            self._reports = AnalyticsReports(self.log, window_s=self.window_s)
+            self._reports = AnalyticsReports(self.log, window_s=self.window_s, clock=self.clock)
         return self._reports
 
     @classmethod
-    def from_settings(cls, settings: Settings, store: BlobStore, *, record: bool = True) -> AnalyticsEngine:
+    def from_settings(
+        cls,
+        settings: Settings,
+        store: BlobStore,
+        *,
+        record: bool = True,
+        clock: Callable[[], float] = time.time,
+    ) -> AnalyticsEngine:
         """The engine of one process: files fetched from a remote bucket are cached under
-        ``data_dir/analytics``; ``record`` (and ``settings.analytics``) start the recorder."""
+        ``data_dir/analytics``; ``record`` (and ``settings.analytics``) start the recorder; ``clock``
+        is the reports' current time."""
         parquet = ParquetLog(store, Path(settings.data_dir) / "analytics")
         recorder = None
         if record and settings.analytics:
@@ -108,7 +125,7 @@ class AnalyticsEngine:
             recorder = Recorder(
                 parquet, flush_s=settings.analytics_flush_seconds, capacity=settings.analytics_buffer
             )
-        return cls(store, parquet, recorder, window_s=settings.attribution_window_seconds)
+        return cls(store, parquet, recorder, window_s=settings.attribution_window_seconds, clock=clock)
 
     def record(self, record: Record) -> None:
         """Buffer one answer or event for the log (a no-op when recording is off); never blocks."""

@@ -27,7 +27,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from datetime import timedelta
+from datetime import date, timedelta
 from typing import Any, Literal
 
 import duckdb
@@ -61,7 +61,8 @@ class AnalyticsReports:
     Args:
         log: the Parquet log (files fetched from the bucket into its cache when it is remote).
         window_s: attribution window of conversions without a token, seconds (default one hour).
-        clock: the current Unix time, which says which days are closed (tests pass a fixed one).
+        clock: the current Unix time, which says which days are closed and which day is not over yet
+            (tests pass a fixed one).
     """
 
     def __init__(
@@ -69,6 +70,7 @@ class AnalyticsReports:
     ) -> None:
         self.log = log
         self.window_s = window_s
+        self._now = clock
         self.rollups = Rollups(log, window_s=window_s, clock=clock)
 
     @contextmanager
@@ -170,9 +172,12 @@ class AnalyticsReports:
 
     def daily(self, tenant: str, start: float, end: float) -> list[dict[str, Any]]:
         """Per UTC day of searches with a query: ``day``, ``searches``, ``noResultRate``,
-        ``clickThroughRate``, ``conversionRate``, ``revenue``; days without searches are left out."""
+        ``clickThroughRate``, ``conversionRate``, ``revenue``, and ``partial``: the day is cut short, not
+        over yet (today) or only partly in the period, so its figures are not a whole day's (a chart
+        leaves it out or says so). Days without searches are left out."""
+        cut = min(end, self._now())
         with self._views(tenant, start, end) as con:
-            return self._rows(
+            rows = self._rows(
                 con,
                 f"""
                 SELECT strftime(to_timestamp(ts) AT TIME ZONE 'UTC', '%Y-%m-%d') AS day,
@@ -184,6 +189,10 @@ class AnalyticsReports:
                 FROM searches GROUP BY day ORDER BY day
                 """,
             )
+        for row in rows:
+            first = day_start(date.fromisoformat(row["day"]))
+            row["partial"] = first < start or first + 86400 > cut
+        return rows
 
     def searches(
         self, tenant: str, start: float, end: float, *, sort: QuerySort = "searches", limit: int = 100

@@ -20,6 +20,7 @@ from aisle.core.auth.scopes import ANALYTICS_READ, RULES_WRITE, SEARCH_READ
 from aisle.core.storage import open_blob_store
 
 PERIOD = "from=2026-11-20&to=2026-11-20"
+NOW = T0 + 5 * 86400 + 7200  # 2026-11-25 12:00 UTC, the analytics service's clock: that day is not over
 
 
 @pytest.fixture(scope="module")
@@ -33,12 +34,13 @@ def env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[TestClient, 
     kit = AuthKit(store)
     base = {"storage_url": f"file://{tmp / 'bucket'}", "data_dir": Path(tmp / "data")}
     writer = AnalyticsEngine.from_settings(kit.settings(**base), store)
-    for record in [*LOG, _search("b1", "v4", "", ["p1"], T0 + 300)]:  # a page load: no query
+    today = _search("d1", "v5", "boots", ["p1"], NOW - 3600)  # today's first search
+    for record in [*LOG, _search("b1", "v4", "", ["p1"], T0 + 300), today]:  # b1, a page load: no query
         writer.record(record)
     writer.close()
     writer.mark_simulated("t", SimulatedPeriod(date(2026, 11, 20), date(2026, 11, 20), "test shoppers"))
     with (
-        serve(analytics_app(kit.settings(**base))) as analytics,
+        serve(analytics_app(kit.settings(**base), clock=lambda: NOW)) as analytics,
         TestClient(rules_app(kit.settings(**base, analytics_url=analytics))) as client,
     ):
         yield client, kit
@@ -150,3 +152,15 @@ def test_an_inverted_period_is_said_so_not_shown_as_one_day(env: tuple[TestClien
     assert 'name="from" value="2026-11-21"' in text and 'name="to" value="2026-11-20"' in text
     export = client.get("/console/t/analytics/export/summary.csv?from=2026-11-21&to=2026-11-20")
     assert export.status_code == 400
+
+
+def test_today_is_left_out_of_the_daily_charts_unless_asked(env: tuple[TestClient, AuthKit]) -> None:
+    client, kit = env
+    _sign_in(client, kit.token(["t"], [SEARCH_READ, ANALYTICS_READ]))
+    text = client.get("/console/t/analytics?from=2026-11-20&to=2026-11-25").text
+    assert '"days": ["2026-11-20"], "searches": [4]' in text  # no cliff: 2026-11-25 has one search so far
+    note = text[text.index('data-testid="partial"') :]
+    assert note.startswith('data-testid="partial">2026-11-25: not a whole day (1 searches so far)')
+    shown = client.get("/console/t/analytics?from=2026-11-20&to=2026-11-25&partial=show").text
+    assert '"days": ["2026-11-20", "2026-11-25 (partial)"], "searches": [4, 1]' in shown
+    assert 'data-testid="partial"' not in shown

@@ -10,7 +10,8 @@ than ``AISLE_ANALYTICS_RETENTION_DAYS``.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import time
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
@@ -28,19 +29,25 @@ from aisle.services.analytics.state import AnalyticsState
 from aisle.services.common.app import service_app
 
 
-def create_app(settings: Settings | None = None, *, events: EventStore | None = None) -> FastAPI:
+def create_app(
+    settings: Settings | None = None,
+    *,
+    events: EventStore | None = None,
+    clock: Callable[[], float] = time.time,
+) -> FastAPI:
     """Build the analytics service (it records no answers itself: it reads what the others record).
 
     While it runs, the behaviour engine (:meth:`~aisle.behaviour.engine.BehaviourEngine.start_delivery`)
     moves the shopper events waiting in the event store's outbox (``events``, default
     :func:`aisle.core.events.open_event_store`) into the log every ``AISLE_ANALYTICS_FLUSH_SECONDS``, so
     an event is counted in the reports within that interval of its 202, and keeps the log tidy; on
-    shutdown it delivers what waits and closes the event store.
+    shutdown it delivers what waits and closes the event store. ``clock`` is the reports' current time
+    (which days are closed, which is not over yet; tests pass a fixed one).
     """
     settings = settings or load_settings()
     blob = open_blob_store_from_settings(settings)
     tenants = Tenants(blob)
-    engine = AnalyticsEngine.from_settings(settings, blob, record=False)
+    engine = AnalyticsEngine.from_settings(settings, blob, record=False, clock=clock)
     behaviour = BehaviourEngine(
         settings, blob, events if events is not None else open_event_store(settings), analytics=engine
     )

@@ -175,7 +175,9 @@ def summary(state: State, tenant: TenantQuery, when: PeriodQuery, format: Format
 
 @_route("/daily", Daily, "Search figures per UTC day")
 def daily(state: State, tenant: TenantQuery, when: PeriodQuery, format: Format = "json") -> Any:
-    """Searches, no-result rate, CTR, conversion rate and revenue per day (days without searches left out)."""
+    """Searches, no-result rate, CTR, conversion rate and revenue per day (days without searches left
+    out); ``partial`` marks a day cut short (today, not over yet, or a day the period cuts), whose
+    figures a chart should leave out or mark rather than draw as a drop."""
     _checked(state, tenant)
     return _answer(
         Daily, _frame(state, tenant, when), state.engine.report("daily", tenant, when.start, when.end), format

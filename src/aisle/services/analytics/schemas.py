@@ -57,6 +57,10 @@ class DayRow(BaseModel):
     clickThroughRate: float | None
     conversionRate: float | None
     revenue: float
+    partial: bool = Field(
+        description="The day is cut short: not over yet (today) or only partly in the period; its "
+        "figures are not a whole day's."
+    )
 
 
 class QueryRow(BaseModel):

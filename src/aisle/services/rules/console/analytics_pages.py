@@ -55,6 +55,15 @@ def period_of(from_: str | None, to: str | None) -> tuple[date, date]:
     return first, last
 
 
+def charted_days(days: list[dict[str, Any]], show_partial: bool) -> tuple[list[dict[str, Any]], list[Any]]:
+    """The daily rows the charts draw, and the partial ones left out. A day cut short (today, not over)
+    is left out by default: its few searches so far would end every chart in a cliff. With
+    ``show_partial`` it is drawn, labelled "(partial)"."""
+    if show_partial:
+        return days, []
+    return [d for d in days if not d["partial"]], [d for d in days if d["partial"]]
+
+
 @router.get("/console/{tenant}/analytics")
 async def analytics(request: Request, session: Session, tenant: str) -> Response:
     session.require_tenant(tenant)
@@ -72,13 +81,14 @@ async def analytics(request: Request, session: Session, tenant: str) -> Response
         return page(request, session, tenant, "analytics.html", nav="analytics", error=failed.message,
                     error_code=failed.code, first=first, last=last, report=None)  # fmt: skip
     report: dict[str, Any] = {name: reply.body for name, reply in zip(SECTIONS, replies, strict=True)}
+    days, partial = charted_days(report["daily"]["items"], request.query_params.get("partial") == "show")
     series = {
-        "days": [d["day"] for d in report["daily"]["items"]],
-        "searches": [d["searches"] for d in report["daily"]["items"]],
-        "noResultRate": [d["noResultRate"] for d in report["daily"]["items"]],
-        "clickThroughRate": [d["clickThroughRate"] for d in report["daily"]["items"]],
-        "conversionRate": [d["conversionRate"] for d in report["daily"]["items"]],
-        "revenue": [d["revenue"] for d in report["daily"]["items"]],
+        "days": [d["day"] + (" (partial)" if d["partial"] else "") for d in days],
+        "searches": [d["searches"] for d in days],
+        "noResultRate": [d["noResultRate"] for d in days],
+        "clickThroughRate": [d["clickThroughRate"] for d in days],
+        "conversionRate": [d["conversionRate"] for d in days],
+        "revenue": [d["revenue"] for d in days],
         "positions": [p["position"] for p in report["positions"]["items"]],
         "positionClicks": [p["clicks"] for p in report["positions"]["items"]],
         "positionCtr": [p["clickThroughRate"] for p in report["positions"]["items"]],
@@ -94,6 +104,7 @@ async def analytics(request: Request, session: Session, tenant: str) -> Response
         last=last,
         report=report,
         simulated=report["summary"]["simulated"],
+        partial=partial,
         exports=EXPORTS,
         # inside <script type="application/json">: "<" escaped so no value can close the element
         series_json=json.dumps(series).replace("<", "\\u003c"),

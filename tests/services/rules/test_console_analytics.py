@@ -11,13 +11,14 @@ from pathlib import Path
 import polars as pl
 import pytest
 from fastapi.testclient import TestClient
-from tests.analytics.test_reports import LOG, T0, _search
+from tests.analytics.test_reports import LOG, T0, _event, _search
 from tests.support.auth import AuthKit, serve
 from tests.support.recs import write_tenant
 
 from aisle.analytics.engine import AnalyticsEngine, SimulatedPeriod
 from aisle.core.auth.scopes import ANALYTICS_READ, RULES_WRITE, SEARCH_READ
 from aisle.core.storage import open_blob_store
+from aisle.core.tenancy import Tenants
 
 PERIOD = "from=2026-11-20&to=2026-11-20"
 NOW = T0 + 5 * 86400 + 7200  # 2026-11-25 12:00 UTC, the analytics service's clock: that day is not over
@@ -31,11 +32,20 @@ def env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[TestClient, 
     tmp = tmp_path_factory.mktemp("console-analytics")
     store = open_blob_store(f"file://{tmp / 'bucket'}")
     write_tenant(store, "t", pl.DataFrame({"id": ["p1"], "title": ["a shoe"]}))
+    config = Tenants(store).config("t").global_  # a German shop: figures read 25,0 % and 7,00 €
+    german = config.model_copy(update={"locale": "de-DE", "currency": "EUR"})
+    Tenants(store).write_config("t", {"global_configuration.json": german})
     kit = AuthKit(store)
     base = {"storage_url": f"file://{tmp / 'bucket'}", "data_dir": Path(tmp / "data")}
     writer = AnalyticsEngine.from_settings(kit.settings(**base), store)
     today = _search("d1", "v5", "boots", ["p1"], NOW - 3600)  # today's first search
-    for record in [*LOG, _search("b1", "v4", "", ["p1"], T0 + 300), today]:  # b1, a page load: no query
+    day_before = [  # the previous period of PERIOD: two searches, one clicked, the summary's changes
+        _search("y1", "v6", "shoes", ["p1"], T0 - 86400),
+        _search("y2", "v7", "boots", ["p1"], T0 - 86400 + 60),
+        _event("yc", "click", "v6", "p1", T0 - 86400 + 5, attribution_token="y1", position=1),
+    ]
+    page_load = _search("b1", "v4", "", ["p1"], T0 + 300)  # no query
+    for record in [*LOG, page_load, today, *day_before]:
         writer.record(record)
     writer.close()
     writer.mark_simulated("t", SimulatedPeriod(date(2026, 11, 20), date(2026, 11, 20), "test shoppers"))
@@ -66,7 +76,9 @@ def test_page_shows_the_figures_and_the_simulated_label(env: tuple[TestClient, A
     assert 'data-testid="simulated"' in text and "test shoppers" in text
     summary = text[text.index('data-testid="summary"') : text.index('id="analytics-series"')]
     assert re.search(r"Searches</div><div class=\"v\">4<", summary)
-    assert "25.0%" in summary and "50.0%" in summary and "7.00" in summary
+    assert (
+        "25,0\xa0%" in summary and "50,0\xa0%" in summary and "7,00\xa0€" in summary
+    )  # the tenant's de-DE, EUR
     assert 'href="/console/t/rules/new?query=zzz"' in text  # the no-result query, one click from a rule
     assert "<bdi>hat</bdi>" in text[text.index('data-testid="no-clicks"') :]
     assert "<bdi>similar</bdi>" in text and "<bdi>r1</bdi>" in text
@@ -164,3 +176,26 @@ def test_today_is_left_out_of_the_daily_charts_unless_asked(env: tuple[TestClien
     shown = client.get("/console/t/analytics?from=2026-11-20&to=2026-11-25&partial=show").text
     assert '"days": ["2026-11-20", "2026-11-25 (partial)"], "searches": [4, 1]' in shown
     assert 'data-testid="partial"' not in shown
+
+
+def test_summary_cards_show_the_change_against_the_previous_period(env: tuple[TestClient, AuthKit]) -> None:
+    client, kit = env
+    _sign_in(client, kit.token(["t"], [SEARCH_READ, ANALYTICS_READ]))
+    text = client.get(f"/console/t/analytics?{PERIOD}").text
+    assert "against the previous period of the same length, 2026-11-19 to 2026-11-19" in text
+
+    def change(card: str) -> tuple[str, str] | None:
+        found = re.search(
+            rf'data-testid="card-{card}".*?class="v">[^<]*</div>(?:<div class="delta (\w+)" '
+            r'data-testid="change">([^<]+) <)?',
+            text,
+            re.S,
+        )
+        assert found, card
+        return (found.group(2), found.group(1)) if found.group(1) else None
+
+    assert change("searches") == ("+100,0\xa0%", "good")  # 4 searches, 2 the day before
+    assert change("no-result-rate") == ("+25,0 pts", "bad")  # 25 % of searches, none the day before
+    assert change("click-through-rate") == ("+0,0 pts", "flat")  # 50 % both days
+    assert change("conversion") == ("+25,0 pts", "good")
+    assert change("revenue") is None  # nothing earned the day before: no ratio to show

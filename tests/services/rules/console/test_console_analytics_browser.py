@@ -41,7 +41,7 @@ def test_the_analytics_pages(console_env: ConsoleEnv, page: Any) -> None:
     page.wait_for_selector("body[data-charts=drawn]")
     figures = page.locator("[data-testid=summary] .v").all_inner_texts()
     # searches, no-result rate, CTR, conversion per search, revenue, empty queries
-    assert figures == ["2", "50.0%", "50.0%", "50.0%", "999.00", "0"]
+    assert figures == ["2", "50.0%", "50.0%", "50.0%", "₹999.00", "0"]  # the tenant's currency, INR
     assert "browser-test shoppers" in page.inner_text("[data-testid=simulated]")
     assert page.locator("canvas").count() == 4
     assert "purple socks xl" in page.inner_text("[data-testid=no-results]")

@@ -1,11 +1,13 @@
 """The console's Analytics section: what the tenant's answers earned, from the analytics service.
 
-One page per tenant and period (``from``/``to`` dates, default the last 28 days): summary cards, the
-daily series and clicks by position as charts (Chart.js, served from ``static/``), top queries,
-no-result queries (each with a link that opens a new rule for it), no-click queries, guided search's
-questions asked and answered per query, containers and
-rules by effect, and CSV exports. Every figure comes from ``GET /analytics/...`` with the session's
-token (scope ``analytics:read``); when the log holds the demo's simulated traffic, the page says so.
+One page per tenant and period (``from``/``to`` dates, default the last 28 days): summary cards (each
+with its definition and its change against the previous period of the same length; figures in the
+tenant's locale and currency, :mod:`~aisle.services.rules.console.figures`), the daily series and
+clicks by position as charts (Chart.js, served from ``static/``; a day not over yet is left out of
+them unless asked for), top queries, no-result and no-click queries (each with a link that opens a
+new rule for it), guided search's questions asked and answered per query, containers and rules by
+effect, and CSV exports. Every figure comes from ``GET /analytics/...`` with the session's token (scope
+``analytics:read``); when the log holds the demo's simulated traffic, the page says so.
 """
 
 from __future__ import annotations
@@ -13,11 +15,14 @@ from __future__ import annotations
 import asyncio
 import json
 from datetime import UTC, date, datetime, timedelta
-from typing import Any
+from typing import Any, Literal
 
 from fastapi import APIRouter, Request
+from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import Response
 
+from aisle.core.errors import AisleError
+from aisle.services.rules.console.figures import Change, Figures, Kind
 from aisle.services.rules.console.frame import api, page
 from aisle.services.rules.console.session import Session
 
@@ -36,6 +41,15 @@ SECTIONS = {
     "recommendations": {},
     "rules": {},
 }
+CHANGES: dict[str, tuple[Kind, Literal["up", "down", ""]]] = {
+    "searches": ("count", "up"),
+    "noResultRate": ("rate", "down"),
+    "clickThroughRate": ("rate", "up"),
+    "conversionRate": ("rate", "up"),
+    "revenue": ("money", "up"),
+    "emptyQuerySearches": ("count", ""),
+}
+"""The summary's figures shown with their change against the previous period: how, and which way is good."""
 
 
 def _day(raw: str | None, fallback: date) -> date:
@@ -53,6 +67,29 @@ def period_of(from_: str | None, to: str | None) -> tuple[date, date]:
     last = _day(to, today)
     first = _day(from_, last - timedelta(days=DEFAULT_DAYS - 1))
     return first, last
+
+
+def previous_period(first: date, last: date) -> tuple[date, date]:
+    """The period of the same length just before ``first..last`` (whole days, both included)."""
+    days = (last - first).days + 1
+    return first - timedelta(days=days), first - timedelta(days=1)
+
+
+async def tenant_figures(request: Request, tenant: str) -> Figures:
+    """The formats of ``tenant``'s figures (its configured locale and currency; ``en``/USD when its
+    configuration cannot be read: the figures still show)."""
+    try:
+        config = await run_in_threadpool(request.app.state.rules.tenants.config, tenant)
+    except AisleError:
+        return Figures.of("en", "USD")
+    return Figures.of(config.global_.locale, config.global_.currency)
+
+
+def changes(fig: Figures, now: dict[str, Any], before: dict[str, Any] | None) -> dict[str, Change | None]:
+    """Each figure of :data:`CHANGES` against the previous period's summary (``before``; None: none)."""
+    if before is None:
+        return dict.fromkeys(CHANGES)
+    return {k: fig.change(now[k], before[k], kind, better=way) for k, (kind, way) in CHANGES.items()}
 
 
 def charted_days(days: list[dict[str, Any]], show_partial: bool) -> tuple[list[dict[str, Any]], list[Any]]:
@@ -73,14 +110,17 @@ async def analytics(request: Request, session: Session, tenant: str) -> Response
                     message="Your token does not hold the analytics:read scope.")  # fmt: skip
     client = api(request, session)
     when = {"from": first.isoformat(), "to": last.isoformat()}
-    replies = await asyncio.gather(
-        *(client.analytics(name, tenant, **when, **extra) for name, extra in SECTIONS.items())
+    before = previous_period(first, last)
+    *replies, earlier = await asyncio.gather(
+        *(client.analytics(name, tenant, **when, **extra) for name, extra in SECTIONS.items()),
+        client.analytics("summary", tenant, **{"from": before[0].isoformat(), "to": before[1].isoformat()}),
     )
     failed = next((r for r in replies if not r.ok), None)
     if failed is not None:
         return page(request, session, tenant, "analytics.html", nav="analytics", error=failed.message,
                     error_code=failed.code, first=first, last=last, report=None)  # fmt: skip
     report: dict[str, Any] = {name: reply.body for name, reply in zip(SECTIONS, replies, strict=True)}
+    fig = await tenant_figures(request, tenant)
     days, partial = charted_days(report["daily"]["items"], request.query_params.get("partial") == "show")
     series = {
         "days": [d["day"] + (" (partial)" if d["partial"] else "") for d in days],
@@ -92,6 +132,8 @@ async def analytics(request: Request, session: Session, tenant: str) -> Response
         "positions": [p["position"] for p in report["positions"]["items"]],
         "positionClicks": [p["clicks"] for p in report["positions"]["items"]],
         "positionCtr": [p["clickThroughRate"] for p in report["positions"]["items"]],
+        "locale": fig.locale.replace("_", "-"),
+        "currency": fig.currency,
     }
     return page(
         request,
@@ -105,6 +147,9 @@ async def analytics(request: Request, session: Session, tenant: str) -> Response
         report=report,
         simulated=report["summary"]["simulated"],
         partial=partial,
+        fig=fig,
+        before=before,
+        changes=changes(fig, report["summary"], earlier.body if earlier.ok else None),
         exports=EXPORTS,
         # inside <script type="application/json">: "<" escaped so no value can close the element
         series_json=json.dumps(series).replace("<", "\\u003c"),

@@ -80,7 +80,10 @@ def test_page_shows_the_figures_and_the_simulated_label(env: tuple[TestClient, A
         "25,0\xa0%" in summary and "50,0\xa0%" in summary and "7,00\xa0€" in summary
     )  # the tenant's de-DE, EUR
     assert 'href="/console/t/rules/new?query=zzz"' in text  # the no-result query, one click from a rule
-    assert "<bdi>hat</bdi>" in text[text.index('data-testid="no-clicks"') :]
+    no_clicks = text[text.index('data-testid="no-clicks"') :]
+    assert "<bdi>hat</bdi>" in no_clicks
+    # results nobody clicked are a rule's work too (pin, boost, redirect): one click from the editor
+    assert 'href="/console/t/rules/new?query=hat" data-testid="make-rule"' in no_clicks
     assert "<bdi>similar</bdi>" in text and "<bdi>r1</bdi>" in text
     assert '"searches": [4]' in text  # the daily series the charts draw
     assert "(empty)" not in text  # the page load is no query among the others: a card of its own

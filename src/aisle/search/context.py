@@ -46,12 +46,16 @@ class Understanding:
     corrections applied, and a synonym's form that names a catalog value preferred ("sneakers" read as
     "sports shoes"). ``extracted`` holds one query per attribute or price constraint recognised in the
     query, with its boost (filters when strict, boosts after); ``price`` the price constraint.
+    ``fragments`` holds the analysed letter groups of under three letters the normaliser split from
+    digits in one typed word (``dw`` of ``dw988``, ``kj`` of ``8f3a2kj``): part of a model number,
+    never a word of their own (:func:`aisle.search.stages.retrieve.weak`).
     """
 
     text: str
     terms: list[str] = field(default_factory=list)
     term_groups: list[list[str]] = field(default_factory=list)
     match_terms: list[str] = field(default_factory=list)
+    fragments: set[str] = field(default_factory=set)
     extracted: list[tuple[tantivy.Query, float]] = field(default_factory=list)
     price: PriceConstraint | None = None
 

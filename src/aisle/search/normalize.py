@@ -24,6 +24,8 @@ _UNITS = [
     (re.compile(r"(\d)\s*-?\s*(?:volts?|v)(?=\W|$)"), r"\1 volt "),
     (re.compile(r"(\d)\s*-?\s*(?:amps?|amperes?)(?=\W|$)"), r"\1 amp "),
 ]
+UNIT_WORDS = frozenset({"in", "ft", "sq", "gal", "lb", "oz", "watt", "volt", "amp"})
+"""The unit words the normaliser writes after a number: a query's ``in`` or ``ft`` names no product."""
 _DIGIT_ALPHA = re.compile(r"(?<=\d)(?=[a-z])|(?<=[a-z])(?=\d)")
 _PUNCT = re.compile(r"[^\w\s/.\-]")
 _LOOSE = re.compile(r"(?<!\d)[./-]|[./-](?!\d)")

@@ -3,11 +3,23 @@
 1. ``strict``: every term must match (in any searchable field).
 2. ``relaxed``: most terms must match (``relaxed_min_should_match`` of them, at least one fewer than
    all); documents matching more terms rank first (:data:`COVERAGE_SCORE`).
-3. ``typo``: the last resort: any one term, each term also matching within an edit distance that
-   grows with its length (spelling's typo rule, :func:`aisle.search.spelling.typo_distance`: words of
-   letters alone, 1 from ``min_length_one_typo`` characters, 2 from ``min_length_two_typos``; the
-   Levenshtein automaton of tantivy's FuzzyTermQuery, transpositions costing 1), unless the term's
+3. ``typo``: the last resort: any one term (but see *weak terms* below), each term also matching
+   within an edit distance that grows with its length (spelling's typo rule,
+   :func:`aisle.search.spelling.typo_distance`: words of letters alone, 1 from ``min_length_one_typo``
+   characters, 2 from ``min_length_two_typos``; the Levenshtein automaton of tantivy's FuzzyTermQuery,
+   transpositions costing 1), unless the term's
    postings pass :data:`FUZZY_MAX_SHARE` of the catalog (a word spelled as the catalog spells it).
+
+*Weak terms* never carry a match alone in the relaxed and typo stages: a term group each of whose
+forms is a single character, holds no letter (a digit group: ``8``, ``1/2``, ``2.5``), is a stop word,
+is one of the units the normaliser writes (:data:`~aisle.search.normalize.UNIT_WORDS`) or is a letter
+group of under three letters split from digits in one typed word (the ``dw`` of ``dw988``). They cannot
+identify a product by themselves (the normaliser splits ``8f3a2kj`` into ``8 f 3 a 2 kj``; a lone
+``8`` or ``f`` is in half a hardware catalog), so those stages also require one of the query's other
+terms, and a query of weak terms only is answered by ``strict`` alone. Weak terms still count towards
+the relaxed stage's minimum and still score. This is Typesense's ``drop_tokens`` and Algolia's
+``removeWordsIfNoResults`` read as "drop the least informative words first, never down to nothing
+useful": the typo stage keeps any one informative word, ranked by how many words match.
 
 Per term, fields are combined as a dis-max (:func:`aisle.search.query.terms.term_query`); an
 alternative a term's other alternative already covers (the phrase "men s" beside "men") is not searched.
@@ -26,7 +38,7 @@ boost). The ``total`` is the exact count of the answering stage's matches.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Iterator, Set
 from dataclasses import dataclass
 
 import numpy as np
@@ -35,6 +47,7 @@ import tantivy
 from aisle.core.errors import BadRequest, ErrorCode
 from aisle.search.context import Candidates, Hit, SearchContext
 from aisle.search.index.reader import TenantIndex, hit_count
+from aisle.search.normalize import UNIT_WORDS
 from aisle.search.query.terms import fuzzy_query, term_query, with_filter
 from aisle.search.spelling import typo_distance
 from aisle.search.stages.stock import unboosted
@@ -66,6 +79,24 @@ def essential(group: list[str]) -> list[str]:
     field with the phrase has the word)."""
     words = {alt for alt in group if " " not in alt}
     return [alt for alt in group if " " not in alt or not words.intersection(alt.split(" "))]
+
+
+def weak(group: list[str], stop_words: set[str], fragments: Set[str] = frozenset()) -> bool:
+    """Whether a term group cannot identify a product by itself (module docstring, *weak terms*):
+    every one of its forms is one character, holds no letter, is a stop word, a unit word or a short
+    letter group split from digits (``fragments``: the ``dw`` of ``dw988``)."""
+
+    def weak_form(form: str) -> bool:  # a phrase: when every word of it is
+        return all(
+            len(w) <= 1
+            or not any(ch.isalpha() for ch in w)
+            or w in stop_words
+            or w in UNIT_WORDS
+            or w in fragments
+            for w in form.split(" ")
+        )
+
+    return all(weak_form(form) for form in group)
 
 
 def postings(index: TenantIndex, group: list[str]) -> int:
@@ -156,13 +187,21 @@ def stages(ctx: SearchContext) -> Iterator[RetrievalStage]:
     kept = within_budget(costs, POSTINGS_BUDGET * max(1, index.num_docs()))
     dropped = [groups[i][0] for i in range(n) if i not in kept]
     exact, groups, costs = [exact[i] for i in kept], [groups[i] for i in kept], [costs[i] for i in kept]
+    stop = {w.lower() for w in ctx.config.global_.stop_words}
+    strong = [not weak(group, stop, ctx.understanding.fragments) for group in groups]
+    if not any(strong):  # weak terms only: nothing past strict (module docstring)
+        return
     if n >= 2 or extracted:
         k = len(exact)
         msm = max(1, min(k - 1, math.ceil(k * config.relaxed_min_should_match))) if k >= 2 else 1
         matching = tantivy.Query.boolean_query(
             [(tantivy.Occur.Should, _any(_covered(q))) for q in exact], msm
         )
-        yield RetrievalStage("relaxed", _with_boosts(matching, extracted), _any(exact, msm), dropped)
+        lean = _any(exact, msm)
+        if not all(strong):
+            anchor = _any([q for q, s in zip(exact, strong, strict=True) if s])
+            matching, lean = _both(matching, anchor), _both(lean, anchor)
+        yield RetrievalStage("relaxed", _with_boosts(matching, extracted), lean, dropped)
     distances = _distances(ctx, groups)
     if any(distances) or n >= 3:
         common = FUZZY_MAX_SHARE * index.num_docs()
@@ -172,8 +211,24 @@ def stages(ctx: SearchContext) -> Iterator[RetrievalStage]:
         ]
         # any one term: every scoring part is a clause of one union (no union per term)
         parts = [part for q, f in zip(exact, fuzzy, strict=True) for part in _covered(q, f)]
-        either = [*exact, *(f for f in fuzzy if f is not None)]
-        yield RetrievalStage("typo", _with_boosts(_any(parts), extracted), _any(either), dropped)
+        either = [
+            part
+            for q, f, is_strong in zip(exact, fuzzy, strong, strict=True)
+            if is_strong
+            for part in (q, f)
+            if part is not None
+        ]
+        scored = _any(parts)
+        if not all(strong):  # any one strong term, the weak ones scoring beside it
+            scored = _both(scored, _any(either))
+        yield RetrievalStage("typo", _with_boosts(scored, extracted), _any(either), dropped)
+
+
+def _both(query: tantivy.Query, required: tantivy.Query) -> tantivy.Query:
+    """``query``'s matches that also match ``required`` (which adds nothing to the score)."""
+    return tantivy.Query.boolean_query(
+        [(tantivy.Occur.Must, query), (tantivy.Occur.Must, tantivy.Query.const_score_query(required, 0.0))]
+    )
 
 
 def _distances(ctx: SearchContext, groups: list[list[str]]) -> list[int]:

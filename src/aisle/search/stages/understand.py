@@ -8,6 +8,8 @@ knows is never corrected, and corrections are searched alongside the original, n
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import tantivy
 
 from aisle.search.attributes import extract_price
@@ -16,6 +18,22 @@ from aisle.search.model import Correction, QueryGraph, SynonymExpansion
 from aisle.search.normalize import normalize
 from aisle.search.query.terms import term_query
 from aisle.search.synonyms import SynonymTables
+
+FRAGMENT_LETTERS = 3
+
+
+def fragments(text: str, analyze: Callable[[str], list[str]]) -> set[str]:
+    """The analysed letter groups of fewer than :data:`FRAGMENT_LETTERS` letters that the normaliser
+    splits from digits in one word of ``text`` (``dw988`` -> ``dw``; see
+    :class:`~aisle.search.context.Understanding`)."""
+    found: set[str] = set()
+    for word in text.lower().split():
+        if not (any(ch.isdigit() for ch in word) and any(ch.isalpha() for ch in word)):
+            continue
+        for piece in normalize(word).split():
+            if piece.isalpha() and len(piece) < FRAGMENT_LETTERS:
+                found.update(analyze(piece))
+    return found
 
 
 class Understand:
@@ -95,6 +113,7 @@ class Understand:
             match_terms.extend(readable)
             i += 1
         ctx.understanding.terms = terms
+        ctx.understanding.fragments = fragments(ctx.understanding.text, index.analyze)
         ctx.understanding.match_terms = match_terms
         ctx.understanding.term_groups = groups
         ctx.graph = QueryGraph(

@@ -7,6 +7,7 @@ blocking call) and on an event loop (the same stage loop, ``SearchPipeline.searc
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -262,15 +263,21 @@ def test_vector_guesses_do_not_count_as_results(
         settings = Settings(storage_url=mini.storage_url, data_dir=mini.data_dir, auth="off")
         engine = SearchEngine.from_settings(settings, store)
         engine.warm_up()  # a cold MiniLM overruns the 250 ms search deadline (the fallback then skips)
-        result = engine.search("fashion", SearchQuery("headlamp"))
+        config = engine.tenants.config("fashion")
+        hybrid = config.global_.hybrid.model_copy(update={"min_similarity": -1.0})  # every guess joins
+        guessing = dataclasses.replace(config, global_=config.global_.model_copy(update={"hybrid": hybrid}))
+        result = engine.search("fashion", SearchQuery("headlamp"), config=guessing)
         graph = result.query_graph
         assert any(s["stage"].startswith("hybrid") for s in graph.stages_tried)  # the guesses were made
         assert graph.external is not None and graph.external.reason == "no_results"
         assert ids(result) == ["ext-11"]
-        nothing = engine.search(
-            "fashion", SearchQuery("qzxv wplk")
-        )  # the external service has nothing either
+        # the external service has nothing either: the guesses stay
+        nothing = engine.search("fashion", SearchQuery("qzxv wplk"), config=guessing)
         assert nothing.products and not any(i.startswith("ext-") for i in ids(nothing))
+        # with the tenant's calibrated similarity floor, no guess is close enough: no results at all
+        honest = engine.search("fashion", SearchQuery("qzxv wplk"))
+        assert honest.products == [] and honest.total == 0
+        assert honest.query_graph.hybrid_floor is not None and honest.query_graph.hybrid_floor.below > 0
         engine.close()
     finally:
         set_crs(store, "fashion", original)

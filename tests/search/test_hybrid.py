@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
+import numpy as np
 import pytest
 from tests.support.vectors import MiniTenant, mini_fashion
 
@@ -115,10 +116,25 @@ def test_the_nearest_neighbour_leg_looks_up_hybrid_neighbours(setup, neighbours:
     stage = next(s for s in hybrid.stages if isinstance(s, Hybrid))
     assert stage.vectors is not None
     table = stage.vectors.store.table("fashion")
-    query_vec = stage.vectors.encode_query(table, ctx.graph.normalized, tuned.global_.hybrid.query_encoder)
+    floor = ctx.graph.hybrid_floor  # no word matched: the query is embedded with MiniLM
+    assert floor is not None and floor.encoder == ("minilm" if not lexical_ords else "static")
+    query_vec = stage.vectors.encode_query(table, ctx.graph.normalized, floor.encoder)
     depth = neighbours if lexical_ords else max(neighbours, tuned.global_.hybrid.candidates)
-    near = [table.ids[int(k)] for k in table.ann.search(query_vec, depth).keys]
-    expected = [index.ord_by_id[i] for i in near if i is not None and index.ord_by_id[i] not in lexical_ords]
+    keys = table.ann.search(query_vec, depth).keys
+    close = {
+        table.ids[int(k)]
+        for k in keys
+        if float(table.ann.rows(np.asarray([k]))[0] @ query_vec) >= floor.floor
+    }
+    near = [table.ids[int(k)] for k in keys]
+    expected = [
+        index.ord_by_id[i]
+        for i in near
+        if i is not None and index.ord_by_id[i] not in lexical_ords and i in close
+    ]
+    assert floor.below == len(
+        [i for i in near if i not in close]
+    )  # the mini catalog: every one passes filters
     assert found.ords[len(lexical_ords) :].tolist() == expected
     assert ctx.output.total == plain.total + len(expected)
     if neighbours == 40:

@@ -113,10 +113,11 @@ def _build(root: Path, shared_data: Path, *, products: int, images: bool, text: 
 
 def share_models(data_dir: Path) -> None:
     """Reuse what is derived from the model files alone between tests, sessions and workers: the exported
-    image model, the derived MiniLM model and its token states (seconds to tens of seconds each to make;
-    the same for every tenant).
-    Before a build, links the ones the test cache holds into ``data_dir/models``; after it, keeps the
-    ones the build made in the cache (``tests/support/build_cache.CACHE / "models"``)."""
+        image model, the derived MiniLM model, its token states and its embeddings of the similarity floor's
+    calibration strings (seconds to tens of seconds each to make;
+        the same for every tenant).
+        Before a build, links the ones the test cache holds into ``data_dir/models``; after it, keeps the
+        ones the build made in the cache (``tests/support/build_cache.CACHE / "models"``)."""
     import os
     import shutil
 
@@ -124,10 +125,11 @@ def share_models(data_dir: Path) -> None:
 
     from aisle.vectors.image_encoder import onnx_path
     from aisle.vectors.query_encoder import TOKEN_STATES
+    from aisle.vectors.similarity_floor import NULL_VECTORS
     from aisle.vectors.text_encoder import derived_name
 
     shared = CACHE / "models"
-    for name in (onnx_path(Path(".")).name, TOKEN_STATES, derived_name()):
+    for name in (onnx_path(Path(".")).name, TOKEN_STATES, derived_name(), NULL_VECTORS):
         cached, local = shared / name, Path(data_dir) / "models" / name
         if cached.exists() and not local.exists():
             local.parent.mkdir(parents=True, exist_ok=True)

@@ -156,10 +156,16 @@ def test_the_hybrid_stage_embeds_with_the_encoder_the_tenant_chose(
     monkeypatch.setattr(vectors, "encode", lambda text: used.append(text) or np.zeros(384, np.float32))
     config = tenants.config("fashion")
     assert config.global_.hybrid.query_encoder == "static"  # the default
-    result = pipeline.search(index, config, SearchQuery("timepiece for my wrist", size=5))
+    result = pipeline.search(index, config, SearchQuery("watch for my wrist", size=5))
+    assert result.query_graph.stage != "none"  # a word matched
     assert result.query_graph.hybrid == "used" and used == []  # no MiniLM call
-    pipeline.search(index, _with_encoder(config, "minilm"), SearchQuery("timepiece for my wrist", size=5))
-    assert used == ["timepiece for my wrist"]
+    pipeline.search(index, _with_encoder(config, "minilm"), SearchQuery("watch for my wrist", size=5))
+    assert used == ["watch for my wrist"]
+    # no word matched: the nearest products are the whole answer, judged by MiniLM whatever the setting
+    nothing = pipeline.search(index, config, SearchQuery("timepiece for my wrist", size=5))
+    assert nothing.query_graph.stage == "none" and used[-1] == "timepiece for my wrist"
+    assert nothing.query_graph.hybrid_floor is not None
+    assert nothing.query_graph.hybrid_floor.encoder == "minilm"
 
 
 def test_the_fit_in_slices_equals_the_fit_in_one(monkeypatch: pytest.MonkeyPatch) -> None:

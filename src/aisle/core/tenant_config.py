@@ -321,6 +321,12 @@ class HybridConfig(_Strict):
         "fitted to the tenant's catalog, built with its text vectors; MiniLM when the table has none) "
         "or 'minilm' (the full model: slightly better matches, about 4 ms of CPU per new query).",
     )
+    min_similarity: Annotated[float, Field(ge=-1, le=1)] | None = Field(
+        default=None,
+        description="The cosine a product no query word matched must reach to join the answer. Unset: "
+        "the floor calibrated on the tenant's catalog when its text vectors were built (the highest "
+        "nearest-product cosine of strings that name no product), reported in queryGraph.hybrid_floor.",
+    )
     expand_stages: list[LexicalStage] = Field(
         default_factory=_expand_after_partial_matches,
         description="Lexical stages after which nearest products that matched no term may join.",

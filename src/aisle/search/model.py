@@ -152,13 +152,27 @@ class FollowUpCandidate(BaseModel):
     values: int
 
 
+class HybridFloor(BaseModel):
+    """The similarity floor of hybrid retrieval for one query (:mod:`aisle.search.stages.hybrid`)."""
+
+    floor: float = Field(description="Cosine a nearest product had to reach (-1..1).")
+    encoder: str = Field(description="How the query was embedded: 'static' or 'minilm'.")
+    source: Literal["calibrated", "configured"] = Field(
+        description="'calibrated' on the tenant's catalog when its vectors were built, or 'configured' "
+        "(global_configuration hybrid.min_similarity)."
+    )
+    below: int = Field(default=0, description="Nearest products left out for falling below the floor.")
+
+
 class FollowUpGraph(BaseModel):
     """Why the answer does or does not carry a follow-up question.
 
     Absent when the tenant has guided search off. ``reason``: ``asked``; or why not: ``few_results`` (under
     ``min_results``), ``max_questions`` (as many filters on askable attributes as questions allowed),
     ``no_attribute`` (no askable attribute left unfiltered with enough values), ``low_gain`` (the best
-    question is worth under ``min_gain_bits``), ``deadline``, ``external`` (the external service answered).
+    question is worth under ``min_gain_bits``), ``deadline``, ``external`` (the external service answered),
+    ``strict_few`` (every query word together matched fewer than ``min_results`` products) or
+    ``title_match`` (the first result's title is all in the query): the query names a product.
     """
 
     asked: bool
@@ -207,6 +221,11 @@ class QueryGraph(BaseModel):
         "relevance-sorted: 'used' (lexical and embedding candidates fused), 'building' (the text "
         "vectors are being built in the background: lexical results only until they land, no restart "
         "needed), 'unavailable' (no text vectors and no build running: lexical results only).",
+    )
+    hybrid_floor: HybridFloor | None = Field(
+        default=None,
+        description="The similarity floor nearest products had to reach to join the answer, when the "
+        "vector leg looked for products no query word matched.",
     )
     experiments: list[ExperimentVariant] = Field(
         default_factory=list,

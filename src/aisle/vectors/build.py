@@ -14,7 +14,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -24,6 +24,7 @@ from aisle.core.tenancy import Tenants
 from aisle.core.tenant_config import AttributeConfiguration
 from aisle.vectors.published import ensure_published, fetch_newest_of_recipe, fetch_published
 from aisle.vectors.query_encoder import QUERY_TOKENS, StaticQueryEncoder, cached_token_vectors
+from aisle.vectors.similarity_floor import cached_null_vectors, calibrate, static_null_vectors
 from aisle.vectors.table import (
     content_hash,
     read_table_vectors,
@@ -34,6 +35,9 @@ from aisle.vectors.table import (
 )
 from aisle.vectors.text_encoder import DIMENSION, ENCODER_ID, TextEncoder
 from aisle.vectors.writes import superseded_from_now
+
+if TYPE_CHECKING:
+    from aisle.vectors.ann_usearch import UsearchAnnIndex
 
 Progress = Callable[[str, int, int], None]
 TEXT_ENCODER_ID = ENCODER_ID
@@ -134,7 +138,17 @@ def build_text_vectors(
         progress,
     )
     extras = {QUERY_TOKENS: query.tokens}
-    table = write_table(dest, catalog.version, ids, vectors, hashes, extras=extras)
+
+    def floors(ann: UsearchAnnIndex) -> dict[str, float]:
+        def model() -> TextEncoder:
+            return encoder or TextEncoder.load(models_dir=Path(data_dir) / "models")
+
+        return {
+            "static": calibrate(ann, static_null_vectors(query.encode)),
+            "minilm": calibrate(ann, cached_null_vectors(data_dir, model)),
+        }
+
+    table = write_table(dest, catalog.version, ids, vectors, hashes, extras=extras, floors=floors)
     return ensure_published(scope, "text", table, writes=writes)
 
 

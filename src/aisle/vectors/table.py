@@ -7,6 +7,8 @@ Layout (beside the full-text indexes in the data dir)::
         ids.json         key -> product id (null for a deleted key)
         hashes.npy       uint64 content hash per key (the text or image bytes embedded)
         ann/             the ANN index (:mod:`aisle.vectors.ann_usearch`)
+        similarity_floor.json  text tables: the cosine a product must reach to be close to a query,
+                         per query encoder (:mod:`aisle.vectors.similarity_floor`)
 
 ``kind`` is ``text`` (MiniLM product text) or ``image`` (EfficientNet-Lite0 photo features). ``recipe``
 hashes what went into the vectors (encoder and product-text fields), so a change of either is a new
@@ -18,7 +20,7 @@ from __future__ import annotations
 import hashlib
 import os
 import threading
-from collections.abc import Mapping, MutableMapping
+from collections.abc import Callable, Mapping, MutableMapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -28,6 +30,7 @@ import orjson
 
 from aisle.core.atomic_dir import atomic_directory
 from aisle.vectors.query_encoder import StaticQueryEncoder
+from aisle.vectors.similarity_floor import save_floors
 from aisle.vectors.table_ids import TableIds, TableKeys, load_ids
 
 if TYPE_CHECKING:
@@ -180,15 +183,20 @@ def write_table(
     hashes: np.ndarray,
     *,
     extras: Mapping[str, np.ndarray] | None = None,
+    floors: Callable[[UsearchAnnIndex], dict[str, float]] | None = None,
 ) -> Path:
     """Write a complete table of ``vectors`` (float32, (n, d)) for ``ids`` into ``dest``, atomically;
-    each of ``extras`` (file name -> array) is saved beside them (``np.save``)."""
+    each of ``extras`` (file name -> array) is saved beside them (``np.save``), and the similarity
+    floors ``floors`` computes from the built ANN index (:mod:`aisle.vectors.similarity_floor`)."""
     from aisle.vectors.ann_usearch import UsearchAnnIndex
 
     with atomic_directory(Path(dest), "BUILT") as tmp:
         for name, array in (extras or {}).items():
             np.save(tmp / name, array)
-        UsearchAnnIndex.build(vectors).save(tmp / "ann")
+        ann = UsearchAnnIndex.build(vectors)
+        ann.save(tmp / "ann")
+        if floors is not None and len(ids):
+            save_floors(tmp, floors(ann))
         (tmp / "ids.json").write_bytes(orjson.dumps(ids))
         np.save(tmp / "hashes.npy", hashes.astype(np.uint64))
         (tmp / "BUILT").write_text(version)

@@ -7,12 +7,17 @@ filters and rule exclusions are fused by reciprocal rank fusion, ``sum_i w_i / (
 Clarke & Buettcher 2009, k = 60), or by a score blend ``(1 - a) * bm25 / max bm25 + a * cosine``; the
 page is cut from the fused list. Nearest products that matched no lexical stage join only when the
 lexical stage that answered is one of ``expand_stages`` (by default when not every query term matched),
-and they add to ``total`` (facets still count the lexical matches). With a blend and no learned ranker
-after it, the nearest-neighbour search is skipped when no such product could reach the page (see
-:func:`extras_may_reach_page`; on the Home Depot dev queries, 9 of 10 partial matches), and ``total``
-then counts the lexical matches only. The fused list is left in ``ctx.retrieval.candidates`` for the
-learned ranker (:mod:`aisle.search.stages.rerank`). The lexical candidates come from retrieval's own
-search (:attr:`~aisle.search.context.Retrieval.candidate_depth`).
+and they add to ``total`` (facets still count the lexical matches), but only those whose cosine to the
+query reaches the tenant's similarity floor (``hybrid.min_similarity``, by default calibrated on its
+catalog: :mod:`aisle.vectors.similarity_floor`), so a query with no close product answers no results;
+``queryGraph.hybrid_floor`` gives the floor and how many nearest products fell below it. When no word of
+the query matched, the query is embedded with MiniLM (a few milliseconds; it tells a real query from a
+keyboard mash better than the static encoder) and compared with MiniLM's floor. With a blend and no
+learned ranker after it, the nearest-neighbour search is skipped when no such product could reach the
+page (see :func:`extras_may_reach_page`; on the Home Depot dev queries, 9 of 10 partial matches),
+and ``total`` then counts the lexical matches only. The fused list is left in
+``ctx.retrieval.candidates`` for the learned ranker (:mod:`aisle.search.stages.rerank`). The lexical
+candidates come from retrieval's own search (:attr:`~aisle.search.context.Retrieval.candidate_depth`).
 
 Without vectors (``Hybrid()``, as :func:`~aisle.search.pipeline.default_stages` builds it when given
 none, or a tenant without vectors) the stage does nothing; the search engine gives it the process's
@@ -32,9 +37,11 @@ import tantivy
 from aisle.core.timing import add_timing
 from aisle.search.context import Candidates, Hit, SearchContext
 from aisle.search.filter_rows import FilterRows
+from aisle.search.model import HybridFloor
 from aisle.search.query.terms import with_filter
 from aisle.search.stages.retrieve import lexical_candidates
 from aisle.vectors.search import VectorSearch
+from aisle.vectors.similarity_floor import cached_null_vectors, floor_of, static_null_vectors
 from aisle.vectors.store import VectorIndexMissing, VectorsBuilding
 from aisle.vectors.table import VectorTable
 
@@ -78,9 +85,10 @@ class Hybrid:
         lexical = lexical_candidates(ctx, cfg.candidates)
         lex_ords, lex_scores = lexical.ords, lexical.lexical
         start = time.perf_counter()
-        query_vec = vectors.encode_query(
-            table, ctx.graph.normalized or ctx.understanding.text, cfg.query_encoder
-        )
+        # no word matched: the nearest products are the whole answer, judged by MiniLM (module docstring)
+        encoder = "minilm" if not len(lex_ords) or table.query is None else cfg.query_encoder
+        text = ctx.graph.normalized or ctx.understanding.text
+        query_vec = vectors.encode_query(table, text, encoder)
         add_timing("embed", time.perf_counter() - start)  # part of the hybrid stage's time
         row_keys = vectors.row_keys(table, index.catalog_rows())
         n_lex = len(lex_ords)
@@ -96,11 +104,24 @@ class Hybrid:
                 extra = self._nearest(ctx, table, query_vec, set(lex_ords.tolist()))
         ords = lex_ords
         if extra:
-            ords = np.concatenate([lex_ords, np.asarray(extra, dtype=np.int64)])
-            more_cos, more_embeddings, more_has = _cosines(table, row_keys[ords[n_lex:]], query_vec)
+            more = np.asarray(extra, dtype=np.int64)
+            more_cos, more_embeddings, more_has = _cosines(table, row_keys[more], query_vec)
+            floor = self._floor(ctx, table, encoder)
+            close = more_has & (more_cos >= floor.floor)
+            floor.below = int(len(more) - close.sum())
+            ctx.graph.hybrid_floor = floor
+            more, more_cos, more_has, more_embeddings = (
+                more[close],
+                more_cos[close],
+                more_has[close],
+                more_embeddings[close],
+            )
+            extra = more.tolist()
+            ords = np.concatenate([lex_ords, more])
             cos, has = np.concatenate([cos, more_cos]), np.concatenate([has, more_has])
             embeddings = np.concatenate([embeddings, more_embeddings])
-        if not len(ords):
+        if not len(ords):  # no word matched and no product is close: no results
+            ctx.graph.hybrid = "used"
             return ctx
         lex_full = np.full(len(ords), np.nan, dtype=np.float32)
         lex_full[:n_lex] = lex_scores
@@ -123,6 +144,25 @@ class Hybrid:
         ctx.graph.stages_tried.append({"stage": f"hybrid-{cfg.method}", "hits": len(ords)})
         ctx.graph.hybrid = "used"
         return ctx
+
+    def _floor(self, ctx: SearchContext, table: VectorTable, encoder: str) -> HybridFloor:
+        """The similarity floor a nearest product must reach for a query embedded by ``encoder``: the
+        tenant's ``hybrid.min_similarity`` when set, else the table's calibrated one
+        (:mod:`aisle.vectors.similarity_floor`)."""
+        configured = ctx.config.global_.hybrid.min_similarity
+        if configured is not None:
+            return HybridFloor(floor=configured, encoder=encoder, source="configured")
+        assert self.vectors is not None
+        vectors = self.vectors
+        static = table.query
+
+        def null_vectors() -> np.ndarray:
+            if encoder == "static" and static is not None:
+                return static_null_vectors(static.encode)
+            return cached_null_vectors(vectors.store.data_dir, lambda: vectors.encoder)
+
+        value = floor_of(table.path, encoder, table.ann, null_vectors)
+        return HybridFloor(floor=value, encoder=encoder, source="calibrated")
 
     def _nearest(
         self, ctx: SearchContext, table: VectorTable, query_vec: np.ndarray, seen: set[int]

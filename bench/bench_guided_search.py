@@ -16,6 +16,10 @@ facet in the attribute configuration, the askable facet with most values over th
 choice (expected information gain). Whether a question is asked at all (the search is broad) is the same
 rule for all three. Every search runs through the search engine's own pipeline, in process.
 
+Known items (issue 43): :data:`KNOWN_ITEMS` product names typed whole, the share that asks a question
+and the product's MRR, with and without the check that a query already names a product; and the
+broad shoppers' MRR with and without it.
+
 Cost: search latency in process with guided search on and off, on the same queries with three facets
 (``brand,color,price`` as ``bench_search``), interleaved; p50 and p99 (ms) over all queries and over
 those that asked. ``python -m bench --only bench_guided_search``.
@@ -72,9 +76,13 @@ def _setup(tmp: Path, data_dir: Path) -> tuple[SearchEngine, TenantConfig]:
     return engine, engine.tenants.config("fashion")
 
 
-def with_chooser(config: TenantConfig, chooser: str, *, enabled: bool = True) -> TenantConfig:
-    """``config`` with guided search's chooser (and on/off) replaced: the bench's only knob."""
-    follow_up = config.global_.follow_up.model_copy(update={"chooser": chooser, "enabled": enabled})
+def with_chooser(
+    config: TenantConfig, chooser: str, *, enabled: bool = True, skip_named: bool = True
+) -> TenantConfig:
+    """``config`` with guided search's chooser (and on/off, and whether a query naming a product is
+    asked nothing) replaced: the bench's only knobs."""
+    update = {"chooser": chooser, "enabled": enabled, "skip_named_products": skip_named}
+    follow_up = config.global_.follow_up.model_copy(update=update)
     return replace(config, global_=config.global_.model_copy(update={"follow_up": follow_up}))
 
 
@@ -201,6 +209,33 @@ def print_table(figures: dict[str, list[dict[str, float]]], n: int) -> None:
     print("(share@10: over shoppers who answered at least one question, against all they answered)")
 
 
+KNOWN_ITEMS = 500
+
+
+def known_items(engine: SearchEngine, config: TenantConfig, rows: list[dict[str, Any]]) -> None:
+    """Known-item queries (a product's whole name, as a shopper who knows what she wants types it):
+    the share that asks a question and the MRR@1000 of the named product, with the check that a query
+    names a product (``follow_up.skip_named_products``) off (before issue 43) and on."""
+    named = [r for r in rows if r.get("title") and len(str(r["title"]).split()) >= 3]
+    drawn = random.Random(43).sample(named, KNOWN_ITEMS)
+    print(f"\nknown-item queries on fashion: {len(drawn)} product names (whole), MRR@{DEPTH} of the product")
+    print(f"{'check':<34} {'asked':>7} {'MRR':>8}  reasons")
+    for label, skip in (("off (before issue 43)", False), ("on: a query naming a product", True)):
+        searcher = Searcher(engine, with_chooser(config, "information_gain", skip_named=skip))
+        asked, rr, reasons = 0, [], defaultdict(int)
+        for row in drawn:
+            ctx = engine.pipeline.run(
+                searcher.index, searcher.config, SearchQuery(text=str(row["title"]).lower(), size=DEPTH)
+            )
+            ids = [searcher.index.rows[h.ord]["id"] for h in ctx.output.hits]
+            rr.append(1 / (ids.index(row["id"]) + 1) if row["id"] in ids else 0.0)
+            asked += ctx.output.follow_up is not None
+            graph = ctx.graph.follow_up if ctx.graph is not None else None
+            reasons[graph.reason if graph is not None else "off"] += 1
+        top = ", ".join(f"{k} {v}" for k, v in sorted(reasons.items(), key=lambda kv: -kv[1])[:4])
+        print(f"{label:<34} {asked / len(drawn):>7.1%} {statistics.fmean(rr):>8.4f}  {top}")
+
+
 def _pct(values: list[float], p: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(p / 100 * len(ordered)))]
@@ -253,5 +288,16 @@ def main(data_dir: Path) -> None:
         figures = evaluate(engine, config, targets)
         print(f"(simulation took {time.perf_counter() - start:.1f} s)")
         print_table(figures, len(targets))
+        before = Searcher(engine, with_chooser(config, "information_gain", skip_named=False))
+        talks = [converse(before, target, query) for target, query in targets]
+        by_id = {r["id"]: r for r in rows}
+        old = [step_figures(talks, step, by_id)["mrr"] for step in range(ANSWERS + 1)]
+        new = [f["mrr"] for f in figures["information_gain"]]
+        print(
+            "simulated broad queries, Aisle's choice, MRR after 0/1/2 answers: "
+            f"without the named-product check {' / '.join(f'{m:.4f}' for m in old)}, "
+            f"with it {' / '.join(f'{m:.4f}' for m in new)}"
+        )
+        known_items(engine, config, list(rows))
         broad = sorted({q for _, q in targets})
         latency(engine, config, broad + fashion_queries(data_dir, 300))

@@ -17,7 +17,7 @@ from aisle.search.indexes import IndexRegistry
 from aisle.search.model import FilterSpec, SearchResult
 from aisle.search.pipeline import SearchPipeline
 from aisle.search.query import SearchQuery
-from aisle.search.stages.follow_up import candidate, choose, expected_gain, question_of
+from aisle.search.stages.follow_up import candidate, choose, expected_gain, names_product, question_of
 
 
 def _attr(name: str, **kw: Any) -> Attribute:
@@ -192,3 +192,35 @@ def test_guided_search_wording_builds_no_new_index(tmp_path: Any) -> None:
         attributes=[Attribute(name="title", type="text", role="title"), _attr("color", searchable=True)]  # type: ignore[arg-type]
     )
     assert index_dir(tmp_path, "t", "v1", plain) != index_dir(tmp_path, "t", "v1", searchable)
+
+
+def test_no_question_when_the_query_names_a_product(fashion) -> None:  # type: ignore[no-untyped-def]
+    # issue 43: the whole name finds the product first (its words together match 1 product, the
+    # relaxed stage ~200 more) and used to ask "For which season?"
+    named = fashion("nike men black roshe run sports shoes")
+    assert named.products[0]["title"] == "Nike Men Black Roshe Run Sports Shoes"
+    assert named.total >= 40 and named.follow_up is None
+    graph = named.query_graph.follow_up
+    assert graph is not None and not graph.asked and graph.reason == "strict_few"
+    before = fashion("nike men black roshe run sports shoes", skip_named_products=False)
+    assert before.follow_up is not None  # what the check changes
+    assert fashion("men tshirts").follow_up is not None  # a broad query still asks
+    # generic titles shared by the first results: the query names no one product, the question helps
+    shared = fashion("puma men black sports shoes")
+    assert [p["title"] for p in shared.products[:2]] == ["Puma Men Black Sports Shoes"] * 2
+    assert shared.follow_up is not None
+
+
+def test_a_title_all_in_the_query_names_the_product(demo_env) -> None:  # type: ignore[no-untyped-def]
+    tenants = Tenants(demo_env.store, ttl=3600)
+    index = IndexRegistry(tenants, demo_env.data_dir).get("fashion")
+    ctx = SearchPipeline(budget_s=5).run(
+        index, tenants.config("fashion"), SearchQuery("nike men black roshe run sports shoes", size=10)
+    )
+    assert ctx.graph is not None
+    for tried in ctx.graph.stages_tried:  # as if every word together matched many products
+        if tried["stage"] == "strict":
+            tried["hits"] = 500
+    assert names_product(ctx, 40) == "title_match"  # the second title holds words the query lacks
+    ctx.output.hits = [ctx.output.hits[0], ctx.output.hits[0]]
+    assert names_product(ctx, 40) is None  # the same title twice: it names no one product

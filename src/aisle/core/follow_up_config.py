@@ -31,6 +31,8 @@ class FollowUpConfig(BaseModel):
     ``chooser``: ``information_gain`` (Aisle's choice), or the two baselines the guided-search bench
     compares it with, ``first_facet`` (the first askable attribute in the configuration) and
     ``most_values`` (the askable attribute with most distinct values over the matches).
+    ``skip_named_products``: no question for a query that already names a product
+    (:func:`aisle.search.stages.follow_up.names_product`; on by default, off for the bench's before).
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -42,6 +44,11 @@ class FollowUpConfig(BaseModel):
     max_questions: Annotated[int, Field(ge=0, le=8)] = 2
     min_gain_bits: Annotated[float, Field(ge=0, le=10)] = 0.5
     chooser: QuestionChooser = "information_gain"
+    skip_named_products: bool = Field(
+        default=True,
+        description="Ask nothing when the query already names a product: all its words together match "
+        "fewer than min_results products, or the first result's title is all in the query.",
+    )
 
     @model_validator(mode="after")
     def _check(self) -> FollowUpConfig:

@@ -21,7 +21,10 @@ Choosing the question (``chooser``):
 
 The two baselines exist for ``bench/bench_guided_search.py``. Whatever the chooser, a question is asked
 only when the search is broad: at least ``min_results`` matches, an attribute left with at least
-``min_values`` values, and a best expected gain of at least ``min_gain_bits``. The counts come from
+``min_values`` values, and a best expected gain of at least ``min_gain_bits``; and never when the query
+already names a product (:func:`names_product`): every query term together matched fewer than
+``min_results`` products (the answer's other matches come from a relaxed stage, "more like it"), or
+the first result's title is all in the query and the second's is not. The counts come from
 the facets stage's one aggregation over the matches (:class:`~aisle.search.stages.facets.Facets` counts
 the candidates alongside the requested facets), so asking adds no second pass over the index.
 """
@@ -34,7 +37,7 @@ from dataclasses import dataclass
 
 from aisle.catalog.schema import PATH_SEP
 from aisle.core.follow_up_config import FollowUpConfig, QuestionChooser
-from aisle.core.tenant_config import Attribute, AttributeType
+from aisle.core.tenant_config import Attribute, AttributeRole, AttributeType
 from aisle.search.context import SearchContext
 from aisle.search.model import FollowUp, FollowUpCandidate, FollowUpGraph, FollowUpOption
 
@@ -120,6 +123,39 @@ def _label(attribute: Attribute, value: str) -> str:
     return value.rsplit(PATH_SEP, 1)[-1] if attribute.type is AttributeType.category_path else value
 
 
+def names_product(ctx: SearchContext, min_results: int) -> str | None:
+    """Why the query already names a product, or None: ``strict_few`` when the ``strict`` stage (every
+    term) matched between 1 and ``min_results - 1`` products, ``title_match`` when every word of the
+    first result's title is a query word (analysed, any alternative's) and not every word of the
+    second's."""
+    graph = ctx.graph
+    if graph is None or not ctx.understanding.term_groups:
+        return None
+    strict = next((t for t in graph.stages_tried if t.get("stage") == "strict"), None)
+    if strict is not None and 0 < int(strict.get("hits", 0)) < min_results:  # type: ignore[call-overload]
+        return "strict_few"
+    hits, index = ctx.output.hits, ctx.index
+    searchable = [a for a in index.config.attributes if a.searchable]
+    title = next((k for k, a in enumerate(searchable) if a.role is AttributeRole.title), None)
+    if not hits or title is None or title >= len(index.searchable):
+        return None
+    words = set(ctx.understanding.terms)
+    words.update(w for group in ctx.understanding.term_groups for alt in group for w in alt.split(" "))
+    first = _title_terms(ctx, title, hits[0].ord)
+    if not first or not first <= words:
+        return None
+    if len(hits) > 1 and _title_terms(ctx, title, hits[1].ord) <= words:
+        return None  # the second result's title is in the query too: the query names no one product
+    return "title_match"
+
+
+def _title_terms(ctx: SearchContext, column: int, ord_: int) -> set[str]:
+    """The analysed words of catalog row ``ord_``'s title, stop words left out."""
+    value = ctx.index.searchable[column][ord_]
+    stop = {w.lower() for w in ctx.config.global_.stop_words}
+    return {t for t in ctx.index.analyze(str(value)) if t not in stop} if value else set()
+
+
 def question_of(attribute: Attribute) -> str:
     """The tenant's wording (``Attribute.question``), else ``Which <name>?`` from the field's name."""
     return attribute.question or f"Which {attribute.name.replace('_', ' ')}?"
@@ -136,6 +172,7 @@ class AskFollowUp:
             or ctx.output.total < config.min_results
             or answered(ctx) >= config.max_questions
             or ctx.past_deadline()
+            or (config.skip_named_products and names_product(ctx, config.min_results) is not None)
         ):
             return []
         return [a.name for a in open_attributes(ctx)]
@@ -155,6 +192,10 @@ class AskFollowUp:
             return ctx
         if done >= config.max_questions:
             graph.reason = "max_questions"
+            return ctx
+        named = names_product(ctx, config.min_results) if config.skip_named_products else None
+        if named is not None:
+            graph.reason = named
             return ctx
         attributes = open_attributes(ctx)
         counted = ctx.output.value_counts

@@ -18,7 +18,7 @@ from aisle.core.config import Settings
 from aisle.core.errors import AisleError
 from aisle.core.storage import open_blob_store
 from aisle.core.tenancy import Tenants
-from aisle.demo.experiment import ExperimentTraffic, build_demo_experiment, simulate_visitors
+from aisle.demo.experiment import SOURCE, ExperimentTraffic, build_demo_experiment, simulate_visitors
 from aisle.demo.traffic import Shown
 from aisle.experiments.store import ExperimentStore
 from aisle.search.ranking.features import FEATURES
@@ -87,6 +87,9 @@ def test_the_demo_experiment_is_built_once_and_reads_as_a_finished_test(
     visitors = [v["visitors"] for v in body["variants"]]
     assert sum(visitors) == 150 and min(visitors) > 40
     assert body["variants"][0]["searches"] >= visitors[0]
+    # its searches are in the analytics log: the log names this source with its period
+    marked = [p for p in analytics.simulated_sources("homedepot") if p.source == SOURCE]
+    assert [(p.first, p.last) for p in marked] == [(traffic.last_day, traffic.last_day)]
     again = build_demo_experiment(settings, tenants, shared_data, lambda *a: None, traffic=traffic)
     assert again == "already simulated"
     assert len(ExperimentStore(tenants.scope("homedepot")).list()) == 1

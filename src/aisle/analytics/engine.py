@@ -53,21 +53,54 @@ ReportName = Literal[
 REPORTS: frozenset[str] = frozenset(ReportName.__args__)  # type: ignore[attr-defined]
 
 
+DEMO_TRAFFIC = "demo traffic"
+"""The source of the demo's simulated month (:mod:`aisle.demo.traffic_build`)."""
+
+
 @dataclass(frozen=True)
 class SimulatedPeriod:
-    """Days of a tenant's log written by the demo's traffic simulator, not by shoppers.
+    """Days of a tenant's log written by one of the demo's simulators, not by shoppers.
 
     Attributes:
         first, last: the first and last simulated day (UTC, inclusive).
         note: how the traffic was drawn (shown with the figures).
+        source: which simulator wrote it (the demo's month of traffic, an A/B test's visitors): every
+            source is named with its period wherever the figures are shown.
     """
 
     first: date
     last: date
     note: str
+    source: str = DEMO_TRAFFIC
 
     def to_json(self) -> dict[str, str]:
-        return {"from": self.first.isoformat(), "to": self.last.isoformat(), "note": self.note}
+        return {
+            "source": self.source,
+            "from": self.first.isoformat(),
+            "to": self.last.isoformat(),
+            "note": self.note,
+        }
+
+    @classmethod
+    def from_json(cls, raw: dict[str, str]) -> SimulatedPeriod:
+        """A period as :meth:`to_json` writes it (without ``source``: the demo traffic, as marked before
+        sources were named)."""
+        first, last = date.fromisoformat(raw["from"]), date.fromisoformat(raw["to"])
+        return cls(first, last, raw["note"], raw.get("source", DEMO_TRAFFIC))
+
+
+def simulated_span(sources: Iterable[SimulatedPeriod]) -> SimulatedPeriod | None:
+    """``sources`` as one period: the first day of any to the last of any, each source named in
+    ``source`` and, with its own period, in ``note``; None without sources."""
+    periods = list(sources)
+    if len(periods) <= 1:
+        return periods[0] if periods else None
+    return SimulatedPeriod(
+        min(p.first for p in periods),
+        max(p.last for p in periods),
+        "; ".join(f"{p.source} ({p.first} to {p.last}): {p.note}" for p in periods),
+        ", ".join(p.source for p in periods),
+    )
 
 
 class AnalyticsEngine:
@@ -168,17 +201,26 @@ class AnalyticsEngine:
                     looked += 1
         return looked
 
-    def simulated(self, tenant: str) -> SimulatedPeriod | None:
-        """The simulated part of ``tenant``'s log, or None when the demo simulated none."""
+    def simulated_sources(self, tenant: str) -> tuple[SimulatedPeriod, ...]:
+        """Every simulated part of ``tenant``'s log, one per source, earliest first (none: ``()``)."""
         try:
             raw = orjson.loads(tenant_scope(self.store, tenant).get(layout.SIMULATED))
         except BlobNotFound:
-            return None
-        return SimulatedPeriod(date.fromisoformat(raw["from"]), date.fromisoformat(raw["to"]), raw["note"])
+            return ()
+        periods = (SimulatedPeriod.from_json(r) for r in raw.get("sources", [raw]))
+        return tuple(sorted(periods, key=lambda p: (p.first, p.last, p.source)))
+
+    def simulated(self, tenant: str) -> SimulatedPeriod | None:
+        """All that was simulated of ``tenant``'s log as one period (:func:`simulated_span`), or None
+        when the demo simulated none."""
+        return simulated_span(self.simulated_sources(tenant))
 
     def mark_simulated(self, tenant: str, period: SimulatedPeriod) -> None:
-        """Say that ``period`` of ``tenant``'s log was simulated (the demo, after writing it)."""
-        tenant_scope(self.store, tenant).put(layout.SIMULATED, orjson.dumps(period.to_json()))
+        """Say that ``period`` of ``tenant``'s log was simulated by ``period.source`` (the demo, after
+        writing it); a source marked again replaces its earlier period, the other sources stay."""
+        kept = [p for p in self.simulated_sources(tenant) if p.source != period.source]
+        body = {"sources": [p.to_json() for p in [*kept, period]]}
+        tenant_scope(self.store, tenant).put(layout.SIMULATED, orjson.dumps(body))
 
     def experiment_results(self, tenant: str, experiment: Experiment) -> dict[str, Any]:
         """``experiment``'s results from the log (see :mod:`aisle.analytics.experiment_results`)."""

@@ -10,7 +10,9 @@ variant applied* (:class:`~aisle.search.experiments.SearchArms` over the experim
 the shopper's clicks and purchases come from the relevance judgments through the same click model as
 the analytics month (:func:`aisle.demo.traffic.shopper_events`). The click model's parameters go to
 nothing that learns. The experiment is written stopped, after its log: an interrupted run leaves no
-experiment, and the next run removes its files and starts again.
+experiment, and the next run removes its files and starts again. Its searches are in the tenant's
+analytics log too, so the log is marked simulated by this source with its own period (the Analytics
+page's banner names it beside the demo's month), also for a demo built before sources were named.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from aisle.analytics.engine import AnalyticsEngine
+from aisle.analytics.engine import AnalyticsEngine, SimulatedPeriod
 from aisle.analytics.log import ParquetLog
 from aisle.analytics.records import Answer, Record, new_attribution_token
 from aisle.core.config import Settings
@@ -41,6 +43,12 @@ from aisle.search.ranking.store import RankerStore
 TENANT = "homedepot"
 WRITER = "demo-experiment"
 NAME = "Learned ranker vs no ranker (simulated)"
+SOURCE = f"A/B test “{NAME}”"
+"""The experiment's name as a simulated source of the analytics log."""
+NOTE = (
+    "simulated visitors of the A/B test, each assigned a variant and searching 1 + Poisson(1.5) times; "
+    "clicks and purchases drawn from the relevance judgments through the demo's click model"
+)
 Progress = Callable[[str, int, int], None]
 Search = Callable[[str, str], tuple[Shown, str]]
 """``(query, visitor) -> (what was shown, the answer's variant tags)``."""
@@ -163,6 +171,14 @@ def _engine_search(settings: Settings, tenants: Tenants, running: Experiment) ->
     return search
 
 
+def mark_experiment_simulated(analytics: AnalyticsEngine, started: datetime, stopped: datetime) -> None:
+    """Mark the days from ``started`` to ``stopped`` (excluded) of the tenant's log as the experiment's
+    simulated visitors (:data:`SOURCE`), unless they are marked so already."""
+    period = SimulatedPeriod(started.date(), (stopped - timedelta(seconds=1)).date(), NOTE, SOURCE)
+    if period not in analytics.simulated_sources(TENANT):
+        analytics.mark_simulated(TENANT, period)
+
+
 def build_demo_experiment(
     settings: Settings,
     tenants: Tenants,
@@ -181,8 +197,11 @@ def build_demo_experiment(
     rankers = RankerStore(tenants.store, check_every=0)
     admin = ExperimentAdmin(tenants, [SearchPromotion(tenants, rankers)])
     store = admin.store(TENANT)
+    analytics = AnalyticsEngine.from_settings(settings, tenants.store, record=False)
     for earlier in store.list():
         if earlier.simulated and earlier.status != "draft":
+            if earlier.startedAt is not None and earlier.stoppedAt is not None:  # a demo built before
+                mark_experiment_simulated(analytics, earlier.startedAt, earlier.stoppedAt)
             return "already simulated"
         if earlier.simulated:  # an interrupted run's draft: its log files are removed below too
             store.delete(earlier.id)
@@ -195,7 +214,6 @@ def build_demo_experiment(
     start, end = traffic.period()
     draft = admin.create(TENANT, demo_body(version), simulated=True)
     running = draft.model_copy(update={"status": "running"})
-    analytics = AnalyticsEngine.from_settings(settings, tenants.store, record=False)
     log = ParquetLog(analytics.log.store, analytics.log.cache_dir, writer=WRITER)
     clear_writer(log, TENANT, WRITER)
     folder = data / TENANT
@@ -210,6 +228,7 @@ def build_demo_experiment(
     )
     written = write_batches(log, records, progress, "experiment")
     begin = datetime.fromtimestamp(start, UTC)
+    mark_experiment_simulated(analytics, begin, datetime.fromtimestamp(end, UTC))
     store.transition(draft.id, "started", "running", ("draft",), at=begin)
     store.transition(draft.id, "stopped", "stopped", ("running",), at=datetime.fromtimestamp(end, UTC))
     return f"{traffic.visitors} simulated visitors, {written} records, {begin.date()} to {traffic.last_day}"

@@ -23,7 +23,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from statistics import NormalDist
 
-from aisle.analytics.engine import AnalyticsEngine, SimulatedPeriod
+from aisle.analytics.engine import DEMO_TRAFFIC, AnalyticsEngine, SimulatedPeriod
 from aisle.analytics.log import ParquetLog
 from aisle.analytics.records import Record
 from aisle.core import analytics_layout as layout
@@ -167,7 +167,7 @@ def build_demo_traffic(
     make, note = TENANTS[tenant]
     traffic = traffic or Traffic(last_day=datetime.now(UTC).date() - timedelta(days=1))
     analytics = AnalyticsEngine.from_settings(settings, tenants.store, record=False)
-    if analytics.simulated(tenant) is not None:
+    if any(p.source == DEMO_TRAFFIC for p in analytics.simulated_sources(tenant)):
         return "already simulated"
     log = ParquetLog(analytics.log.store, analytics.log.cache_dir, writer=WRITER)
     clear_writer(log, tenant, WRITER)

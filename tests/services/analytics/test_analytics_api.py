@@ -150,6 +150,32 @@ def test_simulated_traffic_is_labelled(client: TestClient, store: BlobStore, tmp
     engine.mark_simulated("t", SimulatedPeriod(date(2026, 10, 29), date(2026, 11, 25), "simulated shoppers"))
     body = client.get("/analytics/summary", params={"tenant": "t", **PERIOD}).json()
     assert body["simulated"] == {"from": "2026-10-29", "to": "2026-11-25", "note": "simulated shoppers"}
+    # an A/B test's simulated visitors are a second source, named with their own period
+    test = SimulatedPeriod(date(2026, 11, 12), date(2026, 11, 26), "simulated visitors", "A/B test “x”")
+    engine.mark_simulated("t", test)
+    body = client.get("/analytics/daily", params={"tenant": "t", **PERIOD}).json()
+    assert [(s["source"], s["from"], s["to"]) for s in body["simulatedSources"]] == [
+        ("demo traffic", "2026-10-29", "2026-11-25"),
+        ("A/B test “x”", "2026-11-12", "2026-11-26"),
+    ]
+    assert (body["simulated"]["from"], body["simulated"]["to"]) == ("2026-10-29", "2026-11-26")
+    assert "A/B test “x” (2026-11-12 to 2026-11-26): simulated visitors" in body["simulated"]["note"]
+    engine.mark_simulated("t", test)  # marked again (a demo rebuilt): replaced, not listed twice
+    assert len(engine.simulated_sources("t")) == 2
+
+
+def test_a_marker_written_before_sources_were_named_reads_as_the_demo_traffic(
+    client: TestClient, store: BlobStore
+) -> None:
+    from aisle.core import analytics_layout as layout
+    from aisle.core.tenancy import Tenants
+
+    old = b'{"from": "2026-10-29", "to": "2026-11-25", "note": "simulated shoppers"}'
+    Tenants(store).scope("t").put(layout.SIMULATED, old)
+    body = client.get("/analytics/summary", params={"tenant": "t", **PERIOD}).json()
+    assert body["simulatedSources"] == [
+        {"source": "demo traffic", "from": "2026-10-29", "to": "2026-11-25", "note": "simulated shoppers"}
+    ]
 
 
 def test_csv_cells_a_spreadsheet_would_run_are_quoted(kit: AuthKit, store: BlobStore, tmp_path: Path) -> None:

@@ -49,6 +49,8 @@ def env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[TestClient, 
         writer.record(record)
     writer.close()
     writer.mark_simulated("t", SimulatedPeriod(date(2026, 11, 20), date(2026, 11, 20), "test shoppers"))
+    visitors = SimulatedPeriod(date(2026, 11, 19), date(2026, 11, 20), "test visitors", "A/B test “hybrid”")
+    writer.mark_simulated("t", visitors)
     with (
         serve(analytics_app(kit.settings(**base), clock=lambda: NOW)) as analytics,
         TestClient(rules_app(kit.settings(**base, analytics_url=analytics))) as client,
@@ -73,7 +75,15 @@ def test_page_shows_the_figures_and_the_simulated_label(env: tuple[TestClient, A
     page = client.get(f"/console/t/analytics?{PERIOD}")
     assert page.status_code == 200, page.text
     text = page.text
-    assert 'data-testid="simulated"' in text and "test shoppers" in text
+    assert 'data-testid="simulated"' in text
+    # every simulated source is named with its own period: the demo's traffic and an A/B test's visitors
+    sources = re.findall(
+        r'data-testid="simulated-source"><strong><bdi>([^<]+)</bdi></strong>, ([^<]+)</li>', text
+    )
+    assert sources == [
+        ("A/B test “hybrid”", "2026-11-19 to 2026-11-20: test visitors"),
+        ("demo traffic", "2026-11-20 to 2026-11-20: test shoppers"),
+    ]
     summary = text[text.index('data-testid="summary"') : text.index('id="analytics-series"')]
     assert re.search(r"Searches</div><div class=\"v\">4<", summary)
     assert (

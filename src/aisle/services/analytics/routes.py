@@ -19,6 +19,7 @@ from fastapi import APIRouter, Depends, Query
 from fastapi.responses import Response
 from pydantic import BaseModel
 
+from aisle.analytics.engine import simulated_span
 from aisle.core.auth.scopes import ANALYTICS_READ
 from aisle.core.errors import BadRequest, ErrorCode, TenantNotFound
 from aisle.services.analytics.schemas import (
@@ -32,6 +33,7 @@ from aisle.services.analytics.schemas import (
     Report,
     Rules,
     Simulated,
+    SimulatedSource,
     Summary,
 )
 from aisle.services.analytics.state import State
@@ -117,9 +119,11 @@ def _checked(state: Any, tenant: str) -> None:
 
 def _frame(state: Any, tenant: str, when: Period) -> dict[str, Any]:
     start, end = when.iso()
-    found = state.engine.simulated(tenant)
+    sources = state.engine.simulated_sources(tenant)
+    found = simulated_span(sources)
     simulated = Simulated.model_validate(found.to_json()) if found is not None else None
-    return {"tenant": tenant, "from": start, "to": end, "simulated": simulated}
+    listed = [SimulatedSource.model_validate(p.to_json()) for p in sources]
+    return {"tenant": tenant, "from": start, "to": end, "simulated": simulated, "simulatedSources": listed}
 
 
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")

@@ -15,6 +15,12 @@ class Simulated(BaseModel):
     model_config = ConfigDict(populate_by_name=True)
 
 
+class SimulatedSource(Simulated):
+    """One simulator's part of the tenant's log."""
+
+    source: str = Field(description="What simulated it: the demo's traffic, an A/B test's visitors.")
+
+
 class Report(BaseModel):
     """What every report answers besides its figures."""
 
@@ -24,7 +30,13 @@ class Report(BaseModel):
     from_: str = Field(alias="from", description="Start of the period (UTC, ISO-8601), included.")
     to: str = Field(description="End of the period (UTC, ISO-8601), excluded.")
     simulated: Simulated | None = Field(
-        default=None, description="Set when the tenant's log holds simulated traffic (the demo's)."
+        default=None,
+        description="Set when the tenant's log holds simulated traffic (the demo's): the first to the last "
+        "simulated day of every source, their notes joined.",
+    )
+    simulatedSources: list[SimulatedSource] = Field(
+        default_factory=list,
+        description="Every simulated source in the tenant's log with its own period, earliest first.",
     )
 
 

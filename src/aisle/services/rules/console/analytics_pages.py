@@ -145,7 +145,7 @@ async def analytics(request: Request, session: Session, tenant: str) -> Response
         first=first,
         last=last,
         report=report,
-        simulated=report["summary"]["simulated"],
+        simulated=report["summary"]["simulatedSources"],
         partial=partial,
         fig=fig,
         before=before,

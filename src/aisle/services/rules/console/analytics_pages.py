@@ -101,6 +101,24 @@ def charted_days(days: list[dict[str, Any]], show_partial: bool) -> tuple[list[d
     return [d for d in days if not d["partial"]], [d for d in days if d["partial"]]
 
 
+def chart_series(days: list[dict[str, Any]], positions: list[dict[str, Any]], fig: Figures) -> dict[str, Any]:
+    """What the charts draw (``static/analytics.js``): the daily rows given, clicks by position, and the
+    locale and currency their axes are written in."""
+    return {
+        "days": [d["day"] + (" (partial)" if d["partial"] else "") for d in days],
+        "searches": [d["searches"] for d in days],
+        "noResultRate": [d["noResultRate"] for d in days],
+        "clickThroughRate": [d["clickThroughRate"] for d in days],
+        "conversionRate": [d["conversionRate"] for d in days],
+        "revenue": [d["revenue"] for d in days],
+        "positions": [p["position"] for p in positions],
+        "positionClicks": [p["clicks"] for p in positions],
+        "positionCtr": [p["clickThroughRate"] for p in positions],
+        "locale": fig.locale.replace("_", "-"),
+        "currency": fig.currency,
+    }
+
+
 @router.get("/console/{tenant}/analytics")
 async def analytics(request: Request, session: Session, tenant: str) -> Response:
     session.require_tenant(tenant)
@@ -122,19 +140,6 @@ async def analytics(request: Request, session: Session, tenant: str) -> Response
     report: dict[str, Any] = {name: reply.body for name, reply in zip(SECTIONS, replies, strict=True)}
     fig = await tenant_figures(request, tenant)
     days, partial = charted_days(report["daily"]["items"], request.query_params.get("partial") == "show")
-    series = {
-        "days": [d["day"] + (" (partial)" if d["partial"] else "") for d in days],
-        "searches": [d["searches"] for d in days],
-        "noResultRate": [d["noResultRate"] for d in days],
-        "clickThroughRate": [d["clickThroughRate"] for d in days],
-        "conversionRate": [d["conversionRate"] for d in days],
-        "revenue": [d["revenue"] for d in days],
-        "positions": [p["position"] for p in report["positions"]["items"]],
-        "positionClicks": [p["clicks"] for p in report["positions"]["items"]],
-        "positionCtr": [p["clickThroughRate"] for p in report["positions"]["items"]],
-        "locale": fig.locale.replace("_", "-"),
-        "currency": fig.currency,
-    }
     return page(
         request,
         session,
@@ -152,7 +157,7 @@ async def analytics(request: Request, session: Session, tenant: str) -> Response
         changes=changes(fig, report["summary"], earlier.body if earlier.ok else None),
         exports=EXPORTS,
         # inside <script type="application/json">: "<" escaped so no value can close the element
-        series_json=json.dumps(series).replace("<", "\\u003c"),
+        series_json=json.dumps(chart_series(days, report["positions"]["items"], fig)).replace("<", "\\u003c"),
     )
 
 

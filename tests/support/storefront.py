@@ -1,12 +1,15 @@
 """The storefront behind real services, for browser tests and ``bench_storefront``: search (serving
 ``/shop/``), predict, edit and analytics over a copy of the small fashion tenant with photos and photo
-vectors (:func:`tests.support.vectors.mini_fashion`), auth on (:class:`AuthKit`), two containers with
-the demo ids (``similar-items``, ``good-better-best``) served by a co-occurrence model, analytics
-written every 0.2 s.
+vectors (:func:`tests.support.vectors.mini_fashion`) and a small Home Depot tenant (titles only, no
+photo, no facet: the first :data:`HOMEDEPOT_ROWS` products and the dev query log for autocomplete), auth
+on (:class:`AuthKit`), two containers with the demo ids (``similar-items``, ``good-better-best``) served
+by a co-occurrence model, analytics written every 0.2 s.
 """
 
 from __future__ import annotations
 
+import csv
+import itertools
 import shutil
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
@@ -27,6 +30,8 @@ from aisle.recs.serving import RegistryModelSource
 from aisle.services.search import shop
 
 CONTAINERS = ("similar-items", "good-better-best")
+HOMEDEPOT_ROWS = 3000
+"""Home Depot products of the small tenant: the first rows of ``products.csv`` (41 drills among them)."""
 
 
 @dataclass
@@ -46,6 +51,25 @@ def bundle_built() -> bool:
     return (shop.ASSETS / "app.js").is_file()
 
 
+def mini_homedepot(tenants: Tenants, root: Path, shared_data: Path, rows: int = HOMEDEPOT_ROWS) -> None:
+    """The ``homedepot`` tenant in ``tenants``: the first ``rows`` products of the shared catalog (written
+    under ``root``) and its dev queries as the autocomplete query log; indexed on its first search."""
+    from aisle.catalog.datasets import homedepot
+    from aisle.catalog.importer import import_catalog
+    from aisle.search.querylog import import_query_log
+
+    source = shared_data / "homedepot"
+    catalog = root / "homedepot.csv"
+    with (
+        (source / "products.csv").open(encoding="utf-8", newline="") as fh,
+        catalog.open("w", encoding="utf-8", newline="") as out,
+    ):
+        csv.writer(out).writerows(itertools.islice(csv.reader(fh), rows + 1))  # the header and the rows
+    tenants.write_config("homedepot", homedepot.configs())
+    import_catalog(tenants, "homedepot", catalog)
+    import_query_log(tenants, "homedepot", source / "queries_dev.txt")
+
+
 @contextmanager
 def storefront_env(root: Path, shared_data: Path, mini_root: Path) -> Iterator[StorefrontEnv]:
     """Services over a copy (under ``root``) of the mini fashion tenant built (once) under ``mini_root``."""
@@ -62,6 +86,7 @@ def storefront_env(root: Path, shared_data: Path, mini_root: Path) -> Iterator[S
     # each product's neighbours: the next ten of the catalog (a stand-in model with real product ids)
     baskets = [[ids[i], ids[(i + k) % len(ids)]] for i in range(len(ids)) for k in range(1, 11)]
     model = CooccurrenceRecommender(baskets)
+    mini_homedepot(Tenants(store, ttl=0), root, shared_data)
     scope = Tenants(store).scope("fashion")
     for container_id in CONTAINERS:
         register_and_deploy(store, "fashion", container_id, ModelType.CUSTOMERS_ALSO_VIEW)
@@ -85,7 +110,11 @@ def storefront_env(root: Path, shared_data: Path, mini_root: Path) -> Iterator[S
         )
         analytics = stack.enter_context(serve(analytics_app(kit.settings(**base))))
         settings = kit.settings(
-            **base, predict_url=predict, edit_url=edit, analytics_url=analytics, storefront_tenants="fashion"
+            **base,
+            predict_url=predict,
+            edit_url=edit,
+            analytics_url=analytics,
+            storefront_tenants="fashion,homedepot",
         )
         search = stack.enter_context(serve(search_app(settings)))
         yield StorefrontEnv(

@@ -7,6 +7,8 @@ export const SORTS = ['relevance', 'price_asc', 'price_desc'];
 export const SUGGESTIONS = 'suggestions';
 export const MAX_SIZE = 100; // POST /search: size <= 100
 export const MAX_OFFSET = 10000; // POST /search: from <= 10,000
+/** Algolia's `queryType` as Aisle's `prefix`: search as you type matches the last word as a prefix. */
+export const QUERY_TYPES = { prefixLast: true, prefixNone: false };
 const LEVEL = /^(.+)\.lvl(\d+)$/;
 /** Parameters that would change the answer and that Aisle cannot honour: refused, never dropped. */
 export const REFUSED = [
@@ -137,6 +139,14 @@ export function toAisle(request, { numericAttributes = ['price'] } = {}) {
     facets,
     sort,
   };
+  if (p.queryType !== undefined && p.queryType !== null) {
+    if (!Object.hasOwn(QUERY_TYPES, p.queryType)) {
+      throw new UnsupportedError(`queryType '${p.queryType}': Aisle matches only the last word as a prefix (prefixLast) or none (prefixNone)`);
+    }
+    // search as you type: the last word, unless a space follows it, also matches the words beginning
+    // with it ('cordless dr' finds drills); sent only when asked, Aisle's default is whole words
+    if (QUERY_TYPES[p.queryType]) body.prefix = true;
+  }
   if (p.userToken) body.visitorId = String(p.userToken);
   // the helper's extra queries (a disjunctive facet's counts without its refinement) say analytics:
   // false: Aisle then records no answer for them and gives no attributionToken

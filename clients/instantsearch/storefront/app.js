@@ -78,7 +78,9 @@ const search = instantsearch({ indexName: tenant, searchClient, future: { preser
 search.use(createInsightsMiddleware({ insightsClient: aa }));
 
 const widgets = [
-  configure({ hitsPerPage: 12 }),
+  // search as you type: the last word also matches the words beginning with it ('cordless dr' finds
+  // drills), on the hits and on every helper query (facet counts, price bounds) alike
+  configure({ hitsPerPage: 12, queryType: 'prefixLast' }),
   searchBox({ container: '#searchbox', placeholder: shop.placeholder, showSubmit: false, showReset: false, showLoadingIndicator: false, autofocus: true }),
   index({ indexName: `${tenant}:suggestions` }).addWidgets([
     configure({ hitsPerPage: 6 }),

@@ -214,3 +214,19 @@ test('the store picked goes with every search as storeId, none without one', asy
   assert.deepEqual(await client.stores('fashion'), { stores: ['store-12'] });
   assert.match(sent[2].url, /\/stores\?tenant=fashion$/);
 });
+
+test("search as you type: queryType 'prefixLast' is Aisle's prefix, on the shopper's query and the helper's", async () => {
+  const sent = [];
+  const client = createSearchClient({ url: BASE, fetch: async (url, init) => {
+    sent.push(JSON.parse(init.body));
+    return new Response(JSON.stringify({ products: [{ id: '1', title: 'Cordless Drill', price: 99 }], total: 1, facets: {} }), { status: 200 });
+  } });
+  const params = { query: 'cordless dr', hitsPerPage: 12, queryType: 'prefixLast', facets: ['price'] };
+  await client.search([{ indexName: 'homedepot', params }, { indexName: 'homedepot', params: { ...params, hitsPerPage: 0, analytics: false } }]);
+  assert.ok(sent.length >= 3 && sent.every((b) => b.prefix === true), JSON.stringify(sent));
+  sent.length = 0;
+  await client.search([{ indexName: 'homedepot', params: { query: 'drill', queryType: 'prefixNone' } }, { indexName: 'homedepot', params: { query: 'saw' } }]);
+  assert.deepEqual(sent.map((b) => 'prefix' in b), [false, false], 'whole words unless asked');
+  await assert.rejects(client.search([{ indexName: 'homedepot', params: { query: 'dr', queryType: 'prefixAll' } }]), UnsupportedError);
+  await assert.rejects(client.search([{ indexName: 'homedepot', params: { query: 'dr', queryType: 'toString' } }]), UnsupportedError);
+});

@@ -232,6 +232,28 @@ def test_searching_by_photo(page: Any, env: StorefrontEnv) -> None:
     page.wait_for_selector(f"[data-testid=product][data-id='{target}']")
 
 
+def test_typing_cordless_dr_shows_drills_in_the_grid_and_the_suggestions(
+    page: Any, env: StorefrontEnv
+) -> None:
+    """Search as you type (the adapter's queryType 'prefixLast' is the API's prefix): the unfinished
+    last word matches the words beginning with it, so the grid shows what the suggestions offer."""
+    page.goto(f"{env.search}/shop/?tenant=homedepot")
+    page.wait_for_selector("[data-testid=hit]")
+    page.click(".ais-SearchBox-input")
+    page.type(".ais-SearchBox-input", "cordless dr", delay=30)
+    page.wait_for_function("document.body.dataset.renderedQuery === 'cordless dr'")
+    suggestions = page.locator("#suggestions button[data-query]")
+    suggestions.first.wait_for()
+    offered = [t.lower() for t in suggestions.evaluate_all("els => els.map(e => e.dataset.query)")]
+    titles = [t.lower() for t in page.locator("[data-testid=hit] .title").all_inner_texts()]
+    # both read 'cordless' and a word beginning with 'dr' (drill, driver): grid and suggestions agree
+    for shown in (offered, titles):
+        assert shown and all("cordless" in t and re.search(r"\bdr\w+", t) for t in shown), shown
+    assert len(titles) == 12 and sum("drill" in t for t in titles) >= 8, titles
+    assert count(page) < 100  # the words typed, not the whole catalog
+    shot(page, "09-prefix-homedepot")
+
+
 def test_a_store_picker_shows_a_store_s_stock_and_is_remembered(page: Any, env: StorefrontEnv) -> None:
     """The picker appears once the tenant's products list store inventory (GET /stores); picking a store
     sends storeId with every search (the tenant's default store setting: only what it has in stock),

@@ -48,7 +48,9 @@ class Understanding:
     query, with its boost (filters when strict, boosts after); ``price`` the price constraint.
     ``fragments`` holds the analysed letter groups of under three letters the normaliser split from
     digits in one typed word (``dw`` of ``dw988``, ``kj`` of ``8f3a2kj``): part of a model number,
-    never a word of their own (:func:`aisle.search.stages.retrieve.weak`).
+    never a word of their own (:func:`aisle.search.stages.retrieve.weak`). ``prefix`` is, for a search
+    as you type (``SearchQuery.prefix``), the term group of the unfinished last word and that word as
+    typed (normalised): retrieval also matches the words beginning with it.
     """
 
     text: str
@@ -56,6 +58,7 @@ class Understanding:
     term_groups: list[list[str]] = field(default_factory=list)
     match_terms: list[str] = field(default_factory=list)
     fragments: set[str] = field(default_factory=set)
+    prefix: tuple[int, str] | None = None
     extracted: list[tuple[tantivy.Query, float]] = field(default_factory=list)
     price: PriceConstraint | None = None
 

@@ -37,6 +37,7 @@ class FuzzyTerms:
         self.size = size
         self._by_length: dict[str, dict[int, list[str]]] = {}
         self._cache: OrderedDict[tuple[str, str, int], tuple[str, ...]] = OrderedDict()
+        self._prefixes: OrderedDict[tuple[str, str, int], tuple[tuple[str, int], ...]] = OrderedDict()
         self._lock = threading.Lock()
         self.misses = 0
 
@@ -78,4 +79,24 @@ class FuzzyTerms:
             self._cache[key] = found
             if len(self._cache) > self.size:
                 self._cache.popitem(last=False)
+        return found
+
+    def prefixed(self, field: str, prefix: str, limit: int) -> tuple[tuple[str, int], ...]:
+        """The ``limit`` terms of ``field`` that begin with ``prefix``, most documents first, with their
+        document frequencies (tantivy's ``terms_with_prefix``), kept in the same LRU as the typo
+        expansions. Raises ValueError for a field that is not an indexed text field."""
+        key = (field, "\0prefix:" + prefix, limit)
+        with self._lock:
+            hit = self._prefixes.get(key)
+            if hit is not None:
+                self._prefixes.move_to_end(key)
+                return hit
+        found = tuple(
+            (str(t), int(n)) for t, n in self.searcher.terms_with_prefix(field, prefix, limit=limit)
+        )
+        with self._lock:
+            self.misses += 1
+            self._prefixes[key] = found
+            if len(self._prefixes) > self.size:
+                self._prefixes.popitem(last=False)
         return found

@@ -31,6 +31,9 @@ class SearchQuery:
         store_id: the shopper's store (:data:`aisle.core.stock.STORE_ID_PATTERN`): the tenant's ``stock``
             ``store`` setting filters by or boosts what that store has in stock
             (:mod:`aisle.search.stages.stock`).
+        prefix: the last word may be unfinished (search as you type): it also matches the words that
+            begin with it, unless the text ends with a space (Typesense's ``prefix``, Algolia's
+            ``prefixLast``). Off by default; the storefront's search box turns it on.
 
     ``filters`` and ``facets`` are kept as tuples (any sequence is taken); a repeated facet counts once.
     """
@@ -44,6 +47,7 @@ class SearchQuery:
     user_group: str | None = None
     visitor_id: str | None = None
     store_id: str | None = None
+    prefix: bool = False
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "filters", tuple(self.filters))

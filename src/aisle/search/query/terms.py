@@ -69,6 +69,45 @@ def fuzzy_query(index: TenantIndex, term: str, distance: int) -> tantivy.Query:
     )
 
 
+# The words a query's last, unfinished word may be the start of, per searchable field: the most frequent
+# ones (Typesense's prefix search expands to its most relevant prefix matches likewise).
+PREFIX_EXPANSIONS = 24
+# A completion's score: PREFIX_SCORE x the field's weight x sqrt(its documents / the most frequent
+# completion's), so "red shi" reads as "red shirt" (thousands of products) before "red shy" (five), as
+# a suggestion list would rank them; BM25 would rank the rarest completion first.
+PREFIX_SCORE = 4.0
+
+
+def prefix_query(index: TenantIndex, prefix: str, stem: str) -> tuple[tantivy.Query, int]:
+    """Products with a word beginning with ``prefix`` (the unfinished word, normalised) or equal to
+    ``stem`` (its analysed form) in a searchable field, and the postings that reads: a dis-max over
+    the fields of constant scores by how common each word is (:data:`PREFIX_SCORE`), for the
+    :data:`PREFIX_EXPANSIONS` most frequent words of each field. An empty query when none matches."""
+    expansions, searcher = index.fuzzy_terms(), index.searcher
+    found: list[tuple[str, str, float, int]] = []
+    for attr in index.config.attributes:
+        if not attr.searchable:
+            continue
+        field = f"s_{attr.name}"
+        words = dict(expansions.prefixed(field, prefix, PREFIX_EXPANSIONS))
+        if stem not in words:
+            count = searcher.doc_freq(field, stem)
+            if count:
+                words[stem] = count
+        found.extend((field, term, attr.weight, count) for term, count in words.items())
+    if not found:
+        return tantivy.Query.empty_query(), 0
+    top = max(count for *_, count in found)
+    subs = [
+        tantivy.Query.const_score_query(
+            tantivy.Query.term_query(index.schema, field, term), PREFIX_SCORE * weight * (count / top) ** 0.5
+        )
+        for field, term, weight, count in found
+    ]
+    query = subs[0] if len(subs) == 1 else tantivy.Query.disjunction_max_query(subs, TIE_BREAKER)
+    return query, sum(count for *_, count in found)
+
+
 def tantivy_fuzzy_query(index: TenantIndex, term: str, distance: int) -> tantivy.Query:
     """:func:`fuzzy_query` as tantivy's ``FuzzyTermQuery`` per field (its automaton walked per search):
     the reference the expansions are checked against."""

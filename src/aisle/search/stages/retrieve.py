@@ -48,7 +48,7 @@ from aisle.core.errors import BadRequest, ErrorCode
 from aisle.search.context import Candidates, Hit, SearchContext
 from aisle.search.index.reader import TenantIndex, hit_count
 from aisle.search.normalize import UNIT_WORDS
-from aisle.search.query.terms import fuzzy_query, term_query, with_filter
+from aisle.search.query.terms import fuzzy_query, prefix_query, term_query, with_filter
 from aisle.search.spelling import typo_distance
 from aisle.search.stages.stock import unboosted
 
@@ -180,10 +180,13 @@ def stages(ctx: SearchContext) -> Iterator[RetrievalStage]:
     index, config = ctx.index, ctx.config.global_.stages
     groups = [essential(group) for group in groups]
     exact = [term_query(index, group) for group in groups]
+    typed, typed_cost = _typed(ctx, exact)
     strict = _as_filters(tantivy.Query.boolean_query([(tantivy.Occur.Must, q) for q in exact]), extracted)
     yield RetrievalStage("strict", strict, strict, [])
     n = len(groups)
     costs = [postings(index, group) for group in groups]
+    if typed is not None:
+        costs[typed] += typed_cost
     kept = within_budget(costs, POSTINGS_BUDGET * max(1, index.num_docs()))
     dropped = [groups[i][0] for i in range(n) if i not in kept]
     exact, groups, costs = [exact[i] for i in kept], [groups[i] for i in kept], [costs[i] for i in kept]
@@ -222,6 +225,21 @@ def stages(ctx: SearchContext) -> Iterator[RetrievalStage]:
         if not all(strong):  # any one strong term, the weak ones scoring beside it
             scored = _both(scored, _any(either))
         yield RetrievalStage("typo", _with_boosts(scored, extracted), _any(either), dropped)
+
+
+def _typed(ctx: SearchContext, exact: list[tantivy.Query]) -> tuple[int | None, int]:
+    """For a search as you type, the unfinished last word's query (in ``exact``, replaced in place)
+    matches it and the words beginning with it, scored by how common each is
+    (:func:`~aisle.search.query.terms.prefix_query`): its position and the postings its expansions add
+    (None and 0 otherwise)."""
+    if ctx.understanding.prefix is None:
+        return None, 0
+    at, typed = ctx.understanding.prefix
+    group = ctx.understanding.term_groups[at]
+    query, cost = prefix_query(ctx.index, typed, group[0])
+    alternatives = [alt for alt in group[1:] if alt]  # a synonym of the typed word, as searched
+    exact[at] = _any([query, term_query(ctx.index, alternatives)]) if alternatives else query
+    return at, cost
 
 
 def _both(query: tantivy.Query, required: tantivy.Query) -> tantivy.Query:

@@ -71,6 +71,10 @@ class Understand:
         expansions: list[SynonymExpansion] = []
         match_terms: list[str] = []  # what attribute extraction reads (see SearchContext)
         dictionary = index.dictionary
+        # search as you type: the last word, unless a space follows it, may be unfinished
+        typing = ctx.query.prefix and bool(tokens) and not ctx.understanding.text[-1:].isspace()
+        typing = typing and bool(kept) and kept[-1] == tokens[-1]
+        prefix: tuple[str, str] | None = None
         i = 0
         while i < len(kept):
             n, alternatives = synonyms.match(kept, i)
@@ -97,7 +101,10 @@ class Understand:
             analysed = index.analyze(token)
             alternatives = []
             readable = analysed
-            if len(analysed) == 1 and token.isalpha() and not speller.known(token):
+            unfinished = typing and i == len(kept) - 1 and len(analysed) == 1
+            if unfinished:  # a word being typed: its prefix matches, no spelling correction
+                prefix = (analysed[0], token)
+            elif len(analysed) == 1 and token.isalpha() and not speller.known(token):
                 context = [w for j, w in enumerate(kept) if j != i and speller.known(w)]
                 suggestion = self._best_candidate(ctx, speller.candidates(token, typo), context)
                 split = speller.split(token) if suggestion is None or suggestion[1] >= 2 else None
@@ -113,6 +120,9 @@ class Understand:
             match_terms.extend(readable)
             i += 1
         ctx.understanding.terms = terms
+        if prefix is not None:
+            at = next((k for k, g in enumerate(groups) if g[0] == prefix[0]), None)
+            ctx.understanding.prefix = (at, prefix[1]) if at is not None else None
         ctx.understanding.fragments = fragments(ctx.understanding.text, index.analyze)
         ctx.understanding.match_terms = match_terms
         ctx.understanding.term_groups = groups

@@ -52,6 +52,12 @@ class SearchRequest(BaseModel):
         examples=["store-12"],
     )
 
+    prefix: bool = Field(
+        default=False,
+        description="Search as you type: the last word, unless a space follows it, also matches the "
+        "words beginning with it ('cordless dr' finds drills), as Typesense's `prefix` and Algolia's "
+        "`prefixLast`. The storefront's search box sends true. Default false.",
+    )
     analytics: bool = Field(
         default=True,
         description="false for a page's helper queries (facet counts without a refinement, price bounds): "
@@ -70,6 +76,7 @@ class SearchRequest(BaseModel):
             user_group=self.user_group,
             visitor_id=self.visitor_id,
             store_id=self.store_id,
+            prefix=self.prefix,
         )
 
 

@@ -178,6 +178,7 @@ class SearchFastLane:
             filter=params.getlist("filter"),
             visitor_id=params.get("visitorId"),
             store_id=params.get("storeId"),
+            prefix=params.get("prefix", False),
         )
         return parsed
 

@@ -96,6 +96,7 @@ def search_request_of(
     filter: list[str] | None = None,
     visitor_id: str | None = None,
     store_id: str | None = None,
+    prefix: bool | str = False,
 ) -> SearchRequest:
     """``GET /search``'s query parameters as the body of ``POST /search``: the one parser of them (the
     route and its fast lane both call it).
@@ -117,6 +118,7 @@ def search_request_of(
         "filters": parse_filters(filter or []),
         "visitorId": visitor_id,
         "storeId": store_id,
+        "prefix": prefix,
     }
     try:
         return SearchRequest.model_validate(fields)
@@ -172,6 +174,10 @@ async def search_get(
             description="The shopper's store: filters or boosts by its inventory (the stock setting).",
         ),
     ] = None,
+    prefix: Annotated[
+        bool,
+        Query(description="Search as you type: the last word also matches the words beginning with it."),
+    ] = False,
 ) -> Response:
     """``POST /search`` for links and quick checks: ``q`` (or ``query``), paging, sort, facets, filters.
 
@@ -188,6 +194,7 @@ async def search_get(
         filter=filter,
         visitor_id=visitor_id,
         store_id=store_id,
+        prefix=prefix,
     )
     return await state.respond(body)
 

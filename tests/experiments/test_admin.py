@@ -1,5 +1,5 @@
 """The experiments front door: a variant checked by each surface and refused with the variant named,
-promoted through every surface, results read from the source with the sample size added."""
+promoted through every surface, results read from the source."""
 
 from __future__ import annotations
 
@@ -98,16 +98,19 @@ def test_promotion_goes_through_every_surface_once_the_experiment_ran(tenants: T
     assert admin.get("shop", draft.id) == promoted
 
 
-def test_results_carry_the_sample_size_at_the_control_rate(tenants: Tenants) -> None:
+def test_results_are_the_sources(tenants: Tenants) -> None:
+    """The source's body as it is: the sample the primary metric needs is the analysis's
+    (``planned_sample``, tests/experiments/test_statistics.py), not a conversion-rate one added here."""
     draft = ExperimentAdmin(tenants).create("shop", body({}))
     with pytest.raises(AisleError, match="no results source"):
         ExperimentAdmin(tenants).results("shop", draft.id)
     results = ExperimentAdmin(tenants, results=Results(0.1)).results("shop", draft.id)
-    assert results["experimentId"] == draft.id
-    assert results["sampleSize"] == sample_plan(0.1, draft.minimumDetectableEffect, [0.5, 0.5])
-    assert results["sampleSize"]["visitorsTotal"] == 2 * results["sampleSize"]["visitorsPerVariant"]
-    for rate in (None, 0.0):  # no visitors yet, or no conversions: no estimate
-        assert ExperimentAdmin(tenants, results=Results(rate)).results("shop", draft.id)["sampleSize"] is None
+    assert results == Results(0.1).experiment_results("shop", draft)
+
+
+def test_a_draft_is_planned_with_sample_plan() -> None:
+    plan = sample_plan(0.1, 0.05, [0.25, 0.75])
+    assert plan["visitorsTotal"] == 4 * plan["visitorsPerVariant"]  # the smallest share decides
 
 
 def test_the_sample_size_is_refused_for_a_baseline_it_cannot_size(tenants: Tenants) -> None:

@@ -142,3 +142,42 @@ def test_empty_variants_have_no_figures_and_no_winner() -> None:
     assert body["winner"] is None
     assert body["variants"][1]["vsControl"]["conversionRate"]["pValue"] is None
     assert body["variants"][0]["conversionRate"]["value"] is None
+
+
+@pytest.mark.parametrize(("metric", "mde"), [("clickThroughRate", 0.05), ("revenuePerVisitor", 0.2)])
+def test_a_test_is_planned_on_its_primary_metric_and_the_plan_has_the_power_it_promises(
+    metric: str, mde: float
+) -> None:
+    """The sample a test needs is the primary metric's (a click-through test was told the visitors a
+    conversion test would need), and at that sample a true lift of the MDE is found about 80% of the
+    time."""
+    rng = np.random.default_rng(17)
+    exp = experiment(metric=metric).model_copy(update={"minimumDetectableEffect": mde})
+    arms = {"control": visitors(rng, 3_000, 0.14, ctr=0.43), "b1": visitors(rng, 3_000, 0.14, ctr=0.43)}
+    plan = analyse(exp, arms)["sampleSize"]
+    assert plan["metric"] == metric and plan["minimumDetectableEffect"] == mde
+    control = analyse(exp, arms)["variants"][0]
+    assert plan["baseline"] == pytest.approx(control[metric]["value"])
+    n = plan["visitorsPerVariant"]
+    assert plan["visitorsTotal"] == 2 * n and plan["reached"] is (n <= 3_000)
+    conversion_plan = st.sample_size(control["conversionRate"]["value"], mde)
+    assert n != conversion_plan
+    runs, found = 300, 0
+    for _ in range(runs):
+        c = visitors(rng, n, 0.14, ctr=0.43)
+        # the lift of the clicks per search, or of the buyers (revenue per visitor: the same orders,
+        # more of them, so winsorising caps both variants alike)
+        lifted = (0.14, 0.43 * (1 + mde)) if metric == "clickThroughRate" else (0.14 * (1 + mde), 0.43)
+        t = visitors(rng, n, lifted[0], ctr=lifted[1])
+        cmp = analyse(exp, {"control": c, "b1": t})["variants"][1]["vsControl"][metric]
+        found += cmp["significant"] and cmp["diff"] > 0
+    assert 0.7 <= found / runs <= 0.9, (n, found)
+
+
+def test_the_plan_is_reached_when_every_variant_has_its_visitors() -> None:
+    rng = np.random.default_rng(19)
+    exp = experiment()
+    n = st.sample_size(0.3, 0.05)
+    small = analyse(exp, {"control": visitors(rng, n, 0.3), "b1": visitors(rng, n // 2, 0.3)})
+    assert small["sampleSize"]["metric"] == "conversionRate" and small["sampleSize"]["reached"] is False
+    assert analyse(exp, {})["sampleSize"] is None  # no control figure yet: nothing to plan from

@@ -62,9 +62,10 @@ class ResultsSource(Protocol):
 
 
 def sample_plan(baseline: float, mde: float, weights: Sequence[float]) -> dict[str, float | int]:
-    """Visitors a two-sided test at alpha 0.05 with power 0.8 needs to see a relative lift ``mde`` of a
-    conversion rate ``baseline`` (:func:`~aisle.experiments.statistics.sample_size`), over variants of
-    traffic ``weights`` (the smallest share decides the total).
+    """Before a test starts: visitors a two-sided test at alpha 0.05 with power 0.8 needs to see a
+    relative lift ``mde`` of a conversion rate ``baseline``
+    (:func:`~aisle.experiments.statistics.sample_size`), over variants of traffic ``weights`` (the
+    smallest share decides the total).
 
     Returns ``{baseline, minimumDetectableEffect, visitorsPerVariant, visitorsTotal}``.
 
@@ -201,29 +202,13 @@ class ExperimentAdmin:
         return self.results_of(tenant, self.get(tenant, exp_id))
 
     def results_of(self, tenant: str, experiment: Experiment) -> dict[str, Any]:
-        """``experiment``'s results: its visitors from the log, then the statistics.
-
-        Returns the :class:`ResultsSource`'s body plus ``sampleSize`` (:func:`sample_plan` at the
-        control's conversion rate; None while that rate is unknown, 0 or 1). Formulas:
-        docs/experiments.md.
+        """``experiment``'s results: its visitors from the log, then the statistics, with the sample
+        the primary metric needs (``sampleSize``, :func:`~aisle.experiments.analysis.planned_sample`).
+        Formulas: docs/experiments.md.
 
         Raises:
             AisleError (500): the admin was built without a :class:`ResultsSource`.
         """
         if self.source is None:
             raise AisleError("this process reads no experiment results (no results source)")
-        body = self.source.experiment_results(tenant, experiment)
-        body["sampleSize"] = self._sample_size_at_control(experiment, body)
-        return body
-
-    @staticmethod
-    def _sample_size_at_control(
-        experiment: Experiment, body: dict[str, Any]
-    ) -> dict[str, float | int] | None:
-        control = body["variants"][0]["conversionRate"]["value"]
-        if control is None:
-            return None
-        try:
-            return sample_plan(control, experiment.minimumDetectableEffect, experiment.weights())
-        except BadRequest:  # a control rate of 0 or 1, or no detectable effect: no estimate to show
-            return None
+        return self.source.experiment_results(tenant, experiment)

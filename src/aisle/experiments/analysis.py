@@ -7,6 +7,7 @@ body. Formulas: :mod:`aisle.experiments.statistics`.
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict
 from typing import Any
 
@@ -43,9 +44,10 @@ def analyse(experiment: Experiment, totals: dict[str, st.VisitorTotals]) -> dict
     """The results body of ``experiment`` from each variant's per-visitor ``totals`` (a variant
     missing from it had no visitors).
 
-    Returns ``{"variants": [...], "sampleRatio": {...}, "winner": id or None, "primaryMetric"}``;
-    each variant has ``visitors``, ``searches``, the three metrics as ``{value, low, high}`` and, for
-    treatments, ``vsControl``: per metric ``{diff, low, high, lift, pValue, pAdjusted, significant}``.
+    Returns ``{"variants": [...], "sampleRatio": {...}, "winner": id or None, "primaryMetric",
+    "sampleSize"}``; each variant has ``visitors``, ``searches``, the three metrics as
+    ``{value, low, high}`` and, for treatments, ``vsControl``: per metric ``{diff, low, high, lift,
+    pValue, pAdjusted, significant}``; ``sampleSize`` is :func:`planned_sample`.
     """
     arms = [totals.get(v.id, empty_totals()) for v in experiment.variants]
     cap = st.winsor_cap([a.revenue for a in arms])
@@ -80,6 +82,49 @@ def analyse(experiment: Experiment, totals: dict[str, st.VisitorTotals]) -> dict
         "sampleRatio": {"chi2": srm.chi2, "pValue": srm.p_value, "mismatch": srm.mismatch},
         "winsorCap": cap,
         "winner": winner(experiment, compared[experiment.primaryMetric]),
+        "sampleSize": planned_sample(experiment, arms, revenue),
+    }
+
+
+def planned_sample(
+    experiment: Experiment, arms: list[st.VisitorTotals], revenue: list[np.ndarray]
+) -> dict[str, Any] | None:
+    """The visitors per variant the test needs on its **primary metric** to detect its relative
+    ``minimumDetectableEffect`` at the control's observed figure (alpha 0.05, power 0.8), and whether
+    every variant has them.
+
+    Conversion uses Cohen's h (:func:`~.statistics.sample_size`); click-through and revenue per visitor
+    the control's per-visitor standard deviation (:func:`~.statistics.sample_size_of_mean`; revenue
+    winsorised as in the results). Returns ``{metric, baseline, minimumDetectableEffect,
+    visitorsPerVariant, visitorsTotal, reached}`` (``visitorsTotal`` divides by the smallest weight's
+    share; ``reached``: each variant has ``visitorsPerVariant``), or None while the control's figure
+    is unknown, 0 or does not vary.
+    """
+    metric, mde, control = experiment.primaryMetric, experiment.minimumDetectableEffect, arms[0]
+    try:
+        if metric == "conversionRate":
+            baseline = st.conversion(control).value
+            per_variant = None if baseline is None else st.sample_size(baseline, mde)
+        elif metric == "clickThroughRate":
+            baseline, sd = st.ratio_sd(control.clicked, control.searches)
+            per_variant = (
+                None if baseline is None or sd is None else st.sample_size_of_mean(sd, mde * baseline)
+            )
+        else:
+            baseline = st.mean_estimate(revenue[0]).value
+            sd = float(revenue[0].std(ddof=1)) if len(revenue[0]) > 1 else 0.0
+            per_variant = None if baseline is None else st.sample_size_of_mean(sd, mde * baseline)
+    except ValueError:  # a control figure of 0 (or 1), no variance, or no detectable effect
+        return None
+    if per_variant is None or baseline is None:
+        return None
+    return {
+        "metric": metric,
+        "baseline": baseline,
+        "minimumDetectableEffect": mde,
+        "visitorsPerVariant": per_variant,
+        "visitorsTotal": math.ceil(per_variant / min(experiment.weights())),
+        "reached": all(a.visitors >= per_variant for a in arms),
     }
 
 

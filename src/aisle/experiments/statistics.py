@@ -20,7 +20,9 @@ with their sources):
 - **Sample ratio mismatch**: Pearson's chi-square of the visitors per variant against the configured
   weights (``scipy.stats.chisquare``); p < 0.001 raises the warning (the results are then suspect).
 - **Sample size**: visitors per variant to detect a relative lift ``mde`` of a baseline conversion rate
-  with a two-sided test at ``alpha``, ``power`` (Cohen's h, ``NormalIndPower.solve_power``).
+  with a two-sided test at ``alpha``, ``power`` (Cohen's h, ``NormalIndPower.solve_power``); of a
+  per-visitor mean or ratio (click-through, revenue), from its per-visitor standard deviation
+  (``sd``: the delta method's for a ratio), with the standardised effect ``delta / sd``.
 """
 
 from __future__ import annotations
@@ -240,6 +242,33 @@ def sample_size(baseline: float, mde: float, *, alpha: float = ALPHA, power: flo
         raise ValueError(f"the effect is too small to detect (Cohen's h {h:.2g} below {MIN_EFFECT})")
     n = NormalIndPower().solve_power(effect_size=h, alpha=alpha, power=power, ratio=1.0)
     return math.ceil(float(n))
+
+
+def sample_size_of_mean(sd: float, delta: float, *, alpha: float = ALPHA, power: float = 0.8) -> int:
+    """Visitors per variant needed to detect a difference ``delta`` of a per-visitor figure whose
+    per-visitor standard deviation is ``sd`` (two-sided z-test at ``alpha`` with ``power``):
+    ``n = 2 (z_{1-alpha/2} + z_power)^2 sd^2 / delta^2``. For a ratio such as click-through, ``sd`` is
+    the delta method's: ``sqrt(n * Var(R))`` of a sample of ``n`` visitors (:func:`ratio_sd`).
+
+    Raises:
+        ValueError: ``sd`` not positive, or an effect ``|delta| / sd`` below :data:`MIN_EFFECT`.
+    """
+    if not sd > 0:
+        raise ValueError("the figure does not vary between visitors: no sample size to estimate")
+    effect = abs(delta) / sd
+    if effect < MIN_EFFECT:
+        raise ValueError(f"the effect is too small to detect (standardised {effect:.2g} below {MIN_EFFECT})")
+    n = NormalIndPower().solve_power(effect_size=effect, alpha=alpha, power=power, ratio=1.0)
+    return math.ceil(float(n))
+
+
+def ratio_sd(num: np.ndarray, den: np.ndarray) -> tuple[float | None, float | None]:
+    """(``sum num / sum den``, its per-visitor standard deviation by the delta method), None when
+    there are fewer than two visitors or no denominator."""
+    r, var = _ratio(num, den)
+    if r is None or var is None:
+        return None, None
+    return r, math.sqrt(var * len(den))
 
 
 def _lift(diff: float, base: float) -> float | None:

@@ -87,6 +87,18 @@ class SampleSize(BaseModel):
     visitorsTotal: int
 
 
+class PlannedSample(BaseModel):
+    """Visitors per variant the test needs to detect its ``minimumDetectableEffect`` (relative) on its
+    primary metric at the control's observed figure (``baseline``), two-sided, alpha 0.05, power 0.8."""
+
+    metric: Metric = Field(description="The primary metric the sample is planned for.")
+    baseline: float = Field(description="The control's figure on that metric.")
+    minimumDetectableEffect: float
+    visitorsPerVariant: int
+    visitorsTotal: int = Field(description="visitorsPerVariant over the smallest variant's share.")
+    reached: bool = Field(description="Every variant has visitorsPerVariant: the test is complete.")
+
+
 class ExperimentResults(BaseModel):
     """Per-variant figures, each treatment against control, the SRM check and the winner."""
 
@@ -98,6 +110,8 @@ class ExperimentResults(BaseModel):
     sampleRatio: SampleRatioOut
     winsorCap: float | None = Field(description="Revenue per visitor above this was capped (99th pct).")
     winner: str | None = Field(description="The winning variant on the primary metric, null: undecided.")
-    sampleSize: SampleSize | None = Field(
-        default=None, description="Estimated from the control's conversion rate (null before any)."
+    sampleSize: PlannedSample | None = Field(
+        default=None,
+        description="The sample the primary metric needs, from the control's figure (null while it is "
+        "unknown, 0 or constant).",
     )

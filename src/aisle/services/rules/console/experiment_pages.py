@@ -2,10 +2,13 @@
 
 The list shows every experiment with its status; the form makes a draft from up to five variant rows
 (id, weight, rules switched off or on, hybrid on/off, ranker version or none). An experiment's page has
-start, stop and promote buttons, the results table (each figure with its 95% interval, the difference
-to control with its interval and adjusted p-value), the interval chart (Chart.js), the sample-ratio
-warning, the winner, the sample size the test needs, and the history. Every figure comes from the
-rules service's ``/experiments`` API with the session's token; simulated traffic is labelled so.
+start, stop and promote buttons (Promote preselects the winner; without one it asks for an explicit
+choice), the plan against the sample so far (on the primary metric), the sample-ratio check with its
+p-value, the results table (each figure with its 95% interval, the difference to control in points
+and relative, with its interval and adjusted p-value), the interval chart (Chart.js), the decision,
+what each variant changes in words, and the history in time order
+(:mod:`~aisle.services.rules.console.experiment_words`). Every figure comes from the rules service's
+``/experiments`` API with the session's token; simulated traffic is labelled so.
 """
 
 from __future__ import annotations
@@ -17,6 +20,8 @@ from fastapi import APIRouter, Request
 from fastapi.responses import Response
 from starlette.datastructures import FormData
 
+from aisle.services.rules.console import experiment_words as words
+from aisle.services.rules.console.api import Api
 from aisle.services.rules.console.frame import api, page, redirect
 from aisle.services.rules.console.session import Session
 
@@ -65,14 +70,6 @@ def _percent(raw: str | None, fallback: float) -> float:
         return float(raw) if raw else fallback
     except ValueError:
         return fallback
-
-
-def compact(value: Any) -> Any:
-    """``value`` without the fields that are null or empty, at every depth (what a variant changes)."""
-    if isinstance(value, dict):
-        kept = {k: compact(v) for k, v in value.items()}
-        return {k: v for k, v in kept.items() if v not in (None, [], {})}
-    return value
 
 
 @router.get("/console/{tenant}/experiments")
@@ -127,29 +124,9 @@ async def create_experiment(request: Request, session: Session, tenant: str) -> 
     )
 
 
-@router.get("/console/{tenant}/experiments/{experiment_id}")
-async def experiment(request: Request, session: Session, tenant: str, experiment_id: str) -> Response:
-    session.require_tenant(tenant)
-    client = api(request, session)
-    reply = await client.rules("GET", f"/experiments/{experiment_id}", tenant)
-    if not reply.ok:
-        return page(request, session, tenant, "message.html", title="Experiment", message=reply.message)
-    exp = reply.body
-    for variant in exp["variants"]:  # what it changes, without the fields it leaves alone
-        variant["changed"] = compact(variant["changes"])
-    results, error, plan = None, None, None
-    if exp["status"] == "draft":  # the sample size to plan for, before starting
-        baseline = _percent(request.query_params.get("baseline"), 5.0)
-        params = {
-            "baseline": baseline / 100,
-            "mde": exp["minimumDetectableEffect"],
-            "variants": len(exp["variants"]),
-        }
-        got = await client.rules("GET", "/experiments/sample-size", tenant, params=params)
-        plan = {"baseline": baseline, **got.body} if got.ok else {"baseline": baseline, "error": got.message}
-    if exp["startedAt"] is not None and session.can_read_analytics:
-        got = await client.rules("GET", f"/experiments/{experiment_id}/results", tenant)
-        results, error = (got.body, None) if got.ok else (None, got.message)
+def _chart(results: dict[str, Any] | None) -> str:
+    """The interval chart's data as JSON for a ``<script type="application/json">`` ("<" escaped so no
+    value can close the element); ``null`` without results."""
     chart = None
     if results is not None:
         metric = results["primaryMetric"]
@@ -159,6 +136,38 @@ async def experiment(request: Request, session: Session, tenant: str, experiment
             "values": [v[metric]["value"] for v in results["variants"]],
             "intervals": [[v[metric]["low"], v[metric]["high"]] for v in results["variants"]],
         }
+    return json.dumps(chart).replace("<", "\\u003c")
+
+
+async def _draft_plan(request: Request, client: Api, tenant: str, exp: dict[str, Any]) -> dict[str, Any]:
+    """The sample size to plan for before starting, at the baseline conversion the form asks for."""
+    baseline = _percent(request.query_params.get("baseline"), 5.0)
+    params = {
+        "baseline": baseline / 100,
+        "mde": exp["minimumDetectableEffect"],
+        "variants": len(exp["variants"]),
+    }
+    got = await client.rules("GET", "/experiments/sample-size", tenant, params=params)
+    return {"baseline": baseline, **got.body} if got.ok else {"baseline": baseline, "error": got.message}
+
+
+@router.get("/console/{tenant}/experiments/{experiment_id}")
+async def experiment(request: Request, session: Session, tenant: str, experiment_id: str) -> Response:
+    session.require_tenant(tenant)
+    client = api(request, session)
+    reply = await client.rules("GET", f"/experiments/{experiment_id}", tenant)
+    if not reply.ok:
+        return page(request, session, tenant, "message.html", title="Experiment", message=reply.message)
+    exp = reply.body
+    planned = words.shares(exp["variants"])
+    for variant in exp["variants"]:  # what it changes, in words
+        variant["changed"] = words.change_words(variant["changes"])
+        variant["line"] = words.variant_line(variant, planned[variant["id"]])
+    plan = await _draft_plan(request, client, tenant, exp) if exp["status"] == "draft" else None
+    results, error = None, None
+    if exp["startedAt"] is not None and session.can_read_analytics:
+        got = await client.rules("GET", f"/experiments/{experiment_id}/results", tenant)
+        results, error = (got.body, None) if got.ok else (None, got.message)
     return page(
         request,
         session,
@@ -170,8 +179,12 @@ async def experiment(request: Request, session: Session, tenant: str, experiment
         error=error,
         message=request.query_params.get("done"),
         plan=plan,
-        # inside <script type="application/json">: "<" escaped so no value can close the element
-        chart_json=json.dumps(chart).replace("<", "\\u003c"),
+        progress=words.progress(results) if results else None,
+        split=words.split_rows(results) if results else [],
+        history=words.history_lines(exp),
+        chosen=words.promote_choice(results),
+        names=words.NAMES,
+        chart_json=_chart(results),
     )
 
 
@@ -182,9 +195,11 @@ async def act(request: Request, session: Session, tenant: str, experiment_id: st
     if action not in ACTIONS:
         return Response("no such action", status_code=404, media_type="text/plain")
     form = await request.form()
-    kwargs: dict[str, Any] = (
-        {"json": {"variant": str(form.get("variant", ""))}} if action == "promote" else {}
-    )
+    chosen = str(form.get("variant", "")).strip()
+    if action == "promote" and not chosen:
+        message = "Choose the variant to promote: no variant won, so the console does not pick one for you."
+        return page(request, session, tenant, "message.html", title="Not done", message=message)
+    kwargs: dict[str, Any] = {"json": {"variant": chosen}} if action == "promote" else {}
     reply = await api(request, session).rules(
         "POST", f"/experiments/{experiment_id}/{action}", tenant, **kwargs
     )

@@ -10,6 +10,7 @@ import {
   queryRuleCustomData, rangeInput, refinementList, searchBox, sortBy, stats,
 } from 'instantsearch.js/es/widgets';
 import { createInsightsClient, createSearchClient } from '../src/index.js';
+import { listAttributes, routing } from './routing.js';
 
 const TENANTS = {
   fashion: {
@@ -74,7 +75,8 @@ function card(p, extra = '') {
 }
 
 // ---- InstantSearch ----
-const search = instantsearch({ indexName: tenant, searchClient, future: { preserveSharedStateOnUnmount: true } });
+// the query, refinements, sort and page live in the URL (routing.js): a reload or a shared link keeps them
+const search = instantsearch({ indexName: tenant, searchClient, routing: routing(tenant), future: { preserveSharedStateOnUnmount: true } });
 search.use(createInsightsMiddleware({ insightsClient: aa }));
 
 const widgets = [
@@ -149,7 +151,16 @@ if (shop.facets.includes('price')) {
     ],
   }));
 }
+// refinement lists without a list on the page (guided search's answers: gender, usage...) are held by a
+// widget without UI, so the URL's refinements of them are kept
+const held = new Set(['brand', 'color'].filter((a) => shop.facets.includes(a)));
+function holdList(attribute) {
+  if (held.has(attribute)) return;
+  held.add(attribute);
+  search.addWidgets([connectRefinementList(() => {})({ attribute, limit: 30 })]);
+}
 search.addWidgets(widgets);
+for (const attribute of listAttributes()) holdList(attribute);
 search.on('render', () => {
   const results = search.mainIndex.getResults();
   if (results) document.body.dataset.renderedQuery = results.query;
@@ -198,20 +209,16 @@ suggestions.addEventListener('click', (e) => {
   $('.ais-SearchBox-input').blur(); // the search box shows a new query only when it has no focus
   search.setUiState((state) => ({ ...state, [tenant]: { ...state[tenant], query, page: undefined } }));
   suggestions.hidden = true;
-  location.hash = '#/';
+  navigate('#/');
 });
 
 // guided search: a chip answers the question with an ordinary refinement of its attribute (a widget
 // without UI holds the refinement when the page shows no list for that attribute)
-const answerable = new Set(['brand', 'color']);
 $('#followup').addEventListener('click', (e) => {
   const chip = e.target.closest('button.chip');
   if (!chip) return;
   const { attribute } = chip.closest('[data-testid=follow-up]').dataset;
-  if (!answerable.has(attribute)) {
-    answerable.add(attribute);
-    search.addWidgets([connectRefinementList(() => {})({ attribute, limit: 30 })]);
-  }
+  holdList(attribute);
   search.setUiState((state) => {
     const own = state[tenant] || {};
     const lists = own.refinementList || {};
@@ -226,7 +233,7 @@ $('#hits').addEventListener('click', (e) => {
   if (!el) return;
   const hit = shownHits.get(el.dataset.id);
   clickContext.set(el.dataset.id, { queryID: hit?.__queryID, position: hit?.__position });
-  location.hash = `#/product/${encodeURIComponent(el.dataset.id)}`;
+  navigate(`#/product/${encodeURIComponent(el.dataset.id)}`);
 });
 
 // ---- product page: details, add to cart and purchase, recommendations ----
@@ -291,7 +298,7 @@ $('#product-view').addEventListener('click', (e) => {
     clickContext.set(id, { queryID, position: Number(position) });
     aa('clickedObjectIDsAfterSearch', { eventName: 'Recommendation clicked', index: tenant, queryID, objectIDs: [id], positions: [Number(position)] });
   }
-  location.hash = `#/product/${encodeURIComponent(id)}`;
+  navigate(`#/product/${encodeURIComponent(id)}`);
 });
 
 // ---- search by photo (POST /images/search) ----
@@ -299,7 +306,7 @@ let photoAnswer = null;
 $('#photo').addEventListener('change', async (e) => {
   const file = e.target.files[0];
   if (!file) return;
-  location.hash = '#/photo';
+  navigate('#/photo');
   const box = $('#photo-results');
   box.innerHTML = '<p>Looking...</p>';
   try {
@@ -318,10 +325,25 @@ $('#photo-results').addEventListener('click', (e) => {
     clickContext.set(el.dataset.id, { queryID: photoAnswer.attributionToken, position });
     aa('clickedObjectIDsAfterSearch', { eventName: 'Photo result clicked', index: tenant, queryID: photoAnswer.attributionToken, objectIDs: [el.dataset.id], positions: [position] });
   }
-  location.hash = `#/product/${encodeURIComponent(el.dataset.id)}`;
+  navigate(`#/product/${encodeURIComponent(el.dataset.id)}`);
 });
 
 // ---- views by the URL's hash: #/ (search), #/photo, #/product/<id> ----
+// A view is a history entry of its own (pushState): not `location.hash =`, whose popstate would make
+// the router read the URL before it holds the query just typed (it writes 400 ms after a change).
+function navigate(hash) {
+  if (location.hash === hash) return;
+  history.pushState(history.state, '', `${location.pathname}${location.search}${hash}`);
+  route();
+}
+document.addEventListener('click', (e) => {
+  const link = e.target.closest('a[href^="#/"]');
+  if (!link || e.defaultPrevented || e.button !== 0 || e.metaKey || e.ctrlKey || e.shiftKey || e.altKey) return;
+  e.preventDefault();
+  navigate(link.getAttribute('href'));
+});
+// typing on another view brings the results back
+$('#searchbox').addEventListener('input', () => { if (!/^#?\/?$/.test(location.hash)) navigate('#/'); });
 function route() {
   const m = /^#\/product\/(.+)$/.exec(location.hash);
   $('#search-view').hidden = Boolean(m) || location.hash === '#/photo';

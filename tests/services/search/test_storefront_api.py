@@ -177,6 +177,13 @@ def test_the_page_its_assets_and_photos(env: Env, tmp_path: Path, monkeypatch: p
     assert env.search.get("/shop/assets/index.html").status_code == 404  # only the listed assets
     assert env.search.get("/shop/assets/..%2Fshop.py").status_code == 404
     assert env.search.get("/shop", follow_redirects=False).headers["location"] == "/shop/"
+    # the page's query string is its script's state (and a link's campaign tags): never refused, kept
+    # by the redirect
+    shared = "tenant=shop&q=red+shirt&brand=Nike&brand=Puma&page=2&utm_source=mail"
+    assert env.search.get(f"/shop/?{shared}").status_code == 200
+    moved = env.search.get(f"/shop?{shared}", follow_redirects=False)
+    assert (moved.status_code, moved.headers["location"]) == (308, f"/shop/?{shared}")
+    assert env.search.get("/shop/session?tenant=shop&q=x").json()["error"]["code"] == "unknown_parameter"
     assert env.search.get("/shop/photos/shop/p1").status_code == 404  # no AISLE_PHOTOS_DIR
 
 
@@ -188,7 +195,7 @@ def test_the_storefront_can_be_turned_off(tmp_path: Path) -> None:
     kit = AuthKit(open_blob_store(url))
     settings = kit.settings(storage_url=url, data_dir=tmp_path / "data", storefront=False)
     with TestClient(search_app(settings, preload=False)) as client:
-        for path in ("/shop/", "/shop/session?tenant=shop"):
+        for path in ("/shop/", "/shop", "/shop/?q=shoe", "/shop/session?tenant=shop"):
             assert client.get(path).status_code == 404
 
 

@@ -254,6 +254,58 @@ def test_typing_cordless_dr_shows_drills_in_the_grid_and_the_suggestions(
     shot(page, "09-prefix-homedepot")
 
 
+def test_the_url_keeps_the_query_refinements_page_and_tenant_across_a_reload_and_a_share(
+    page: Any, browser: Any, env: StorefrontEnv
+) -> None:
+    """InstantSearch routing: the state is in the URL (/shop/?tenant=fashion&q=...&brand=...&page=2),
+    so a reload shows the same hits and a link opened elsewhere too."""
+    search_for(page, "men")
+    total = count(page)
+    brand = page.locator("#brand .ais-RefinementList-item").first
+    name = brand.locator(".ais-RefinementList-labelText").inner_text()
+    page.click(f"#brand input[value='{name}']")
+    page.wait_for_function(f"!document.querySelector('[data-testid=stats]').innerText.startsWith('{total} ')")
+    refined = count(page)
+    assert refined > 12, f"two pages of {name} for 'men' ({refined})"
+    page.select_option("#sort select", label="Price: low to high")
+    page.wait_for_function("location.search.includes('sort=price_asc')")
+    page.click(".ais-Pagination-item--page >> text='2'")
+    page.wait_for_function("document.querySelector('[data-testid=hit]').dataset.position === '13'")
+    page.wait_for_function("location.search.includes('page=2')")
+    url = page.url
+    assert "tenant=fashion" in url and "q=men" in url and f"brand={name.replace(' ', '+')}" in url, url
+    assert "sort=price_asc" in url, url
+    shown = page.locator("[data-testid=hit]").evaluate_all("els => els.map(e => e.dataset.id)")
+
+    def same_state(pg: Any) -> None:
+        pg.wait_for_function("document.querySelector('[data-testid=hit]')?.dataset.position === '13'")
+        assert pg.input_value(".ais-SearchBox-input") == "men"
+        assert pg.is_checked(f"#brand input[value='{name}']")
+        assert pg.locator(".ais-Pagination-item--selected").inner_text() == "2"
+        assert pg.input_value("#sort select") == "fashion:price_asc"
+        assert count(pg) == refined
+        assert pg.locator("[data-testid=hit]").evaluate_all("els => els.map(e => e.dataset.id)") == shown
+
+    page.reload()
+    same_state(page)
+    shared = browser.new_context(viewport={"width": 1280, "height": 900}).new_page()
+    shared.goto(url)
+    same_state(shared)
+    shot(shared, "10-shared-url")
+    # a product page and back: the results are where they were
+    shared.locator("[data-testid=hit]").first.click()
+    shared.wait_for_selector("[data-testid=product]")
+    assert "page=2" in shared.url and "#/product/" in shared.url
+    shared.go_back()
+    same_state(shared)
+    shared.context.close()
+    # another tenant's link keeps its tenant
+    page.goto(f"{env.search}/shop/?tenant=homedepot&q=drill")
+    page.wait_for_function("document.body.dataset.renderedQuery === 'drill'")
+    assert page.input_value("#tenant") == "homedepot"
+    assert page.input_value(".ais-SearchBox-input") == "drill"
+
+
 def test_a_store_picker_shows_a_store_s_stock_and_is_remembered(page: Any, env: StorefrontEnv) -> None:
     """The picker appears once the tenant's products list store inventory (GET /stores); picking a store
     sends storeId with every search (the tenant's default store setting: only what it has in stock),

@@ -3,6 +3,9 @@
 
 * ``GET /shop/``: the page; its script ``/shop/assets/app.js`` is bundled by esbuild at ``make install``
   (never committed: a build product of ``clients/instantsearch``). Not built: a 503 page that says so.
+  Its query string is the script's (the shop's state: ``?tenant=fashion&q=red+shirt&brand=Nike&page=2``)
+  and whatever a link adds (``utm_source``): the server reads none of it, so the page is a plain route,
+  outside the guard that refuses an API operation's undeclared query parameters.
 * ``GET /shop/session?tenant=``: a read-only token for that tenant (:mod:`aisle.core.auth.storefront`),
   so the page works with auth on and never holds a token that can write.
 * ``POST /shop/events?tenant=``: the page's clicks, carts and purchases (with the answer's
@@ -23,6 +26,7 @@ from typing import Annotated
 import httpx
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import FileResponse, HTMLResponse, RedirectResponse, Response
+from starlette.routing import Route
 
 from aisle.core.auth.errors import TenantForbidden
 from aisle.core.auth.keys import SigningKeys
@@ -79,16 +83,24 @@ def _check_tenant(state: State, tenant: str) -> None:
         raise TenantNotFound(tenant)
 
 
-@router.get("", include_in_schema=False)
-async def shop_root(_: Shop) -> Response:
-    return RedirectResponse("/shop/", status_code=308)
+async def shop_root(request: Request) -> Response:
+    """``/shop`` to ``/shop/``, the query string (the shop's state) kept."""
+    await _enabled(request)
+    query = f"?{request.url.query}" if request.url.query else ""
+    return RedirectResponse(f"/shop/{query}", status_code=308)
 
 
-@router.get("/", include_in_schema=False)
-async def shop_page(_: Shop) -> Response:
+async def shop_page(request: Request) -> Response:
+    """The page (or a 503 page saying how to build its script)."""
+    await _enabled(request)
     if not (ASSETS / "app.js").is_file():
         return HTMLResponse(NOT_BUILT, status_code=503, headers={"Retry-After": "60"})
     return FileResponse(ASSETS / "index.html", media_type="text/html", headers={"Cache-Control": "no-cache"})
+
+
+# plain routes: the page's query string is its script's state, never an operation's parameters (above)
+router.routes.append(Route("/shop", shop_root, methods=["GET"], include_in_schema=False))
+router.routes.append(Route("/shop/", shop_page, methods=["GET"], include_in_schema=False))
 
 
 @router.get("/assets/{name}", include_in_schema=False)

@@ -10,6 +10,7 @@ import {
   queryRuleCustomData, rangeInput, refinementList, searchBox, sortBy, stats,
 } from 'instantsearch.js/es/widgets';
 import { createInsightsClient, createSearchClient } from '../src/index.js';
+import { filtersDrawer } from './drawer.js';
 import { listAttributes, routing } from './routing.js';
 
 const TENANTS = {
@@ -95,7 +96,7 @@ const widgets = [
       },
     }),
   ]),
-  stats({ container: '#stats' }),
+  stats({ container: '#stats', templates: { text: ({ nbHits }) => `${nbHits.toLocaleString('en')} result${nbHits === 1 ? '' : 's'}` } }),
   currentRefinements({ container: '#current' }),
   clearRefinements({ container: '#clear', templates: { resetLabel: () => 'Clear filters' } }),
   hits({
@@ -161,9 +162,12 @@ function holdList(attribute) {
 }
 search.addWidgets(widgets);
 for (const attribute of listAttributes()) holdList(attribute);
+const drawer = filtersDrawer({ toggle: $('#filters-toggle'), drawer: $('#filters'), backdrop: $('#search-view .backdrop') });
 search.on('render', () => {
   const results = search.mainIndex.getResults();
   if (results) document.body.dataset.renderedQuery = results.query;
+  const refined = search.renderState[tenant]?.currentRefinements?.items || [];
+  drawer.update(refined.reduce((n, item) => n + item.refinements.length, 0), results?.nbHits);
   document.body.dataset.renders = String(Number(document.body.dataset.renders || 0) + 1);
 });
 search.on('error', (e) => console.error('search error', e.error || e));

@@ -68,9 +68,10 @@ def page(browser: Any, env: StorefrontEnv) -> Iterator[Any]:
     assert errors == [], errors
 
 
-def shot(page: Any, name: str) -> None:
+def shot(page: Any, name: str, *, full: bool = True) -> None:
+    """A screenshot of the whole page (``full``) or of the screen."""
     SHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
+    page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=full)
 
 
 def count(page: Any) -> int:
@@ -304,6 +305,64 @@ def test_the_url_keeps_the_query_refinements_page_and_tenant_across_a_reload_and
     page.wait_for_function("document.body.dataset.renderedQuery === 'drill'")
     assert page.input_value("#tenant") == "homedepot"
     assert page.input_value(".ais-SearchBox-input") == "drill"
+
+
+@pytest.fixture
+def phone(browser: Any, env: StorefrontEnv) -> Iterator[Any]:
+    """The fashion shop on a 400 x 800 phone screen."""
+    context = browser.new_context(viewport={"width": 400, "height": 800}, has_touch=True)
+    pg = context.new_page()
+    pg.set_default_timeout(15_000)
+    errors: list[str] = []
+    pg.on("pageerror", lambda e: errors.append(str(e)))
+    pg.goto(f"{env.search}/shop/?tenant=fashion")
+    pg.wait_for_selector("[data-testid=hit]")
+    yield pg
+    context.close()
+    assert errors == [], errors
+
+
+def test_at_phone_width_the_filters_are_a_drawer_and_the_first_product_is_on_the_first_screen(
+    phone: Any, page: Any
+) -> None:
+    """400 px: the facets are behind a Filters button (a modal drawer), so the first product is on the
+    first screen instead of under every facet; 1280 px keeps them as the sidebar."""
+    first = phone.locator("[data-testid=hit]").first.bounding_box()
+    assert first is not None and first["y"] + first["height"] <= 800, first  # the whole first card
+    assert phone.evaluate("document.documentElement.scrollWidth") <= 400  # nothing wider than the phone
+    assert not phone.is_visible("[data-testid=filters]")
+    shot(phone, "11-phone", full=False)
+    toggle = phone.locator("[data-testid=filters-toggle]")
+    assert toggle.get_attribute("aria-expanded") == "false"
+    total = count(phone)
+    toggle.click()
+    phone.wait_for_selector("[data-testid=filters].open")
+    assert phone.is_visible("#brand") and toggle.get_attribute("aria-expanded") == "true"
+    assert phone.get_attribute("[data-testid=filters]", "role") == "dialog"
+    assert phone.evaluate("document.activeElement.closest('[data-testid=filters]') !== null")
+    name = phone.locator("#brand .ais-RefinementList-labelText").first.inner_text()
+    phone.click(f"#brand input[value='{name}']")
+    phone.wait_for_function(
+        f"!document.querySelector('[data-testid=stats]').innerText.startsWith('{total} ')"
+    )
+    refined = count(phone)
+    assert phone.inner_text("[data-testid=filters-done]") == f"Show {refined} results"
+    shot(phone, "12-phone-drawer", full=False)
+    for _ in range(40):  # Tab stays in the dialog
+        phone.keyboard.press("Tab")
+        assert phone.evaluate("document.activeElement.closest('[data-testid=filters]') !== null")
+    phone.keyboard.press("Escape")
+    phone.wait_for_selector("[data-testid=filters]:not(.open)")
+    assert phone.evaluate("document.activeElement.dataset.testid") == "filters-toggle"
+    assert toggle.get_attribute("aria-label") == "Filters, 1 applied" and "(1)" in toggle.inner_text()
+    phone.locator("[data-testid=filters]").wait_for(state="hidden")  # slid out
+    # the backdrop and "Show results" close it too
+    toggle.click()
+    phone.wait_for_selector("[data-testid=filters].open")
+    phone.click("[data-testid=filters-backdrop]", position={"x": 390, "y": 400})
+    phone.wait_for_selector("[data-testid=filters]:not(.open)")
+    # the desktop page has the sidebar, no button
+    assert page.is_visible("#brand") and not page.is_visible("[data-testid=filters-toggle]")
 
 
 def test_a_store_picker_shows_a_store_s_stock_and_is_remembered(page: Any, env: StorefrontEnv) -> None:

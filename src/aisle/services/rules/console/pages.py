@@ -1,4 +1,5 @@
-"""The console's frame: templates, sign-in and sign-out, the tenant home, and how it is mounted.
+"""The console's frame: templates, sign-in and sign-out, and how it is mounted (the tenant chooser a
+sign-in lands on is :mod:`.home_pages`).
 
 :func:`mount_console` adds the console to the rules service's app: pages under ``/console/...``, ``/``
 redirecting there, static files (htmx, CSS, the console's own JS) under ``/console/static``, all
@@ -36,14 +37,6 @@ router = APIRouter(include_in_schema=False)
 @router.get("/")
 async def root() -> Response:
     return RedirectResponse("/console/", status_code=303)
-
-
-@router.get("/console/")
-async def home(request: Request, session: Session) -> Response:
-    """The first tenant's rules (the tenant switcher in the header changes it)."""
-    if not session.tenants:
-        return render(request, "login.html", error="this token names no tenant", nonce="", auth_on=True)
-    return RedirectResponse(f"/console/{session.tenants[0]}/rules", status_code=303)
 
 
 @router.get("/console/login")
@@ -117,6 +110,7 @@ def mount_console(app: FastAPI) -> None:
     from aisle.services.rules.console import (
         analytics_pages,
         experiment_pages,
+        home_pages,
         preview_pages,
         product_pages,
         recs_pages,
@@ -124,6 +118,7 @@ def mount_console(app: FastAPI) -> None:
     )
 
     app.include_router(router)
+    app.include_router(home_pages.router)
     app.include_router(rules_pages.router)
     app.include_router(preview_pages.router)
     app.include_router(recs_pages.router)

@@ -94,6 +94,9 @@ export function toSearchResult(answer, call, request, stats = {}) {
     result.userData = [...(result.userData || []), { followUp: answer.followUp }];
   }
   if (answer.correctedQuery) result.correctedQuery = answer.correctedQuery;
+  // what the engine understood (attributes and a price named in the query, the stage that answered):
+  // the helper copies it onto its SearchResults, where a widget reads it (the storefront's chips)
+  if (answer.queryGraph) result.queryGraph = answer.queryGraph;
   return result;
 }
 

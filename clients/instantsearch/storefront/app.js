@@ -12,6 +12,7 @@ import {
 import { createInsightsClient, createSearchClient } from '../src/index.js';
 import { filtersDrawer } from './drawer.js';
 import { listAttributes, routing } from './routing.js';
+import { understoodWidget } from './understood.js';
 
 const TENANTS = {
   fashion: {
@@ -96,6 +97,7 @@ const widgets = [
       },
     }),
   ]),
+  understoodWidget({ container: $('#understood'), money, esc }),
   stats({ container: '#stats', templates: { text: ({ nbHits }) => `${nbHits.toLocaleString('en')} result${nbHits === 1 ? '' : 's'}` } }),
   currentRefinements({ container: '#current' }),
   clearRefinements({ container: '#clear', templates: { resetLabel: () => 'Clear filters' } }),

@@ -199,6 +199,13 @@ test("guided search's followUp reaches userData, beside a redirect, and is absen
   assert.equal(plain.userData, undefined);
 });
 
+test("the answer's queryGraph rides on the result, for widgets showing what the query was understood as", async () => {
+  const { results, pairs } = await run('query_with_facets');
+  const answer = answerOf(pairs, (b) => b.size === 12);
+  assert.deepEqual(results[0].queryGraph, answer.queryGraph);
+  assert.ok(results[0].queryGraph.stage);
+});
+
 test('the store picked goes with every search as storeId, none without one', async () => {
   const sent = [];
   let store = 'store-12';

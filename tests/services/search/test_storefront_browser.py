@@ -307,6 +307,26 @@ def test_the_url_keeps_the_query_refinements_page_and_tenant_across_a_reload_and
     assert page.input_value(".ais-SearchBox-input") == "drill"
 
 
+def test_the_filters_query_understanding_applied_show_as_chips(page: Any) -> None:
+    """The answer's queryGraph: a colour, a category and a price named in the query filter the strict
+    answer, and the page says so; a looser stage only ranks by them, and no chip claims a filter. The
+    chips are information: the search API has no per-request opt-out of one."""
+    search_for(page, "black tshirts under 1500")
+    chips = page.locator("[data-testid=understood] .uchip")
+    chips.first.wait_for()
+    assert chips.all_inner_texts() == ["Colour: Black", "Category: Tshirts", "Price: up to ₹1,500"]
+    assert chips.evaluate_all("els => els.map(e => e.dataset.field)") == ["color", "category", "price"]
+    assert page.locator("[data-testid=understood] button, [data-testid=understood] a").count() == 0
+    titles = page.locator("[data-testid=hit] .title").all_inner_texts()
+    prices = [
+        float(re.sub(r"[^\d.]", "", p)) for p in page.locator("[data-testid=hit] .price").all_inner_texts()
+    ]
+    assert titles and all("black" in t.lower() for t in titles) and max(prices) <= 1500
+    shot(page, "13-understood")
+    search_for(page, "white tshirts under 1000")  # strict found 5: answered by the relaxed stage
+    page.locator("[data-testid=understood]").wait_for(state="hidden")
+
+
 @pytest.fixture
 def phone(browser: Any, env: StorefrontEnv) -> Iterator[Any]:
     """The fashion shop on a 400 x 800 phone screen."""

@@ -1,0 +1,61 @@
+// What query understanding made of the words typed, as chips above the hits: "red shirt" on fashion is
+// colour Red and category Shirts, "watch under 2000" category Watches and a price up to 2,000 (the
+// answer's queryGraph: `attributes` and `price`). They are filters only when the strict stage answered
+// (every word matched); a looser stage ranks by them instead, and then no chip claims a filter.
+//
+// The chips are information, not buttons: the search API has no way for a request to opt out of one
+// (an attribute the request filters itself is skipped, but nothing turns one off), so the shopper
+// changes the words instead.
+
+const LABELS = { color: 'Colour', colour: 'Colour', category: 'Category', article_type: 'Type', brand: 'Brand', gender: 'For', usage: 'Use', season: 'Season', price: 'Price' };
+
+const label = (field) => LABELS[field] || field.replace(/_/g, ' ').replace(/^./, (c) => c.toUpperCase());
+const leaf = (value) => String(value).split(' > ').pop();
+
+/**
+ * The chips of an answer's queryGraph: `[{field, label, value, words}]`, one per value shown (a type
+ * that repeats the category's name is left out). `money(n)` writes a price. Empty unless the strict
+ * stage answered.
+ */
+export function understoodChips(graph, money) {
+  if (!graph || graph.stage !== 'strict') return [];
+  const chips = [];
+  const seen = new Set();
+  for (const { field, values, text } of graph.attributes || []) {
+    const value = [...new Set((values || []).map(leaf))].join(' or ');
+    const key = value.toLowerCase();
+    if (!value || seen.has(key)) continue;
+    seen.add(key);
+    chips.push({ field, label: label(field), value, words: text || '' });
+  }
+  const price = graph.price;
+  if (price && (price.lte !== undefined || price.gte !== undefined)) {
+    let value;
+    if (price.lte !== undefined && price.gte !== undefined) value = `${money(price.gte)} to ${money(price.lte)}`;
+    else if (price.lte !== undefined) value = `up to ${money(price.lte)}`;
+    else value = `from ${money(price.gte)}`;
+    chips.push({ field: 'price', label: label('price'), value, words: '' });
+  }
+  return chips;
+}
+
+/** A widget rendering the chips of the main answer into `container`. */
+export function understoodWidget({ container, money, esc }) {
+  return {
+    $$type: 'aisle.understood',
+    $$widgetType: 'aisle.understood',
+    init() {},
+    render({ results }) {
+      const chips = understoodChips(results?.queryGraph, money);
+      container.hidden = !chips.length;
+      container.innerHTML = chips.length
+        ? `<span class="lead">Your search reads as</span> ${chips
+            .map((c) => `<span class="uchip" data-field="${esc(c.field)}"${c.words ? ` title="from '${esc(c.words)}'"` : ''}>${esc(c.label)}: <b>${esc(c.value)}</b></span>`)
+            .join(' ')}`
+        : '';
+    },
+    dispose() {
+      container.innerHTML = '';
+    },
+  };
+}

@@ -23,7 +23,7 @@ import httpx
 
 from aisle.search.query import SearchQuery
 
-NAMES = 60
+NAMES = 200
 SHARES = (0.4, 0.6, 0.8)
 KEY = "bench-typeahead"
 SEED = 44

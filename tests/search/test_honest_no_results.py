@@ -40,6 +40,7 @@ NONSENSE = [
     "zzqxj",
     "ytrewq vbnx",
     "xkcdqz 4j",
+    "3x5k4w",  # "4w" reads "4 watt": a unit, never spelt into "want"
 ]
 STOP = {"a", "the", "for", "with"}
 

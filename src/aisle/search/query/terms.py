@@ -72,32 +72,38 @@ def fuzzy_query(index: TenantIndex, term: str, distance: int) -> tantivy.Query:
 # The words a query's last, unfinished word may be the start of, per searchable field: the most frequent
 # ones (Typesense's prefix search expands to its most relevant prefix matches likewise).
 PREFIX_EXPANSIONS = 24
-# A completion's score: PREFIX_SCORE x the field's weight x sqrt(its documents / the most frequent
-# completion's), so "red shi" reads as "red shirt" (thousands of products) before "red shy" (five), as
-# a suggestion list would rank them; BM25 would rank the rarest completion first.
+# An unfinished word's completion scores PREFIX_SCORE x the field's weight x sqrt(its products among
+# those the other words match / the most frequent completion's): "cordless dr" reads as "cordless
+# drill" (135 cordless products) before "cordless drip" (1), as a suggestion list would rank them.
 PREFIX_SCORE = 4.0
+# Completions are counted among the other words' matches from this many characters typed (a one-letter
+# prefix walks thousands of terms: 23 ms for "d" in the Home Depot titles); below, catalog-wide.
+COUNTED_FROM = 2
+FINISHED_SHARE = 0.5
 
 
-def prefix_query(index: TenantIndex, prefix: str, stem: str) -> tuple[tantivy.Query, int]:
-    """Products with a word beginning with ``prefix`` (the unfinished word, normalised) or equal to
-    ``stem`` (its analysed form) in a searchable field, and the postings that reads: a dis-max over
-    the fields of constant scores by how common each word is (:data:`PREFIX_SCORE`), for the
-    :data:`PREFIX_EXPANSIONS` most frequent words of each field. An empty query when none matches."""
-    expansions, searcher = index.fuzzy_terms(), index.searcher
-    found: list[tuple[str, str, float, int]] = []
-    for attr in index.config.attributes:
-        if not attr.searchable:
-            continue
-        field = f"s_{attr.name}"
-        words = dict(expansions.prefixed(field, prefix, PREFIX_EXPANSIONS))
-        if stem not in words:
-            count = searcher.doc_freq(field, stem)
-            if count:
-                words[stem] = count
-        found.extend((field, term, attr.weight, count) for term, count in words.items())
-    if not found:
-        return tantivy.Query.empty_query(), 0
+def prefix_query(
+    index: TenantIndex, prefix: str, stem: str, *, within: tantivy.Query | None
+) -> tuple[tantivy.Query | None, int]:
+    """Products with a word beginning with ``prefix`` (the last word as typed, normalised) or equal to
+    ``stem`` (its analysed form) in a searchable field, and the postings that reads: a dis-max over the
+    fields and the :data:`PREFIX_EXPANSIONS` most frequent such words of each, counted among the
+    products ``within`` matches (the query's other words; None or under :data:`COUNTED_FROM`
+    characters: the whole catalog, as when none of them has a completion). The word reads as finished
+    when its own form is at least :data:`FINISHED_SHARE` as common there as its commonest completion
+    ("screw" among "wood" products, not "dr" among "cordless" ones): it is then searched as typed
+    (None: a whole query typed without a space after it keeps its answer, and its exact matches are
+    not diluted by "screwdriver"), as it is when no word begins so (a misspelt word: its correction
+    searches); otherwise the completions score by that count (:data:`PREFIX_SCORE`)."""
+    found = _completions(index, prefix, stem, within if len(prefix) >= COUNTED_FROM else None)
+    if not found and within is not None:
+        found = _completions(index, prefix, stem, None)
+    if not found:  # no word begins so: searched as typed (its spelling correction, if any)
+        return None, 0
     top = max(count for *_, count in found)
+    own = max((count for _, term, _, count in found if term == stem), default=0)
+    if own >= FINISHED_SHARE * top:  # a finished word: searched as typed
+        return None, 0
     subs = [
         tantivy.Query.const_score_query(
             tantivy.Query.term_query(index.schema, field, term), PREFIX_SCORE * weight * (count / top) ** 0.5
@@ -105,7 +111,38 @@ def prefix_query(index: TenantIndex, prefix: str, stem: str) -> tuple[tantivy.Qu
         for field, term, weight, count in found
     ]
     query = subs[0] if len(subs) == 1 else tantivy.Query.disjunction_max_query(subs, TIE_BREAKER)
-    return query, sum(count for *_, count in found)
+    return query, sum(index.searcher.doc_freq(field, term) for field, term, *_ in found)
+
+
+def _completions(
+    index: TenantIndex, prefix: str, stem: str, within: tantivy.Query | None
+) -> list[tuple[str, str, float, int]]:
+    """(field, term, field weight, products) of the completions of ``prefix`` and of ``stem``, counted
+    among ``within``'s matches (None: catalog-wide, from the index's cache)."""
+    expansions, searcher = index.fuzzy_terms(), index.searcher
+    found: list[tuple[str, str, float, int]] = []
+    for attr in index.config.attributes:
+        if not attr.searchable:
+            continue
+        field = f"s_{attr.name}"
+        if within is None:
+            words = dict(expansions.prefixed(field, prefix, PREFIX_EXPANSIONS))
+        else:
+            words = dict(
+                searcher.terms_with_prefix(field, prefix, filter_query=within, limit=PREFIX_EXPANSIONS)
+            )
+        if stem not in words:
+            own = tantivy.Query.term_query(index.schema, field, stem)
+            if within is None:
+                count = searcher.doc_freq(field, stem)
+            else:
+                count = index.count(
+                    tantivy.Query.boolean_query([(tantivy.Occur.Must, within), (tantivy.Occur.Must, own)])
+                )
+            if count:
+                words[stem] = count
+        found.extend((field, str(term), attr.weight, int(count)) for term, count in words.items() if count)
+    return found
 
 
 def tantivy_fuzzy_query(index: TenantIndex, term: str, distance: int) -> tantivy.Query:

@@ -182,7 +182,8 @@ def stages(ctx: SearchContext) -> Iterator[RetrievalStage]:
     exact = [term_query(index, group) for group in groups]
     typed, typed_cost = _typed(ctx, exact)
     strict = _as_filters(tantivy.Query.boolean_query([(tantivy.Occur.Must, q) for q in exact]), extracted)
-    yield RetrievalStage("strict", strict, strict, [])
+    near = _typed_in_order(ctx, groups, typed)
+    yield RetrievalStage("strict", _with_boosts(strict, near), strict, [])
     n = len(groups)
     costs = [postings(index, group) for group in groups]
     if typed is not None:
@@ -204,7 +205,7 @@ def stages(ctx: SearchContext) -> Iterator[RetrievalStage]:
         if not all(strong):
             anchor = _any([q for q, s in zip(exact, strong, strict=True) if s])
             matching, lean = _both(matching, anchor), _both(lean, anchor)
-        yield RetrievalStage("relaxed", _with_boosts(matching, extracted), lean, dropped)
+        yield RetrievalStage("relaxed", _with_boosts(matching, extracted + near), lean, dropped)
     distances = _distances(ctx, groups)
     if any(distances) or n >= 3:
         common = FUZZY_MAX_SHARE * index.num_docs()
@@ -224,22 +225,53 @@ def stages(ctx: SearchContext) -> Iterator[RetrievalStage]:
         scored = _any(parts)
         if not all(strong):  # any one strong term, the weak ones scoring beside it
             scored = _both(scored, _any(either))
-        yield RetrievalStage("typo", _with_boosts(scored, extracted), _any(either), dropped)
+        yield RetrievalStage("typo", _with_boosts(scored, extracted + near), _any(either), dropped)
 
 
 def _typed(ctx: SearchContext, exact: list[tantivy.Query]) -> tuple[int | None, int]:
     """For a search as you type, the unfinished last word's query (in ``exact``, replaced in place)
-    matches it and the words beginning with it, scored by how common each is
+    matches the words beginning with it, scored by how common each is among the other words' matches
     (:func:`~aisle.search.query.terms.prefix_query`): its position and the postings its expansions add
-    (None and 0 otherwise)."""
+    (None and 0 when the word is finished, has no completion, or the search is not typed)."""
     if ctx.understanding.prefix is None:
         return None, 0
     at, typed = ctx.understanding.prefix
     group = ctx.understanding.term_groups[at]
-    query, cost = prefix_query(ctx.index, typed, group[0])
-    alternatives = [alt for alt in group[1:] if alt]  # a synonym of the typed word, as searched
-    exact[at] = _any([query, term_query(ctx.index, alternatives)]) if alternatives else query
+    others = [q for k, q in enumerate(exact) if k != at]
+    within = tantivy.Query.boolean_query([(tantivy.Occur.Must, q) for q in others]) if others else None
+    query, cost = prefix_query(ctx.index, typed, group[0], within=within)
+    if query is None:  # a finished word, or one no word begins with: as typed
+        return None, 0
+    exact[at] = query  # its completions, not its spelling correction ("cordless dri" is no "dry")
     return at, cost
+
+
+# Search as you type: the words before the unfinished one, found in that order (one other word between
+# at most) in a searchable field, add this times the field's weight. A product name typed in part is
+# its first words in order (Typesense ranks by proximity likewise); BM25 alone ranked the many products
+# holding the same words anywhere alike.
+IN_ORDER_SCORE = 4.0
+
+
+def _typed_in_order(
+    ctx: SearchContext, groups: list[list[str]], typed: int | None
+) -> list[tuple[tantivy.Query, float]]:
+    """For a search as you type with at least two words before the unfinished one: per searchable
+    field, the phrase of those words (slop 1) and its boost (:data:`IN_ORDER_SCORE`); else none."""
+    if typed is None:
+        return []
+    words = [g[0] for k, g in enumerate(groups) if k != typed and " " not in g[0]]
+    if len(words) < 2:
+        return []
+    index = ctx.index
+    return [
+        (
+            tantivy.Query.phrase_query(index.schema, f"s_{attr.name}", list(words), 1),
+            IN_ORDER_SCORE * attr.weight,
+        )
+        for attr in index.config.attributes
+        if attr.searchable
+    ]
 
 
 def _both(query: tantivy.Query, required: tantivy.Query) -> tantivy.Query:

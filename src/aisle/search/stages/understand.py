@@ -15,7 +15,7 @@ import tantivy
 from aisle.search.attributes import extract_price
 from aisle.search.context import SearchContext
 from aisle.search.model import Correction, QueryGraph, SynonymExpansion
-from aisle.search.normalize import normalize
+from aisle.search.normalize import UNIT_WORDS, normalize
 from aisle.search.query.terms import term_query
 from aisle.search.synonyms import SynonymTables
 
@@ -71,6 +71,7 @@ class Understand:
         expansions: list[SynonymExpansion] = []
         match_terms: list[str] = []  # what attribute extraction reads (see SearchContext)
         dictionary = index.dictionary
+        split_off = fragments(ctx.understanding.text, index.analyze)  # never corrected (weak terms)
         # search as you type: the last word, unless a space follows it, may be unfinished
         typing = ctx.query.prefix and bool(tokens) and not ctx.understanding.text[-1:].isspace()
         typing = typing and bool(kept) and kept[-1] == tokens[-1]
@@ -101,10 +102,15 @@ class Understand:
             analysed = index.analyze(token)
             alternatives = []
             readable = analysed
-            unfinished = typing and i == len(kept) - 1 and len(analysed) == 1
-            if unfinished:  # a word being typed: its prefix matches, no spelling correction
+            if typing and i == len(kept) - 1 and len(analysed) == 1:  # a word being typed
                 prefix = (analysed[0], token)
-            elif len(analysed) == 1 and token.isalpha() and not speller.known(token):
+            if (
+                len(analysed) == 1
+                and token.isalpha()
+                and not speller.known(token)
+                and token not in UNIT_WORDS  # "2w" is "2 watt": a unit, not a misspelt "want"
+                and analysed[0] not in split_off
+            ):
                 context = [w for j, w in enumerate(kept) if j != i and speller.known(w)]
                 suggestion = self._best_candidate(ctx, speller.candidates(token, typo), context)
                 split = speller.split(token) if suggestion is None or suggestion[1] >= 2 else None
@@ -123,7 +129,7 @@ class Understand:
         if prefix is not None:
             at = next((k for k, g in enumerate(groups) if g[0] == prefix[0]), None)
             ctx.understanding.prefix = (at, prefix[1]) if at is not None else None
-        ctx.understanding.fragments = fragments(ctx.understanding.text, index.analyze)
+        ctx.understanding.fragments = split_off
         ctx.understanding.match_terms = match_terms
         ctx.understanding.term_groups = groups
         ctx.graph = QueryGraph(

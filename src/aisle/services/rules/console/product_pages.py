@@ -21,7 +21,7 @@ from fastapi.responses import HTMLResponse, Response
 
 from aisle.catalog.history import PAGE_SIZE
 from aisle.core.errors import AisleError
-from aisle.services.rules.console.frame import api, page, redirect
+from aisle.services.rules.console.frame import api, page, redirect, render
 from aisle.services.rules.console.preview_pages import card
 from aisle.services.rules.console.product_form import AVAILABILITY, editable_fields, patch_of, title_field
 from aisle.services.rules.console.session import ConsoleSession, Session
@@ -63,6 +63,29 @@ async def _by_words(
         return [], reply.message
     found = reply.body["withoutRule"]["products"]
     return [card(request, tenant, p, i + 1) for i, p in enumerate(found)], None
+
+
+PICK_SIZE = 8
+
+
+@router.get("/console/{tenant}/product-picks")  # beside products/: a product may be called "pick"
+async def product_pick(
+    request: Request, session: Session, tenant: str, q: str = "", exact: bool = False
+) -> Response:
+    """The product picker's choices for ``q`` (an HTML list; console.js shows it under any input marked
+    ``data-product-picker``): the product whose id is ``q`` first (``catalog:read``), then the live
+    search's first results for the words (``search:read``). ``exact``: the id only (an input's title
+    shown on load)."""
+    session.require_tenant(tenant)
+    text = q.strip()
+    if not text:
+        return render(request, "picks.html", picks=[], note=None, q=q)
+    by_id = await _by_id(request, tenant, text) if session.can_read_catalog else None
+    found, note = ([by_id] if by_id else []), None
+    if not exact:
+        words, note = await _by_words(request, session, tenant, text)
+        found += [c for c in words if c["id"] not in {f["id"] for f in found}][:PICK_SIZE]
+    return render(request, "picks.html", picks=found[: PICK_SIZE + 1], note=note, q=q)
 
 
 @router.get("/console/{tenant}/products")

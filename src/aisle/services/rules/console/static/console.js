@@ -8,6 +8,8 @@ const Console = {
     const row = last.cloneNode(true);
     row.querySelectorAll("input").forEach((i) => { i.value = ""; });
     row.querySelectorAll("select").forEach((s) => { s.selectedIndex = 0; });
+    row.querySelectorAll(".picks").forEach((l) => l.remove());
+    row.querySelectorAll(".picked").forEach((t) => { t.textContent = ""; });
     rows.appendChild(row);
     return row;
   },
@@ -78,3 +80,125 @@ document.addEventListener("drop", (e) => {
   const productId = e.dataTransfer.getData("text/plain");
   if (productId) Console.pin(productId, Number(card.dataset.position));
 });
+
+// The product picker: any input marked data-product-picker searches the tenant's products as the
+// merchandiser types (/console/<tenant>/product-picks, titles and photos rendered by the server) and
+// fills in the chosen product's id; with data-append-to="<textarea name>" the id is added there as a
+// line instead (the hide action's list). Arrow keys move, Enter picks, Escape closes.
+const Picker = {
+  timer: null,
+  url(input, q, exact) {
+    const params = new URLSearchParams({ q });
+    if (exact) params.set("exact", "1");
+    return `/console/${document.body.dataset.tenant}/product-picks?${params}`;
+  },
+  box(input) {
+    let list = input.parentElement.querySelector(".picks");
+    if (!list) {
+      list = document.createElement("ul");
+      list.className = "picks";
+      list.setAttribute("role", "listbox");
+      list.id = `picks-${Math.random().toString(36).slice(2)}`;
+      input.setAttribute("aria-controls", list.id);
+      input.after(list);
+    }
+    return list;
+  },
+  label(input, title) {
+    const shown = input.parentElement.querySelector(".picked");
+    if (shown) shown.textContent = title || "";
+  },
+  close(input) {
+    const list = input.parentElement.querySelector(".picks");
+    if (list) list.remove();
+    input.setAttribute("aria-expanded", "false");
+    input.removeAttribute("aria-activedescendant");
+  },
+  async search(input) {
+    const q = input.value.trim();
+    if (q.length < 2) { Picker.close(input); return; }
+    const resp = await fetch(Picker.url(input, q, false), { credentials: "same-origin" });
+    if (!resp.ok || input.value.trim() !== q) return;  // a newer keystroke owns the list
+    const list = Picker.box(input);
+    list.innerHTML = await resp.text();
+    input.setAttribute("aria-expanded", "true");
+  },
+  move(input, step) {
+    const options = [...Picker.box(input).querySelectorAll("li[role=option]")];
+    if (!options.length) return;
+    const at = options.findIndex((o) => o.getAttribute("aria-selected") === "true");
+    const next = options[(at + step + options.length) % options.length];
+    options.forEach((o) => o.setAttribute("aria-selected", String(o === next)));
+    input.setAttribute("aria-activedescendant", next.id);
+    next.scrollIntoView({ block: "nearest" });
+  },
+  pick(input, option) {
+    const id = option.dataset.id;
+    const target = input.dataset.appendTo && input.form && input.form.elements[input.dataset.appendTo];
+    if (target) {
+      const ids = target.value.split("\n").map((s) => s.trim()).filter(Boolean);
+      if (!ids.includes(id)) target.value = [...ids, id].join("\n");
+      input.value = "";
+      target.dispatchEvent(new Event("change", { bubbles: true }));
+    } else {
+      input.value = id;
+      Picker.label(input, option.dataset.title);
+      input.dispatchEvent(new Event("change", { bubbles: true }));
+    }
+    Picker.close(input);
+    // a rule editor whose preview is showing follows the pick, as it follows a drag
+    if (input.closest("#rule-form") && document.querySelector("#preview .results")) {
+      htmx.trigger("#preview-form", "submit");
+    }
+  },
+  // the title of an id already filled in (a stored rule's pins)
+  async title(input) {
+    const q = input.value.trim();
+    if (!q || input.dataset.appendTo) return;
+    const resp = await fetch(Picker.url(input, q, true), { credentials: "same-origin" });
+    if (!resp.ok) return;
+    const holder = document.createElement("ul");
+    holder.innerHTML = await resp.text();
+    const found = holder.querySelector(`li[role=option]`);
+    if (found && found.dataset.id === q) Picker.label(input, found.dataset.title);
+  },
+};
+window.Picker = Picker;
+
+document.addEventListener("input", (e) => {
+  const input = e.target.closest && e.target.closest("input[data-product-picker]");
+  if (!input) return;
+  Picker.label(input, "");
+  clearTimeout(Picker.timer);
+  Picker.timer = setTimeout(() => Picker.search(input), 200);
+});
+document.addEventListener("keydown", (e) => {
+  const input = e.target.closest && e.target.closest("input[data-product-picker]");
+  if (!input || !input.parentElement.querySelector(".picks")) return;
+  if (e.key === "ArrowDown" || e.key === "ArrowUp") {
+    e.preventDefault();
+    Picker.move(input, e.key === "ArrowDown" ? 1 : -1);
+  } else if (e.key === "Enter") {
+    const active = Picker.box(input).querySelector("li[aria-selected=true]");
+    if (active) { e.preventDefault(); Picker.pick(input, active); }
+  } else if (e.key === "Escape") {
+    Picker.close(input);
+  }
+});
+// mousedown, not click: it comes before the input's blur closes the list
+document.addEventListener("mousedown", (e) => {
+  const option = e.target.closest && e.target.closest(".picks li[role=option]");
+  if (option) {
+    e.preventDefault();
+    Picker.pick(option.closest(".picker").querySelector("input[data-product-picker]"), option);
+  }
+});
+document.addEventListener("focusout", (e) => {
+  const input = e.target.closest && e.target.closest("input[data-product-picker]");
+  if (input) setTimeout(() => Picker.close(input), 150);
+});
+function pickerTitles(root) {
+  root.querySelectorAll("input[data-product-picker]").forEach((input) => Picker.title(input));
+}
+document.addEventListener("DOMContentLoaded", () => pickerTitles(document));
+document.addEventListener("htmx:afterSwap", (e) => pickerTitles(e.target));

@@ -133,16 +133,15 @@ def floor_of(
     directory: Path, encoder: str, ann: UsearchAnnIndex, null_vectors: Callable[[], np.ndarray]
 ) -> float:
     """The ``encoder``'s floor for the table in ``directory``: as saved, else calibrated now on
-    ``null_vectors()`` and kept for this process (a table's files are not written by the processes
-    that serve it)."""
-    saved = saved_floors(directory).get(encoder)
-    if saved is not None:
-        return saved
+    ``null_vectors()``; either kept for this process (a table directory's files are written once, when
+    it is built: a new build is a new directory)."""
     key = (str(directory), encoder)
     with _lock:
         known = _computed.get(key)
-    if known is None:
-        known = calibrate(ann, null_vectors())
+    if known is None:  # read (or calibrated) once per table and process: a table's files never change
+        known = saved_floors(directory).get(encoder)
+        if known is None:
+            known = calibrate(ann, null_vectors())
         with _lock:
             _computed[key] = known
     return known

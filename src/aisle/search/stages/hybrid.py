@@ -178,26 +178,31 @@ class Hybrid:
             allowed = self.vectors.mask(index.tenant, self.filter_rows.select(index, ctx.retrieval.filters))
         depth = cfg.neighbours if seen else max(cfg.neighbours, cfg.candidates)
         near = table.ann.search(query_vec, depth, allowed)
-        near_ids = [table.ids[int(k)] for k in near.keys]
-        fresh = [i for i in near_ids if i is not None and index.ord_by_id.get(i, -1) not in seen]
-        return self._admissible(ctx, [i for i in fresh if i in index.ord_by_id])
+        fresh: dict[str, int] = {}  # id -> catalog row, each id looked up once (a hash each)
+        for key in near.keys:
+            pid = table.ids[int(key)]
+            row = index.ord_by_id.get(pid, -1) if pid is not None else -1
+            if row >= 0 and row not in seen:
+                fresh[pid] = row  # type: ignore[index]
+        return self._admissible(ctx, fresh)
 
     @staticmethod
-    def _admissible(ctx: SearchContext, ids: list[str]) -> list[int]:
-        """Catalog rows of ``ids`` that pass the request filters and are not hidden, in input order."""
-        if not ids:
+    def _admissible(ctx: SearchContext, rows: dict[str, int]) -> list[int]:
+        """The catalog rows of ``rows`` (id -> row) that pass the request filters and are not hidden,
+        in input order."""
+        if not rows:
             return []
         index = ctx.index
         if ctx.retrieval.filter_query is None and ctx.merchandising.exclude_query is None:  # nothing to pass
-            return [index.ord_by_id[i] for i in ids]
+            return list(rows.values())
         query = with_filter(
-            tantivy.Query.term_set_query(index.schema, "id", ids),
+            tantivy.Query.term_set_query(index.schema, "id", list(rows)),
             ctx.retrieval.filter_query,
             exclude=ctx.merchandising.exclude_query,
         )
-        found = index.searcher.search(query, len(ids)).hits
+        found = index.searcher.search(query, len(rows)).hits
         passing = set(index.ords(found)) if found else set()
-        return [index.ord_by_id[i] for i in ids if index.ord_by_id[i] in passing]
+        return [row for row in rows.values() if row in passing]
 
 
 def _cosines(table: VectorTable, keys: np.ndarray, query_vec: np.ndarray) -> tuple[np.ndarray, ...]:

@@ -28,16 +28,35 @@ function depthOf(filters, field) {
   return depth;
 }
 
+function deepestPath(filters, field) {
+  let path = '';
+  for (const f of filters) {
+    if (f.field !== field) continue;
+    for (const v of Array.isArray(f.value) ? f.value : [f.value]) {
+      if (String(v).split(' > ').length > path.split(' > ').length || !path) path = String(v);
+    }
+  }
+  return path;
+}
+
 /**
  * InstantSearch's `facets` (`{attribute: {value: count}}`) of Aisle's (`{field: [{value, count}]}`).
  * A hierarchical attribute ("category.lvlN") gets the category counts Aisle gave, which are at the
  * level below the deepest category filter of the request: they land under that level's attribute.
+ * The levels above it hold the refined path's own prefix with every match (`total`), as Algolia
+ * answers them: the helper expects every level it asked for (a missing one left a hole its
+ * hierarchical facets broke on, so a category menu refined below its top level failed).
  */
-export function toFacets(aisleFacets, call) {
+export function toFacets(aisleFacets, call, total = 0) {
   const facets = {};
   for (const attribute of call.facetAttributes) {
     const level = levelOf(attribute);
     const field = level === null ? attribute : attribute.replace(/\.lvl\d+$/, '');
+    if (level !== null && level < depthOf(call.body.filters, field)) {
+      const prefix = deepestPath(call.body.filters, field).split(' > ').slice(0, level + 1).join(' > ');
+      facets[attribute] = { [prefix]: total };
+      continue;
+    }
     const values = aisleFacets?.[field];
     if (!values) continue;
     if (level !== null && level !== depthOf(call.body.filters, field)) continue;
@@ -76,7 +95,7 @@ export function toSearchResult(answer, call, request, stats = {}) {
     query: call.body.query,
     params: '',
     index: request.indexName,
-    facets: toFacets(answer.facets, call),
+    facets: toFacets(answer.facets, call, answer.total),
     renderingContent: {},
   };
   if (Object.keys(stats).length) {

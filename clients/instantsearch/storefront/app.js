@@ -12,17 +12,18 @@ import {
 import { createInsightsClient, createSearchClient } from '../src/index.js';
 import { filtersDrawer } from './drawer.js';
 import { listAttributes, routing } from './routing.js';
+import { noResultsWidget } from './noresults.js';
 import { understoodWidget } from './understood.js';
 
 const TENANTS = {
   fashion: {
-    label: 'Fashion (Myntra)', currency: '₹', photos: true, placeholder: 'Search shoes, shirts, watches...',
+    label: 'Fashion (Myntra)', currency: '₹', photos: true, placeholder: 'Search shoes, shirts, watches...', examples: ['shoes', 'shirts', 'watches', 'handbags'],
     facets: ['brand', 'color', 'category', 'price'],
     containers: [['similar-items', 'Similar items'], ['good-better-best', 'Good, better, best']],
   },
-  homedepot: { label: 'Home Depot', currency: '$', photos: false, placeholder: 'Search drills, paint, tiles...', facets: [], containers: [] },
+  homedepot: { label: 'Home Depot', currency: '$', photos: false, placeholder: 'Search drills, paint, tiles...', examples: ['cordless drill', 'paint', 'tile', 'ceiling fan'], facets: [], containers: [] },
   default: {
-    label: 'Grocery (Complete Journey)', currency: '$', photos: false, placeholder: 'Search milk, bread, cereal...',
+    label: 'Grocery (Complete Journey)', currency: '$', photos: false, placeholder: 'Search milk, bread, cereal...', examples: ['milk', 'bread', 'cereal', 'coffee'],
     facets: ['brand', 'category'], containers: [['bought-together', 'Frequently bought together']],
   },
 };
@@ -30,6 +31,7 @@ const TENANTS = {
 const wanted = new URLSearchParams(location.search).get('tenant');
 const tenant = wanted in TENANTS ? wanted : 'fashion';
 const shop = TENANTS[tenant];
+const FACET_LABELS = { brand: 'Brand', color: 'Colour', 'category.lvl0': 'Category', price: 'Price' };
 const $ = (sel) => document.querySelector(sel);
 const ESC = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
 const esc = (v) => String(v ?? '').replace(/[&<>"']/g, (c) => ESC[c]);
@@ -98,8 +100,9 @@ const widgets = [
     }),
   ]),
   understoodWidget({ container: $('#understood'), money, esc }),
+  noResultsWidget({ container: $('#no-results'), searchClient, tenant, shop, esc }),
   stats({ container: '#stats', templates: { text: ({ nbHits }) => `${nbHits.toLocaleString('en')} result${nbHits === 1 ? '' : 's'}` } }),
-  currentRefinements({ container: '#current' }),
+  currentRefinements({ container: '#current', transformItems: (items) => items.map((item) => ({ ...item, label: FACET_LABELS[item.attribute] || item.label })) }),
   clearRefinements({ container: '#clear', templates: { resetLabel: () => 'Clear filters' } }),
   hits({
     container: '#hits',
@@ -118,7 +121,7 @@ const widgets = [
           ${STOCK_LABELS[hit.availability] ? html`<div class="stock" data-testid="stock">${STOCK_LABELS[hit.availability]}</div>` : ''}
         </div>`;
       },
-      empty: (results, { html }) => html`<p>No products for <q>${results.query}</q>.</p>`,
+      empty: () => '', // the no-results page says it (noresults.js)
     },
   }),
   pagination({ container: '#pagination', padding: 2 }),

@@ -327,6 +327,50 @@ def test_the_filters_query_understanding_applied_show_as_chips(page: Any) -> Non
     page.locator("[data-testid=understood]").wait_for(state="hidden")
 
 
+def test_a_query_without_results_says_so_offers_other_searches_and_a_way_back(
+    page: Any, env: StorefrontEnv
+) -> None:
+    """No product: 'No results for ...', what to search instead and a way back, never a count, facets
+    or a price range of an empty answer."""
+    search_for(page, "qwrtzp")
+    title = page.locator("[data-testid=no-results-title]")
+    title.wait_for()
+    assert title.inner_text() == "No results for \u201cqwrtzp\u201d"
+    for empty_part in ("#brand", "#price", "[data-testid=stats]", "[data-testid=pagination] li"):
+        assert not page.is_visible(empty_part), empty_part
+    categories = page.locator("[data-testid=popular] button")
+    categories.first.wait_for()
+    assert set(categories.all_inner_texts()) == {"Apparel", "Footwear", "Accessories"}
+    assert page.locator("[data-testid=popular-brands] button").count() >= 3
+    shot(page, "14-no-results")
+    page.click("[data-testid=popular] button >> text=Footwear")
+    page.wait_for_selector("[data-testid=hit]")
+    page.wait_for_function("location.search === '?tenant=fashion&category=Footwear'")
+    assert page.input_value(".ais-SearchBox-input") == ""
+    assert page.is_hidden("[data-testid=no-results]") and 0 < count(page) < 120
+    search_for(page, "qwrtzp")
+    page.click("[data-testid=browse-all]")
+    page.wait_for_selector("[data-testid=hit]")
+    assert count(page) == 120  # the whole small catalog
+    # an empty answer because of the filters: named, with a way to drop them, and the words' alternatives
+    page.goto(f"{env.search}/shop/?tenant=fashion&q=puma+shoes&color=Magenta")
+    page.wait_for_selector("[data-testid=no-results-title] >> text=with these filters")
+    assert page.inner_text("[data-testid=no-results-filters]") == "Colour: Magenta"
+    page.locator("[data-testid=alternatives] button").first.wait_for()
+    offered = page.locator("[data-testid=alternatives] button").all_inner_texts()
+    assert "Puma" in offered and any("Shoes" in o for o in offered), offered
+    page.click("[data-testid=clear-filters]")
+    page.wait_for_selector("[data-testid=hit]")
+    page.wait_for_function("location.search === '?tenant=fashion&q=puma+shoes'")
+    assert page.input_value(".ais-SearchBox-input") == "puma shoes"
+    # a shop without facets offers its popular searches
+    page.goto(f"{env.search}/shop/?tenant=homedepot&q=qwrtzp")
+    page.locator("[data-testid=popular] button").first.wait_for()
+    page.click("[data-testid=popular] button >> text=paint")
+    page.wait_for_function("document.body.dataset.renderedQuery === 'paint'")
+    assert count(page) > 0 and page.is_hidden("[data-testid=no-results]")
+
+
 @pytest.fixture
 def phone(browser: Any, env: StorefrontEnv) -> Iterator[Any]:
     """The fashion shop on a 400 x 800 phone screen."""

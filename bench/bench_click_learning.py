@@ -33,11 +33,23 @@ page). Judgment ranker;
 judgments plus clicks (judgment labels, text and behaviour features, as ``aisle ranker train --source
 behaviour --judgments`` trains it). Last, the in-process latency of a search served by the judgment
 ranker with and without the behaviour features.
-Scores: "dev": every scorable dev query (the judgment ranker 5-fold cross-validated, so no query is scored
-by a model trained on its judgments); "holdout": 20% of the dev queries by hash, every learner trained on
-the other 80% only (judgments or log), scored on these (a holdout query's behaviour features still come
-from the log: shoppers searched it). ``--judgments PATH`` scores another judgments file
-of the same format (e.g. the withheld Home Depot judgments) instead of the dev file.
+Every learner learns from the dev queries only (:mod:`bench.click_sets`): the click rankers from the log
+(shoppers search nothing else), the judgment rankers from the dev judgments. What they are scored on is
+the mode, printed first:
+
+- dev (no ``--judgments``, or the dev file): the dev queries themselves. Column "dev": every scorable dev
+  query (the two judgment rows 5-fold cross-validated, so no query is scored by a model trained on its
+  judgments; ``AISLE_BENCH_CLICK_CV=0`` skips the second one's, printing nan); "holdout": 20% of the dev
+  queries by hash, every learner trained on the other 80% only (judgments or log), scored on these (a
+  holdout query's behaviour features still come from the log: shoppers searched it).
+- new queries (``--judgments PATH``, another file of the same format, e.g. the withheld Home Depot
+  judgments): that file's queries, whether or not shoppers searched them; the shoppers and their clicks
+  are still the dev queries and judgments. Column "scored": every scorable query of the file, each learner
+  trained on every dev query (the judgment rows on the dev judgments, no cross-validation: no scored
+  query's judgments trained anything); "holdout": 20% of the file's queries by hash, each learner trained
+  on the log rows and dev queries outside that hash. A scored query's behaviour features are looked up
+  by its own normalised text, so a query nobody searched has the product features only (as served).
+  The gains then say how much of each ranker's gain carries to queries nobody tuned on.
 
     python -m bench.bench_click_learning --data-dir ../shared/data [--sizes 10000,100000] [--judgments P]
 """
@@ -54,49 +66,10 @@ from pathlib import Path
 
 import numpy as np
 
-from bench.click_traffic import TENANT, Shoppers, simulate
+from bench.click_sets import World, judged_set
+from bench.click_traffic import TENANT, simulate
 
 SIZES = (10_000, 100_000, 1_000_000)
-
-
-def _holdout(query: str) -> bool:
-    return int(hashlib.sha1(query.encode()).hexdigest(), 16) % 5 == 0
-
-
-class World(Shoppers):
-    """The shoppers' catalog and queries, plus the pipeline features and scoring shared by every run."""
-
-    def __init__(self, data_dir: Path, work: Path, judgments: Path) -> None:
-        from aisle.search.evaluation import load_judgments
-        from aisle.search.pipeline import SearchPipeline, default_stages
-        from aisle.search.training.ranker import collect
-
-        super().__init__(data_dir, work)
-        self.score_qrels = load_judgments(judgments)
-        start = time.perf_counter()
-        plain = SearchPipeline(default_stages(), budget_s=5.0)
-        wanted = {q: j for q, j in self.score_qrels.items() if any(r > 1 for r in j.values())}
-        self.qs = collect(
-            plain, self.index, self.config, wanted, candidates=self.config.global_.ranking.candidates
-        )
-        self.row_of = {q: i for i, q in enumerate(self.qs.queries)}
-        self.holdout = [i for i, q in enumerate(self.qs.queries) if _holdout(q)]
-        self.train = [i for i, q in enumerate(self.qs.queries) if not _holdout(q)]
-        print(
-            f"features: {len(self.qs.queries)} scorable queries ({len(self.holdout)} holdout), "
-            f"{self.qs.rows} candidates in {time.perf_counter() - start:.0f} s"
-        )
-
-    def score(self, booster: object | None, which: list[int]) -> float:
-        from aisle.search.evaluation import ndcg_at_k
-        from aisle.search.training.ranker import ranked_ids
-
-        out = []
-        for i in which:
-            q = self.qs.queries[i]
-            top = self.qs.pipeline_top[i] if booster is None else ranked_ids(self.qs, i, booster, self.ids)  # type: ignore[arg-type]
-            out.append(ndcg_at_k(top, self.score_qrels[q]))
-        return float(np.mean(out))
 
 
 def explorer(world: World, run: Path):  # type: ignore[no-untyped-def]
@@ -122,16 +95,19 @@ def explorer(world: World, run: Path):  # type: ignore[no-untyped-def]
 
 
 def train_from_log(  # type: ignore[no-untyped-def]
-    world: World, run: Path, version: int, *, corrected: bool, which: set[str] | None, behaviour: bool = False
+    world: World, run: Path, version: int, *, corrected: bool, which: set[str] | None, learn=None, scored=None
 ):
     """Train a ranker from the published behaviour ``version`` (click table and propensities) alone,
-    on the logged queries of ``which`` (raw dev queries; None: all); with ``behaviour`` the behaviour
-    features join the text features. Returns (booster or None, the candidate set to score it on, the
+    on the logged queries of ``which`` (raw dev queries; None: all), their candidates in ``learn``
+    (default ``world.train_qs``: text features; a :func:`judged_set` of it with the behaviour features).
+    Returns (booster or None, the candidate set to score it on: ``scored``, default ``world.qs``, the
     depth it is served within)."""
     from aisle.behaviour.store import BehaviourStore
     from aisle.core.storage import open_blob_store
     from aisle.search.training.clicks import click_grades, click_pairs, fit_clicks, shown_depth, shown_only
 
+    learn = world.train_qs if learn is None else learn
+    scored = world.qs if scored is None else scored
     published = BehaviourStore(open_blob_store(f"file://{run / 'bucket'}"))
     table = published.table(TENANT, "clicks", version)
     record = published.current(TENANT)
@@ -150,24 +126,24 @@ def train_from_log(  # type: ignore[no-untyped-def]
         pairs.queries, pairs.products, grades.tolist(), pairs.position.tolist(), strict=True
     ):
         raw = raw_of.get(q)
-        if raw is None or raw not in world.row_of or (which is not None and raw not in which):
+        if raw is None or raw not in world.learned or (which is not None and raw not in which):
             continue
         keyed[(raw, p)] = int(g)
         positions[(raw, p)] = pos
-    candidates = judged_set(world, run, version) if behaviour else world.qs
-    qs = shown_only(candidates, world.ids, keyed, positions)
+    qs = shown_only(learn, world.ids, keyed, positions)
     if len(qs.queries) < 10:
-        return None, candidates, None
+        return None, scored, None
     depth = shown_depth(table["position"].to_numpy(), table["impressions"].to_numpy())
-    return fit_clicks(qs, position_debiased=corrected and theta is None), candidates, depth
+    return fit_clicks(qs, position_debiased=corrected and theta is None), scored, depth
 
 
 def train_as_job(world: World, run: Path, version: int, which: set[str] | None):  # type: ignore[no-untyped-def]
     """The platform's own trainer on the published behaviour ``version``, as the edit service's
     ``train_ranker`` job calls it (:func:`aisle.search.training.clicks.train_click_ranker`: candidates
     collected by the tenant's pipeline over the logged queries, the behaviour features joined), on the
-    log rows of ``which`` (raw dev queries; None: all). Saved in the world's bucket, never put in use
-    (the simulation serves from the run's bucket). Returns the booster and its ``rerank_depth``."""
+    log rows of ``which`` (raw dev queries, the only ones shoppers search; None: all). Saved in the
+    world's bucket, never put in use (the simulation serves from the run's bucket). Returns the booster
+    and its ``rerank_depth``."""
     from aisle.behaviour.rankers import click_log
     from aisle.core.storage import open_blob_store
     from aisle.search.ranking.behaviour import BehaviourTables
@@ -190,39 +166,6 @@ def train_as_job(world: World, run: Path, version: int, which: set[str] | None):
     return RankerStore(world.tenants.store, check_every=0).load(
         TENANT, record.version
     ).booster, record.rerank_depth
-
-
-def judged_set(world: World, run: Path | None = None, version: int | None = None):  # type: ignore[no-untyped-def]
-    """The scored queries' candidates labelled by the dev judgments (the tuning set); with a run, the
-    behaviour features of its published ``version`` appended (the serving code's own
-    :func:`~aisle.search.ranking.behaviour.with_behaviour`, by the query the log recorded)."""
-    from aisle.core import analytics_layout as layout
-    from aisle.core.storage import open_blob_store
-    from aisle.search.ranking.behaviour import BehaviourLookup, with_behaviour
-    from aisle.search.training.ranker import QuerySet, label
-
-    lookup = None
-    if run is not None:
-        scope = open_blob_store(f"file://{run / 'bucket' / TENANT}")
-        lookup = BehaviourLookup.from_parquet(
-            version or 0,
-            scope.get(layout.behaviour_file(version or 0, "query_product.parquet")),
-            scope.get(layout.behaviour_file(version or 0, "product.parquet")),
-        )
-    qs = QuerySet()
-    for i, q in enumerate(world.qs.queries):
-        judged = world.dev.get(q, {})
-        ids = [world.ids[o] for o in world.qs.ords[i].tolist()]
-        x = world.qs.features[i]
-        if run is not None:
-            x = with_behaviour(x, lookup, world.norm.get(q, ""), ids)
-        qs.queries.append(q)
-        qs.ords.append(world.qs.ords[i])
-        qs.features.append(x)
-        qs.labels.append(np.asarray([label(judged.get(pid)) for pid in ids], dtype=np.int32))
-        qs.pipeline_top.append(world.qs.pipeline_top[i])
-        qs.served.append(world.qs.served[i] if world.qs.served else None)
-    return qs
 
 
 def _score(world: World, qs, booster, which: list[int], depth: int | None = None) -> float:  # type: ignore[no-untyped-def]
@@ -263,27 +206,46 @@ def main(
         os.environ.get("AISLE_BENCH_CLICKS_DIR", Path(__file__).resolve().parents[1] / "var" / "bench-clicks")
     )
     work.mkdir(parents=True, exist_ok=True)
-    world = World(data_dir, work, judgments or data_dir / "homedepot" / "judgments_dev.csv")
+    world = World(data_dir, work, judgments)
     every = list(range(len(world.qs.queries)))
-    train_raw = {world.qs.queries[i] for i in world.train}
+    train_raw = {world.train_qs.queries[i] for i in world.train}
     base = (world.score(None, every), world.score(None, world.holdout))
-    judged = judged_set(world)
+    judged = judged_set(world, world.train_qs)
     # the judgment ranker's figures depend only on the catalog and the judgments: kept between runs
-    saved = work / f"judgment-ranker-{hashlib.sha1(str(world.score_qrels).encode()).hexdigest()[:12]}.json"
+    key = str(world.score_qrels) if not world.separate else str((world.dev, world.score_qrels))
+    saved = work / f"judgment-ranker-{hashlib.sha1(key.encode()).hexdigest()[:12]}.json"
     if saved.exists():
-        cv_ndcg10, j_hold = json.loads(saved.read_text())
+        j_all, j_hold = json.loads(saved.read_text())
     else:
-        cv_ndcg10 = cross_validate(judged, world.score_qrels, world.ids, folds=5).ndcg10
+        j_all = (
+            world.score(fit(judged), every)
+            if world.separate
+            else cross_validate(judged, world.score_qrels, world.ids, folds=5).ndcg10
+        )
         j_hold = world.score(fit(judged, world.train), world.holdout)
-        saved.write_text(json.dumps([cv_ndcg10, j_hold]))
+        saved.write_text(json.dumps([j_all, j_hold]))
+    if world.separate:
+        print(
+            f"mode: new queries (learners train on the {len(world.train_qs.queries)} dev queries and the "
+            f"clicks shoppers made on them; scored on {judgments}, whether or not shoppers searched them)"
+        )
+    else:
+        print("mode: dev (learners train on the dev queries and their clicks, and are scored on them)")
     print(
         "SIMULATED shoppers (clicks from the dev judgments through a position-based model); NDCG@10 on "
-        f"{'the dev judgments' if judgments is None else judgments}; dev: all {len(every)} scorable queries, "
-        f"holdout: {len(world.holdout)} queries no learner trained on"
+        f"{'the dev judgments' if judgments is None else judgments}; "
+        + (
+            f"scored: all {len(every)} scorable queries of that file, holdout: {len(world.holdout)} of "
+            "them by hash, their learners trained on the dev queries outside that hash"
+            if world.separate
+            else f"dev: all {len(every)} scorable queries, holdout: {len(world.holdout)} queries no "
+            "learner trained on"
+        )
     )
-    print(f"{'ranker':<34} {'dev (gain)':<19} holdout (gain)")
+    print(f"{'ranker':<34} {'scored (gain)' if world.separate else 'dev (gain)':<19} holdout (gain)")
     print(_row("no ranker", *base, base))
-    print(_row("judgment ranker (dev: 5-fold CV)", cv_ndcg10, j_hold, base))
+    j_name = "judgment ranker (dev judgments)" if world.separate else "judgment ranker (dev: 5-fold CV)"
+    print(_row(j_name, j_all, j_hold, base))
     for n in sizes:
         run = work / f"run-{n}"
         shutil.rmtree(run, ignore_errors=True)
@@ -301,22 +263,26 @@ def main(
                 else "none (one ranking)"
             )
         )
+        # dev labels and behaviour features: the training set, and the scored set (looked up by its own
+        # queries: a scored query nobody searched has no query-product features)
+        learn_b = judged_set(world, world.train_qs, run, record.version)
+        behaved = learn_b if not world.separate else judged_set(world, world.qs, run, record.version)
         for name, corrected, with_behaviour in (
             ("naive click ranker", False, False),
             ("debiased click ranker", True, False),
             ("naive + behaviour features", False, True),
             ("debiased + behaviour features", True, True),
         ):
+            sets = {"learn": learn_b, "scored": behaved} if with_behaviour else {}
             dev_b, cands, depth = train_from_log(
-                world, run, record.version, corrected=corrected, which=None, behaviour=with_behaviour
+                world, run, record.version, corrected=corrected, which=None, **sets
             )
             hold_b, _, _ = train_from_log(
-                world, run, record.version, corrected=corrected, which=train_raw, behaviour=with_behaviour
+                world, run, record.version, corrected=corrected, which=train_raw, **sets
             )
             dev_s = _score(world, cands, dev_b, every, depth) if dev_b is not None else base[0]
             hold_s = _score(world, cands, hold_b, world.holdout, depth) if hold_b is not None else base[1]
             print(_row(f"{name} @{n}", dev_s, hold_s, base))
-        behaved = judged_set(world, run, record.version)
         (job_b, depth), (job_hold_b, _) = (
             train_as_job(world, run, record.version, None),
             train_as_job(world, run, record.version, train_raw),
@@ -331,15 +297,19 @@ def main(
             _score(world, behaved, job_hold_b, world.holdout),
         )
         print(_row(f"  the same, every candidate @{n}", every_dev, every_hold, base))
-        combined = judged_set(world, run, record.version)
-        # AISLE_BENCH_CLICK_CV=0 skips this row's 5-fold CV (5 fits over every candidate): dev shows nan
+        # AISLE_BENCH_CLICK_CV=0 skips the dev mode's 5-fold CV here (5 fits over every candidate): nan
         quick = os.environ.get("AISLE_BENCH_CLICK_CV", "1") == "0"
-        both_dev = (
-            float("nan") if quick else cross_validate(combined, world.score_qrels, world.ids, folds=5).ndcg10
-        )
-        both_hold = _score(world, combined, fit(combined, world.train), world.holdout)
+        if world.separate:
+            both_dev = _score(world, behaved, fit(learn_b), every)
+        else:
+            both_dev = (
+                float("nan")
+                if quick
+                else cross_validate(learn_b, world.score_qrels, world.ids, folds=5).ndcg10
+            )
+        both_hold = _score(world, behaved, fit(learn_b, world.train), world.holdout)
         print(_row(f"judgments + behaviour features @{n}", both_dev, both_hold, base))
-        last = (run, record.version, combined)
+        last = (run, record.version, learn_b)
     if sizes:
         from bench.click_latency import latency
 

@@ -8,6 +8,10 @@ from typing import Any
 
 import httpx
 from tests.services.rules.console.conftest import SEED, ConsoleEnv, shot, sign_in
+from tests.support.recs import register_and_deploy
+
+from aisle.core.storage import open_blob_store
+from aisle.recs.models.base import ModelType
 
 
 def rule(env: ConsoleEnv, rule_id: str) -> httpx.Response:
@@ -223,10 +227,20 @@ def test_containers_models_and_a_deploy_job(console_env: ConsoleEnv, page: Any) 
     page.goto(console_env.console + "/console/fashion/containers")
     assert page.is_visible("text=also-viewed")
     shot(page, "09-containers")
+    store = open_blob_store(console_env.settings.storage_url)
+    register_and_deploy(store, "fashion", "viewed-next", ModelType.CUSTOMERS_ALSO_VIEW, deploy=False)
     page.goto(console_env.console + "/console/fashion/models")
-    page.click("[data-testid=deploy-also-viewed]")
-    page.wait_for_selector("[data-testid=job][data-status=completed]", timeout=30_000)
-    assert "100%" in page.inner_text("#job-also-viewed")
+    # deployed and serving the pdp container: neither deploying it again nor undeploying it is offered
+    assert page.is_disabled("[data-testid=deploy-also-viewed]")
+    assert page.is_disabled("[data-testid=undeploy-also-viewed]")
+    assert "used by pdp" in page.inner_text("[data-testid=why-also-viewed]")
+    assert page.is_disabled("[data-testid=undeploy-viewed-next]")
+    page.click("[data-testid=deploy-viewed-next]")
+    page.wait_for_selector("#job-viewed-next [data-testid=job][data-status=completed]", timeout=30_000)
+    assert "100%" in page.inner_text("#job-viewed-next")
+    assert "deployed v1" in page.inner_text("[data-testid=serving-viewed-next]")  # the row's new state
+    assert page.is_disabled("[data-testid=deploy-viewed-next]")
+    assert page.is_enabled("[data-testid=undeploy-viewed-next]")
     shot(page, "10-models-jobs")
 
 

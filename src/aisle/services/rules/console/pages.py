@@ -111,6 +111,7 @@ def mount_console(app: FastAPI) -> None:
         analytics_pages,
         experiment_pages,
         home_pages,
+        model_pages,
         preview_pages,
         product_pages,
         recs_pages,
@@ -122,6 +123,7 @@ def mount_console(app: FastAPI) -> None:
     app.include_router(rules_pages.router)
     app.include_router(preview_pages.router)
     app.include_router(recs_pages.router)
+    app.include_router(model_pages.router)
     app.include_router(analytics_pages.router)
     app.include_router(experiment_pages.router)
     app.include_router(product_pages.router)

@@ -1,4 +1,5 @@
-"""Console pages for containers (slots, models, recommendation rules), their preview, models and jobs.
+"""Console pages for containers (slots, models, recommendation rules) and their preview (models and jobs:
+:mod:`.model_pages`).
 
 Containers, models and jobs are the edit service's (``AISLE_EDIT_URL``), reached with the session's
 token; the preview calls the predict service's ``POST /predict`` twice for a seed product, with no
@@ -210,43 +211,3 @@ def predict_error(reply: Any) -> str:
             )
         return str(err.get("message", reply.message))
     return reply.message
-
-
-@router.get("/console/{tenant}/models")
-async def models(request: Request, session: Session, tenant: str) -> Response:
-    session.require_tenant(tenant)
-    client = api(request, session)
-    reply = await client.edit("GET", "/models", tenant)
-    items = reply.body["models"] if reply.ok else []
-    error = None if reply.ok else reply.message
-    live: dict[str, Any] = {}
-    simulated = None
-    if session.can_read_analytics:  # the last 28 days' figures of each model, when analytics answers
-        figures = await client.analytics("models", tenant)
-        if figures.ok:
-            live = {row["modelId"]: row for row in figures.body["items"]}
-            simulated = figures.body["simulated"]
-    return page(request, session, tenant, "models.html", nav="models", models=items, error=error, live=live,
-                simulated=simulated)  # fmt: skip
-
-
-@router.post("/console/{tenant}/models/{model_id}/{action}")
-async def deploy(request: Request, session: Session, tenant: str, model_id: str, action: str) -> Response:
-    """Start a deploy or undeploy job; the answer is the job's progress row, which polls itself."""
-    session.require_tenant(tenant)
-    if action not in ("deploy", "undeploy"):
-        return Response(status_code=404)
-    reply = await api(request, session).edit("POST", f"/models/{model_id}/{action}", tenant)
-    if not reply.ok:
-        return render(request, "job.html", session=session, tenant=tenant, job=None, error=reply.message)
-    return render(request, "job.html", session=session, tenant=tenant, job=reply.body, error=None)
-
-
-@router.get("/console/{tenant}/jobs/{job_id}")
-async def job(request: Request, session: Session, tenant: str, job_id: str) -> Response:
-    session.require_tenant(tenant)
-    reply = await api(request, session).edit("GET", f"/jobs/{job_id}", tenant)
-    error = None if reply.ok else reply.message
-    return render(
-        request, "job.html", session=session, tenant=tenant, job=reply.body if reply.ok else None, error=error
-    )

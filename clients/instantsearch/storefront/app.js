@@ -10,6 +10,7 @@ import {
   queryRuleCustomData, rangeInput, refinementList, searchBox, sortBy, stats,
 } from 'instantsearch.js/es/widgets';
 import { createInsightsClient, createSearchClient } from '../src/index.js';
+import { cartPage, checkout, createCart } from './cart.js';
 import { filtersDrawer } from './drawer.js';
 import { listAttributes, routing } from './routing.js';
 import { noResultsWidget } from './noresults.js';
@@ -60,7 +61,7 @@ const searchClient = createSearchClient({ url: '', token, storeId: () => store }
 const aa = createInsightsClient({ url: '/shop', tenant, token });
 const clickContext = new Map(); // product id -> {queryID, position} of the answer it was opened from
 let shownHits = new Map();
-let cartCount = 0;
+const cart = createCart(tenant);
 
 // ---- header: shop selector, cart ----
 $('#tenant').innerHTML = Object.entries(TENANTS)
@@ -207,7 +208,7 @@ searchClient.stores(tenant).then(({ stores }) => {
 // suggestions: a dropdown under the search box while it has focus
 const suggestions = $('#suggestions');
 suggestions.hidden = true;
-$('#searchbox').addEventListener('focusin', () => { suggestions.hidden = false; });
+$('#searchbox').addEventListener('input', () => { suggestions.hidden = false; }); // typing opens them, not a focus (autofocus on a reload)
 $('#searchbox').addEventListener('focusout', () => setTimeout(() => { suggestions.hidden = true; }, 150));
 $('#searchbox').addEventListener('keydown', (e) => { if (e.key === 'Escape' || e.key === 'Enter') suggestions.hidden = true; });
 suggestions.addEventListener('mousedown', (e) => e.preventDefault()); // keep the focus while picking
@@ -281,10 +282,9 @@ async function showProduct(id) {
     <div class="recs">${shop.containers.map(([cid, label]) => `<section data-testid="recs-${cid}"><h2>${esc(label)}</h2><div class="items">Loading...</div></section>`).join('')}</div>`;
   const status = view.querySelector('[data-testid=event-status]');
   view.querySelector('.cart').addEventListener('click', async () => {
+    cart.add({ id, title: product.title, brand: product.brand, price: product.price }, clickContext.get(id));
+    status.innerHTML = 'Added to your cart. <a href="#/cart" data-testid="view-cart">View cart</a>';
     await attributed('addedToCart', id, product.price);
-    cartCount += 1;
-    $('#cart').textContent = `Cart: ${cartCount}`;
-    status.textContent = 'Added to cart';
   });
   view.querySelector('.buy').addEventListener('click', async () => {
     const answer = await attributed('purchased', id, product.price);
@@ -353,15 +353,37 @@ document.addEventListener('click', (e) => {
 });
 // typing on another view brings the results back
 $('#searchbox').addEventListener('input', () => { if (!/^#?\/?$/.test(location.hash)) navigate('#/'); });
+let routed = null; // the hash whose view is shown
 function route() {
+  if (location.hash === routed) return; // the search state changed, not the view
+  routed = location.hash;
   const m = /^#\/product\/(.+)$/.exec(location.hash);
-  $('#search-view').hidden = Boolean(m) || location.hash === '#/photo';
+  const inCart = location.hash === '#/cart';
+  $('#search-view').hidden = Boolean(m) || inCart || location.hash === '#/photo';
   $('#photo-view').hidden = location.hash !== '#/photo';
   $('#product-view').hidden = !m;
+  $('#cart-view').hidden = !inCart;
   if (m) {
     window.scrollTo(0, 0);
     showProduct(decodeURIComponent(m[1]));
+  } else if (inCart) {
+    window.scrollTo(0, 0);
+    cartView.render();
   }
 }
+
+// ---- the cart (cart.js): kept in localStorage, its page at #/cart, a simulated checkout ----
+const cartView = cartPage($('#cart-view'), cart, { money, photo, esc, send: (lines) => checkout(aa, tenant, lines) });
+function showCartCount() {
+  const n = cart.count();
+  $('#cart .count').textContent = String(n);
+  $('#cart').setAttribute('aria-label', `Cart, ${n} item${n === 1 ? '' : 's'}`);
+}
+cart.onChange(() => {
+  showCartCount();
+  if (location.hash === '#/cart') cartView.render();
+});
+showCartCount();
 window.addEventListener('hashchange', route);
+window.addEventListener('popstate', route); // back to an entry navigate() pushed: no hashchange
 route();

@@ -298,6 +298,7 @@ def test_the_url_keeps_the_query_refinements_page_and_tenant_across_a_reload_and
     shared.wait_for_selector("[data-testid=product]")
     assert "page=2" in shared.url and "#/product/" in shared.url
     shared.go_back()
+    shared.locator("[data-testid=product-view]").wait_for(state="hidden")
     same_state(shared)
     shared.context.close()
     # another tenant's link keeps its tenant
@@ -369,6 +370,65 @@ def test_a_query_without_results_says_so_offers_other_searches_and_a_way_back(
     page.click("[data-testid=popular] button >> text=paint")
     page.wait_for_function("document.body.dataset.renderedQuery === 'paint'")
     assert count(page) > 0 and page.is_hidden("[data-testid=no-results]")
+
+
+def test_a_cart_kept_across_reloads_with_quantities_and_a_checkout_of_one_purchase_per_line(
+    page: Any,
+) -> None:
+    """The cart lives in localStorage: lines, quantities and the total survive a reload; the simulated
+    checkout sends one purchase event per line (its price, quantity and the search it was found by)."""
+    sent: list[dict[str, Any]] = []
+    page.on(
+        "request",
+        lambda r: (
+            sent.extend(r.post_data_json["events"]) if r.url.split("?")[0].endswith("/shop/events") else None
+        ),
+    )
+    search_for(page, "black")
+    picked = []
+    for n in (0, 2):
+        hit = page.locator("[data-testid=hit]").nth(n)
+        picked.append((hit.get_attribute("data-id"), hit.locator(".title").inner_text()))
+        hit.click()
+        page.wait_for_selector(f"[data-testid=product][data-id='{picked[-1][0]}']")
+        page.click("[data-testid=add-to-cart]")
+        page.wait_for_selector("[data-testid=view-cart]")
+        page.go_back()
+        page.wait_for_selector("[data-testid=hit]")
+    assert page.inner_text("[data-testid=cart] .count") == "2"
+    page.reload()
+    page.wait_for_selector("[data-testid=hit]")
+    assert page.get_attribute("[data-testid=cart]", "aria-label") == "Cart, 2 items"
+    page.click("[data-testid=cart]")
+    lines = page.locator("[data-testid=cart-line]")
+    lines.first.wait_for()
+    assert lines.evaluate_all("els => els.map(e => e.dataset.id)") == [i for i, _ in picked]
+    lines.nth(0).locator("[data-act=inc]").click()
+    lines.nth(0).locator("[data-act=inc]").click()
+    lines.nth(1).locator("[data-testid=quantity]").fill("2")
+    lines.nth(1).locator("[data-testid=quantity]").press("Tab")
+    page.wait_for_function("document.querySelector('[data-testid=cart] .count').textContent === '5'")
+    unit = [float(re.sub(r"[^\d.]", "", lines.nth(i).locator(".unit").inner_text())) for i in range(2)]
+    expected = 3 * unit[0] + 2 * unit[1]
+    assert float(re.sub(r"[^\d.]", "", page.inner_text("[data-testid=cart-total]"))) == expected
+    page.reload()  # kept: the cart page itself comes back from the URL, with its quantities
+    page.locator("[data-testid=cart-line]").first.wait_for()
+    assert page.locator("[data-testid=quantity]").evaluate_all("els => els.map(e => e.value)") == ["3", "2"]
+    shot(page, "15-cart")
+    sent.clear()
+    page.click("[data-testid=checkout]")
+    page.wait_for_selector("[data-testid=order-placed]")
+    assert "2 purchase events" in page.inner_text("[data-testid=order-placed]")
+    purchases = [e for e in sent if e["eventType"] == "purchase"]
+    assert [(e["productId"], e["quantity"], e["price"]) for e in purchases] == [
+        (picked[0][0], 3, unit[0]),
+        (picked[1][0], 2, unit[1]),
+    ]
+    assert all(e.get("attributionToken") for e in purchases)  # both were found by the search
+    assert sorted(e["position"] for e in purchases) == [1, 3]
+    assert page.inner_text("[data-testid=cart] .count") == "0"
+    page.reload()
+    page.wait_for_selector("[data-testid=cart-empty]")
 
 
 @pytest.fixture

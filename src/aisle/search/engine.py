@@ -153,7 +153,7 @@ class SearchEngine:
             VectorSearch(VectorStore.from_settings(settings, store, serving_version=indexes.serving_version)),
             vector_url=settings.vector_url,
             rules=rules,
-            rankers=RankerStore(store),
+            rankers=RankerStore(store, compiled_dir=settings.data_dir / "rankers"),
             external=ExternalSearches(),
             arms=SearchArms(LiveExperiments(store), rules),
             budget_s=settings.search_budget_ms / 1000,

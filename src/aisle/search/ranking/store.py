@@ -17,6 +17,7 @@ import threading
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -29,6 +30,7 @@ from aisle.core.storage.signature import read_object
 from aisle.core.storage.versions import claim_version
 from aisle.core.tenancy import tenant_scope
 from aisle.search.ranking.behaviour import BEHAVIOUR_FEATURES, BehaviourTables
+from aisle.search.ranking.compiled import CompiledModel
 
 if TYPE_CHECKING:
     import lightgbm
@@ -73,9 +75,12 @@ class Ranker:
     """A loaded ranker: ``score(features (n, F) float32) -> (n,) float64``, higher ranks first;
     ``order`` applies it within its record's ``rerank_depth``."""
 
-    def __init__(self, record: RankerRecord, booster: lightgbm.Booster) -> None:
+    def __init__(
+        self, record: RankerRecord, booster: lightgbm.Booster, compiled: CompiledModel | None = None
+    ) -> None:
         self.record = record
         self.booster = booster
+        self.compiled = compiled
 
     @property
     def version(self) -> int:
@@ -87,6 +92,11 @@ class Ranker:
         return self.record.features[-len(BEHAVIOUR_FEATURES) :] == list(BEHAVIOUR_FEATURES)
 
     def score(self, features: np.ndarray) -> np.ndarray:
+        """Scores of ``features`` (n, F): the compiled model's once it is ready
+        (:mod:`aisle.search.ranking.compiled`, the same scores to 1e-6), LightGBM's until then."""
+        predict = self.compiled.predictor() if self.compiled is not None else None
+        if predict is not None:
+            return predict(features)
         return np.asarray(self.booster.predict(features, num_threads=1), dtype=np.float64)
 
     def order(self, features: np.ndarray, served: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -130,9 +140,14 @@ def _booster(model_text: str) -> lightgbm.Booster:
 class RankerStore:
     """Save, list, switch and load tenants' rankers (see module docstring)."""
 
-    def __init__(self, store: BlobStore, check_every: float = 2.0) -> None:
+    def __init__(
+        self, store: BlobStore, check_every: float = 2.0, *, compiled_dir: Path | None = None
+    ) -> None:
         self.store = store
         self.check_every = check_every
+        self.compiled_dir = compiled_dir
+        """Where this host keeps rankers compiled for serving (None: LightGBM scores,
+        :mod:`aisle.search.ranking.compiled`)."""
         self._lock = threading.Lock()
         self._pointers: dict[str, tuple[float, int | None]] = {}
         self._loaded: dict[tuple[str, int], Ranker] = {}
@@ -212,7 +227,8 @@ class RankerStore:
             text = scope.get(f"{RANKER_DIR}/v{version}/model.txt").decode()
         except BlobNotFound as exc:
             raise RankerNotFound(f"tenant '{tenant}' has no ranker version {version}") from exc
-        ranker = Ranker(record, _booster(text))
+        compiled = CompiledModel(text, self.compiled_dir) if self.compiled_dir is not None else None
+        ranker = Ranker(record, _booster(text), compiled)
         with self._lock:
             self._loaded[key] = ranker
         return ranker

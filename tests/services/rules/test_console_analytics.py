@@ -164,7 +164,7 @@ def test_the_experiment_page_names_conversion_per_visitor(env: tuple[TestClient,
     assert started.status_code == 200, started.text
     results = client.get(path).text
     header = results[results.index('data-testid="results"') :]
-    assert "<th>Conversion per visitor</th>" in header and "Conversion rate" not in results
+    assert "<th>Conversion per visitor (primary)</th>" in header and "Conversion rate" not in results
 
 
 def test_an_inverted_period_is_said_so_not_shown_as_one_day(env: tuple[TestClient, AuthKit]) -> None:

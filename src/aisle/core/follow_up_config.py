@@ -47,7 +47,8 @@ class FollowUpConfig(BaseModel):
     skip_named_products: bool = Field(
         default=True,
         description="Ask nothing when the query already names a product: all its words together match "
-        "fewer than min_results products, or the first result's title is all in the query.",
+        "at most 5 products and it reads as the first one's name, or the first result's title is all in "
+        "the query.",
     )
 
     @model_validator(mode="after")

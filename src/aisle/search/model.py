@@ -171,7 +171,8 @@ class FollowUpGraph(BaseModel):
     ``min_results``), ``max_questions`` (as many filters on askable attributes as questions allowed),
     ``no_attribute`` (no askable attribute left unfiltered with enough values), ``low_gain`` (the best
     question is worth under ``min_gain_bits``), ``deadline``, ``external`` (the external service answered),
-    ``strict_few`` (every query word together matched fewer than ``min_results`` products) or
+    ``strict_few`` (every query word together matched at most 5 products, and the query reads as
+    the first one's name) or
     ``title_match`` (the first result's title is all in the query): the query names a product.
     """
 

@@ -2,8 +2,9 @@
 ``/shop/``), predict, edit and analytics over a copy of the small fashion tenant with photos and photo
 vectors (:func:`tests.support.vectors.mini_fashion`) and a small Home Depot tenant (titles only, no
 photo, no facet: the first :data:`HOMEDEPOT_ROWS` products and the dev query log for autocomplete), auth
-on (:class:`AuthKit`), two containers with the demo ids (``similar-items``, ``good-better-best``) served
-by a co-occurrence model, analytics written every 0.2 s.
+on (:class:`AuthKit`), two containers with the demo ids: ``similar-items`` served by a co-occurrence
+model, ``good-better-best`` by :class:`TieredRecommender` (three price tiers labelled good, better and
+best); analytics written every 0.2 s.
 """
 
 from __future__ import annotations
@@ -20,18 +21,45 @@ from tests.support.auth import AuthKit, serve
 from tests.support.recs import CooccurrenceRecommender, register_and_deploy
 from tests.support.vectors import MiniTenant, mini_fashion
 
+from aisle.catalog.store import CatalogStore
 from aisle.core.auth.scopes import ANALYTICS_READ
 from aisle.core.config import Settings
-from aisle.core.storage import open_blob_store
+from aisle.core.storage import BlobStore, open_blob_store
 from aisle.core.tenancy import Tenants
 from aisle.recs.containers import ContainerBody, ContainerStore
-from aisle.recs.models.base import ModelType
+from aisle.recs.models.base import ModelType, RecContext, Recommender, Scored
+from aisle.recs.registry import ModelRecord
 from aisle.recs.serving import RegistryModelSource
 from aisle.services.search import shop
 
 CONTAINERS = ("similar-items", "good-better-best")
 HOMEDEPOT_ROWS = 3000
 """Home Depot products of the small tenant: the first rows of ``products.csv`` (41 drills among them)."""
+
+
+class TieredRecommender:
+    """GOOD_BETTER_BEST's shape without its training: of the ten products after the seed in catalog order,
+    the cheapest, the middle and the dearest, labelled good, better and best, and given best first (the
+    model gives them cheapest first: the page orders them itself)."""
+
+    model_type = ModelType.GOOD_BETTER_BEST
+
+    def __init__(self, ids: list[str], prices: dict[str, float]) -> None:
+        self.ids = ids
+        self.prices = prices
+
+    def recommend(self, ctx: RecContext) -> list[Scored]:
+        if not ctx.seeds or ctx.seeds[0] not in self.prices:
+            return []
+        at = self.ids.index(ctx.seeds[0])
+        near = [self.ids[(at + k) % len(self.ids)] for k in range(1, 11)]
+        ranked = sorted(
+            (i for i in near if i in self.prices and i not in ctx.exclude), key=lambda i: (self.prices[i], i)
+        )
+        if len(ranked) < 3:
+            return []
+        good, better, best = ranked[0], ranked[len(ranked) // 2], ranked[-1]
+        return [Scored(best, 3.0, "best"), Scored(good, 1.0, "good"), Scored(better, 2.0, "better")]
 
 
 @dataclass
@@ -86,10 +114,15 @@ def storefront_env(root: Path, shared_data: Path, mini_root: Path) -> Iterator[S
     # each product's neighbours: the next ten of the catalog (a stand-in model with real product ids)
     baskets = [[ids[i], ids[(i + k) % len(ids)]] for i in range(len(ids)) for k in range(1, 11)]
     model = CooccurrenceRecommender(baskets)
+    products = CatalogStore(Tenants(store).scope("fashion")).load().products
+    prices = {
+        str(i): float(p) for i, p in zip(products["id"], products["price"], strict=True) if p is not None
+    }
+    models = {"similar-items": model, "good-better-best": TieredRecommender(ids, prices)}
     mini_homedepot(Tenants(store, ttl=0), root, shared_data)
     scope = Tenants(store).scope("fashion")
     for container_id in CONTAINERS:
-        register_and_deploy(store, "fashion", container_id, ModelType.CUSTOMERS_ALSO_VIEW)
+        register_and_deploy(store, "fashion", container_id, models[container_id].model_type)
         slot = {"slotConfigId": "main", "modelId": container_id, "itemCount": 8}
         ContainerStore(scope).create(
             container_id, ContainerBody.model_validate({"slotConfigurations": [slot]})
@@ -103,11 +136,13 @@ def storefront_env(root: Path, shared_data: Path, mini_root: Path) -> Iterator[S
         "container_cache_seconds": 0,
     }
     with ExitStack() as stack:
-        models = RegistryModelSource(lambda scope, record: model)
-        predict = stack.enter_context(serve(predict_app(kit.settings(**base), models=models)))
-        edit = stack.enter_context(
-            serve(edit_app(kit.settings(**base), loader=lambda scope, record: model, job_poll_s=0.05))
-        )
+
+        def loader(scope: BlobStore, record: ModelRecord) -> Recommender:
+            return models[record.model_id]
+
+        source = RegistryModelSource(loader)
+        predict = stack.enter_context(serve(predict_app(kit.settings(**base), models=source)))
+        edit = stack.enter_context(serve(edit_app(kit.settings(**base), loader=loader, job_poll_s=0.05)))
         analytics = stack.enter_context(serve(analytics_app(kit.settings(**base))))
         settings = kit.settings(
             **base,

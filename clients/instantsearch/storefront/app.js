@@ -14,6 +14,7 @@ import { cartPage, checkout, createCart } from './cart.js';
 import { filtersDrawer } from './drawer.js';
 import { listAttributes, routing } from './routing.js';
 import { noResultsWidget } from './noresults.js';
+import { showRecs } from './recs.js';
 import { understoodWidget } from './understood.js';
 
 const TENANTS = {
@@ -72,16 +73,23 @@ for (const section of document.querySelectorAll('aside section[data-facet]')) {
   if (!shop.facets.includes(section.dataset.facet)) section.classList.add('off');
 }
 if (!shop.photos) $('.photo-search').hidden = true;
+// a catalog without photos is a list of rows (no grid of 'no photo' squares); without facets, no sidebar
+document.body.classList.add(shop.photos ? 'photos' : 'no-photos');
+if (!shop.facets.length) document.body.classList.add('no-facets');
 
+const NO_PHOTO = "this.replaceWith(Object.assign(document.createElement('div'),{className:'nophoto',textContent:'no photo'}))";
+/** A product card's inner HTML (a recommendation, a photo search result): its photo carries its title. */
 function card(p, extra = '') {
   const src = photo(p.id);
-  const img = src ? `<img src="${src}" alt="" loading="lazy" onerror="this.replaceWith(Object.assign(document.createElement('div'),{className:'nophoto',textContent:'no photo'}))">` : '<div class="nophoto">no photo</div>';
-  return `${img}${extra}<div class="brandname">${esc(p.brand)}</div><div class="title">${esc(p.title ?? p.name ?? p.id)}</div><div class="price">${money(p.price)}</div>`;
+  const name = p.title ?? p.name ?? p.id;
+  const img = src ? `<img src="${src}" alt="${esc(name)}" loading="lazy" onerror="${NO_PHOTO}">` : '';
+  return `${img}${extra}${p.brand ? `<div class="brandname">${esc(p.brand)}</div>` : ''}<div class="title">${esc(name)}</div><div class="price">${money(p.price)}</div>`;
 }
 
 // ---- InstantSearch ----
 // the query, refinements, sort and page live in the URL (routing.js): a reload or a shared link keeps them
-const search = instantsearch({ indexName: tenant, searchClient, routing: routing(tenant), future: { preserveSharedStateOnUnmount: true } });
+const routes = routing(tenant);
+const search = instantsearch({ indexName: tenant, searchClient, routing: routes, future: { preserveSharedStateOnUnmount: true } });
 search.use(createInsightsMiddleware({ insightsClient: aa }));
 
 const widgets = [
@@ -114,13 +122,14 @@ const widgets = [
     templates: {
       item: (hit, { html, components }) => {
         const src = photo(hit.objectID);
-        return html`<div class="card" data-testid="hit" data-id=${hit.objectID} data-position=${hit.__position}>
-          ${src ? html`<img src=${src} alt="" loading="lazy" onError=${(e) => e.currentTarget.replaceWith(Object.assign(document.createElement('div'), { className: 'nophoto', textContent: 'no photo' }))} />` : html`<div class="nophoto">no photo</div>`}
-          <div class="brandname">${hit.brand || ''}</div>
+        // a link: focusable, opens in a new tab too; its photo's alt text is the product's title
+        return html`<a class="card" href=${`#/product/${encodeURIComponent(hit.objectID)}`} data-testid="hit" data-id=${hit.objectID} data-position=${hit.__position}>
+          ${src ? html`<img src=${src} alt=${hit.title || ''} loading="lazy" onError=${(e) => e.currentTarget.replaceWith(Object.assign(document.createElement('div'), { className: 'nophoto', textContent: 'no photo' }))} />` : ''}
+          ${hit.brand ? html`<div class="brandname">${hit.brand}</div>` : ''}
           <div class="title">${components.Highlight({ hit, attribute: 'title' })}</div>
           <div class="price">${money(hit.price)}</div>
           ${STOCK_LABELS[hit.availability] ? html`<div class="stock" data-testid="stock">${STOCK_LABELS[hit.availability]}</div>` : ''}
-        </div>`;
+        </a>`;
       },
       empty: () => '', // the no-results page says it (noresults.js)
     },
@@ -237,13 +246,13 @@ $('#followup').addEventListener('click', (e) => {
   });
 });
 
-// a hit opens its product page (the hits widget sends the click with its position itself)
+// a hit is a link to its product page; the answer and position it was opened from are kept for the
+// product's cart and purchase events (the hits widget sends the click with its position itself)
 $('#hits').addEventListener('click', (e) => {
   const el = e.target.closest('[data-testid=hit]');
   if (!el) return;
   const hit = shownHits.get(el.dataset.id);
   clickContext.set(el.dataset.id, { queryID: hit?.__queryID, position: hit?.__position });
-  navigate(`#/product/${encodeURIComponent(el.dataset.id)}`);
 });
 
 // ---- product page: details, add to cart and purchase, recommendations ----
@@ -252,12 +261,6 @@ function attributed(method, id, price) {
   const payload = { index: tenant, objectIDs: [id], objectData: [{ quantity: 1, ...(typeof price === 'number' ? { price } : {}) }] };
   if (ctx?.queryID) return aa(`${method}ObjectIDsAfterSearch`, { ...payload, eventName: method, queryID: ctx.queryID, positions: ctx.position ? [ctx.position] : undefined });
   return aa(`${method}ObjectIDs`, { ...payload, eventName: method });
-}
-
-function recsCards(containerId, answer) {
-  const items = answer.response_data || [];
-  if (!items.length) return '<p class="empty">Nothing to recommend yet.</p>';
-  return `<ul class="grid">${items.map((p, i) => `<li><button class="card" data-testid="rec" data-id="${esc(p.id)}" data-token="${esc(answer.attributionToken || '')}" data-position="${i + 1}">${card(p, p.label ? `<div class="label">${esc(p.label)}</div>` : '')}</button></li>`).join('')}</ul>`;
 }
 
 async function showProduct(id) {
@@ -272,14 +275,14 @@ async function showProduct(id) {
   }
   const src = photo(id);
   view.innerHTML = `<div class="product" data-testid="product" data-id="${esc(id)}">
-      ${src ? `<img src="${src}" alt="" onerror="this.replaceWith(Object.assign(document.createElement('div'),{className:'nophoto',textContent:'no photo'}))">` : '<div class="nophoto">no photo</div>'}
+      ${src ? `<img src="${src}" alt="${esc(product.title)}" onerror="${NO_PHOTO}">` : ''}
       <div class="info"><p><a href="#/" class="back">&larr; back to results</a></p>
         <div class="brandname">${esc(product.brand)}</div><h1>${esc(product.title)}</h1>
         <p class="price">${money(product.price)}</p>${STOCK_LABELS[product.availability] ? `<p class="stock">${STOCK_LABELS[product.availability]}</p>` : ''}<p>${esc(product.category || '')}</p>
         <p><button class="cart" data-testid="add-to-cart">Add to cart</button><button class="buy" data-testid="buy">Buy now</button>
         <span class="sent" data-testid="event-status"></span></p>
         <p>${esc((product.description || '').slice(0, 400))}</p></div></div>
-    <div class="recs">${shop.containers.map(([cid, label]) => `<section data-testid="recs-${cid}"><h2>${esc(label)}</h2><div class="items">Loading...</div></section>`).join('')}</div>`;
+    <div class="recs">${shop.containers.map(([cid, label]) => `<section data-testid="recs-${cid}" aria-labelledby="recs-${cid}-title"><h2 id="recs-${cid}-title">${esc(label)}</h2><div class="items" aria-busy="true"><p class="empty">Loading...</p></div></section>`).join('')}</div>`;
   const status = view.querySelector('[data-testid=event-status]');
   view.querySelector('.cart').addEventListener('click', async () => {
     cart.add({ id, title: product.title, brand: product.brand, price: product.price }, clickContext.get(id));
@@ -290,24 +293,22 @@ async function showProduct(id) {
     const answer = await attributed('purchased', id, product.price);
     status.textContent = answer?.accepted ? 'Purchase sent' : 'Purchase not recorded';
   });
-  for (const [cid] of shop.containers) {
+  const shown = location.hash; // a late answer for a page left meanwhile is dropped
+  for (const [cid, label] of shop.containers) {
     const box = view.querySelector(`[data-testid=recs-${cid}] .items`);
-    searchClient
-      .recommend(tenant, { containerId: cid, productIds: [id], visitorId: aa.visitorId(), predictParams: { returnProduct: true } })
-      .then((answer) => { box.innerHTML = recsCards(cid, answer); })
-      .catch((err) => { box.innerHTML = `<p class="empty">${esc(err.message)}</p>`; });
+    const body = { containerId: cid, productIds: [id], visitorId: aa.visitorId(), predictParams: { returnProduct: true } };
+    showRecs(box, { searchClient, tenant, body, card, esc, title: label, alive: () => location.hash === shown && box.isConnected });
   }
 }
 
 $('#product-view').addEventListener('click', (e) => {
   const el = e.target.closest('[data-testid=rec]');
-  if (!el) return;
+  if (!el) return; // a link: the page's link handler opens it
   const { id, token: queryID, position } = el.dataset;
   if (queryID) {
     clickContext.set(id, { queryID, position: Number(position) });
     aa('clickedObjectIDsAfterSearch', { eventName: 'Recommendation clicked', index: tenant, queryID, objectIDs: [id], positions: [Number(position)] });
   }
-  navigate(`#/product/${encodeURIComponent(id)}`);
 });
 
 // ---- search by photo (POST /images/search) ----
@@ -320,7 +321,7 @@ $('#photo').addEventListener('change', async (e) => {
   box.innerHTML = '<p>Looking...</p>';
   try {
     photoAnswer = await searchClient.searchByImage(tenant, file, { size: 24 });
-    box.innerHTML = photoAnswer.products.map((p, i) => `<button class="card" data-testid="photo-hit" data-id="${esc(p.id)}" data-position="${i + 1}">${card(p)}</button>`).join('') || '<p>No similar products.</p>';
+    box.innerHTML = photoAnswer.products.map((p, i) => `<a class="card" href="#/product/${encodeURIComponent(p.id)}" data-testid="photo-hit" data-id="${esc(p.id)}" data-position="${i + 1}">${card(p)}</a>`).join('') || '<p>No similar products.</p>';
   } catch (err) {
     box.innerHTML = `<p class="error">${esc(err.message)}</p>`;
   }
@@ -334,7 +335,6 @@ $('#photo-results').addEventListener('click', (e) => {
     clickContext.set(el.dataset.id, { queryID: photoAnswer.attributionToken, position });
     aa('clickedObjectIDsAfterSearch', { eventName: 'Photo result clicked', index: tenant, queryID: photoAnswer.attributionToken, objectIDs: [el.dataset.id], positions: [position] });
   }
-  navigate(`#/product/${encodeURIComponent(el.dataset.id)}`);
 });
 
 // ---- views by the URL's hash: #/ (search), #/photo, #/product/<id> ----
@@ -342,7 +342,11 @@ $('#photo-results').addEventListener('click', (e) => {
 // the router read the URL before it holds the query just typed (it writes 400 ms after a change).
 function navigate(hash) {
   if (location.hash === hash) return;
-  history.pushState(history.state, '', `${location.pathname}${location.search}${hash}`);
+  // the router writes the search state 400 ms after a change: a view opened sooner first records the
+  // results being left (else Back from a product opened right after typing showed the query before it)
+  const current = new URL(routes.router.createURL(routes.stateMapping.stateToRoute(search.getUiState()))).search;
+  if (current !== location.search) history.pushState(null, '', `${location.pathname}${current}${location.hash}`);
+  history.pushState(null, '', `${location.pathname}${current}${hash}`);
   route();
 }
 document.addEventListener('click', (e) => {

@@ -28,6 +28,13 @@ export function routing(tenant) {
       parseURL({ qsModule, location }) {
         return qsModule.parse(location.search.slice(1), { arrayLimit: 99 });
       },
+      // the router makes its URL when the state changes and writes it 400 ms later: by then the view
+      // (the hash) may have changed and the page may hold that state already (app.js navigate())
+      push(url) {
+        const written = new URL(url);
+        const next = `${written.pathname}${written.search}${location.hash}`;
+        if (next !== `${location.pathname}${location.search}${location.hash}`) window.history.pushState(null, '', next); // (`history` is the router here)
+      },
     }),
     stateMapping: {
       stateToRoute(uiState) {

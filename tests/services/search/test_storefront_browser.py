@@ -431,6 +431,84 @@ def test_a_cart_kept_across_reloads_with_quantities_and_a_checkout_of_one_purcha
     page.wait_for_selector("[data-testid=cart-empty]")
 
 
+def test_recommendations_are_carousels_and_good_better_best_three_ordered_tiers(page: Any) -> None:
+    """Similar items: one row that scrolls (its buttons shown only when it can), not a grid; good, better,
+    best: three tiers in that order whatever order the answer gives them, cheapest to dearest."""
+    page.locator("[data-testid=hit]").nth(1).click()
+    page.wait_for_selector("[data-testid=product]")
+    recs = page.locator("[data-testid=recs-similar-items] [data-testid=carousel] [data-testid=rec]")
+    recs.first.wait_for()
+    tops = {round(b["y"]) for b in recs.evaluate_all("els => els.map(e => e.getBoundingClientRect())")}
+    assert recs.count() == 8 and len(tops) == 1, tops  # one row
+    track = page.locator("[data-testid=recs-similar-items] .track")
+    assert track.evaluate("t => t.scrollWidth > t.clientWidth")
+    assert page.is_hidden("[data-testid=recs-similar-items] .prev")
+    page.click("[data-testid=recs-similar-items] .next")
+    page.wait_for_function(
+        "document.querySelector('[data-testid=recs-similar-items] .track').scrollLeft > 100"
+    )
+    page.locator("[data-testid=recs-similar-items] .prev").wait_for()
+    tiers = page.locator("[data-testid=recs-good-better-best] [data-testid=tier]")
+    tiers.first.wait_for()
+    assert tiers.evaluate_all("els => els.map(e => e.dataset.tier)") == ["good", "better", "best"]
+    names = [t.split("\n")[0] for t in tiers.all_inner_texts()]
+    assert [n.split()[0] for n in names] == ["GOOD", "BETTER", "BEST"], names
+    prices = [
+        float(re.sub(r"[^\d.]", "", p))
+        for p in page.locator(
+            "[data-testid=recs-good-better-best] [data-testid=rec] .price"
+        ).all_inner_texts()
+    ]
+    assert prices == sorted(prices) and prices[0] < prices[-1], prices
+    tops = {round(b["y"]) for b in tiers.evaluate_all("els => els.map(e => e.getBoundingClientRect())")}
+    assert len(tops) == 1  # side by side
+    shot(page, "16-recs")
+
+
+def test_a_model_still_being_built_shows_a_friendly_placeholder_then_its_items(page: Any) -> None:
+    """The service's 503 model_training ('model ... is being trained in the background') becomes words
+    for a shopper, and the page asks again after its Retry-After."""
+    training = {
+        "success": False,
+        "response_data": [],
+        "error": {
+            "code": "model_training",
+            "message": "model 'similar-items' is being trained in the background; try again shortly",
+        },
+    }
+    answered = {"503": 0}
+
+    def building(route: Any) -> None:
+        if answered["503"] < 1 and "similar-items" in (route.request.post_data or ""):
+            answered["503"] += 1
+            route.fulfill(status=503, json=training, headers={"Retry-After": "1"})
+        else:
+            route.continue_()
+
+    page.route("**/recommendations?*", building)
+    page.locator("[data-testid=hit]").nth(1).click()
+    placeholder = page.locator("[data-testid=recs-similar-items] [data-testid=recs-placeholder]")
+    placeholder.wait_for()
+    text = placeholder.inner_text()
+    assert "preparing" in text and "trained" not in text and "model" not in text, text
+    shot(page, "17-recs-building")
+    page.locator("[data-testid=recs-similar-items] [data-testid=rec]").first.wait_for()  # asked again
+    assert answered["503"] == 1 and placeholder.count() == 0
+
+
+def test_a_catalog_without_photos_is_a_list_without_an_empty_sidebar(page: Any, env: StorefrontEnv) -> None:
+    """Home Depot (titles only, no facets): rows across the page, no 'no photo' squares, no sidebar."""
+    page.goto(f"{env.search}/shop/?tenant=homedepot&q=drill")
+    page.wait_for_function("document.body.dataset.renderedQuery === 'drill'")
+    hits = page.locator("[data-testid=hit]")
+    boxes = hits.evaluate_all("els => els.map(e => e.getBoundingClientRect().toJSON())")
+    assert boxes[0]["x"] <= 30 and boxes[0]["width"] > 1000, boxes[0]  # from the page's edge, no sidebar
+    assert all(b["height"] < 90 for b in boxes) and len({round(b["x"]) for b in boxes}) == 1  # rows
+    assert not page.is_visible("[data-testid=filters]") and not page.is_visible(".photo-search")
+    assert page.locator("#hits img, #hits .nophoto").count() == 0
+    shot(page, "18-homedepot-list")
+
+
 @pytest.fixture
 def phone(browser: Any, env: StorefrontEnv) -> Iterator[Any]:
     """The fashion shop on a 400 x 800 phone screen."""

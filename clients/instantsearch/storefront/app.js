@@ -7,10 +7,11 @@ import { connectRefinementList } from 'instantsearch.js/es/connectors';
 import { createInsightsMiddleware } from 'instantsearch.js/es/middlewares';
 import {
   clearRefinements, configure, currentRefinements, hierarchicalMenu, hits, index, pagination,
-  queryRuleCustomData, rangeInput, refinementList, searchBox, sortBy, stats,
+  queryRuleCustomData, rangeInput, refinementList, sortBy, stats,
 } from 'instantsearch.js/es/widgets';
 import { createInsightsClient, createSearchClient } from '../src/index.js';
 import { cartPage, checkout, createCart } from './cart.js';
+import { searchCombobox } from './combobox.js';
 import { filtersDrawer } from './drawer.js';
 import { listAttributes, routing } from './routing.js';
 import { noResultsWidget } from './noresults.js';
@@ -92,22 +93,21 @@ const routes = routing(tenant);
 const search = instantsearch({ indexName: tenant, searchClient, routing: routes, future: { preserveSharedStateOnUnmount: true } });
 search.use(createInsightsMiddleware({ insightsClient: aa }));
 
+// the search box and its suggestions: an ARIA combobox (combobox.js)
+const queryInput = $('#q');
+queryInput.placeholder = shop.placeholder;
+const combobox = searchCombobox({
+  input: queryInput, list: $('#suggestions'), clear: $('#q-clear'), esc,
+  onPick: () => { if (!/^#?\/?$/.test(location.hash)) navigate('#/'); },
+});
+if (/^#?\/?$/.test(location.hash)) queryInput.focus({ preventScroll: true }); // the results page starts in the box
+
 const widgets = [
   // search as you type: the last word also matches the words beginning with it ('cordless dr' finds
   // drills), on the hits and on every helper query (facet counts, price bounds) alike
   configure({ hitsPerPage: 12, queryType: 'prefixLast' }),
-  searchBox({ container: '#searchbox', placeholder: shop.placeholder, showSubmit: false, showReset: false, showLoadingIndicator: false, autofocus: true }),
-  index({ indexName: `${tenant}:suggestions` }).addWidgets([
-    configure({ hitsPerPage: 6 }),
-    hits({
-      container: '#suggestions',
-      templates: {
-        item: (hit, { html, components }) =>
-          html`<button type="button" data-query=${hit.query}>${components.Highlight({ hit, attribute: 'query' })}<small>${hit.type}</small></button>`,
-        empty: () => '',
-      },
-    }),
-  ]),
+  combobox.searchBox,
+  index({ indexName: `${tenant}:suggestions` }).addWidgets([configure({ hitsPerPage: 6 }), combobox.suggestions]),
   understoodWidget({ container: $('#understood'), money, esc }),
   noResultsWidget({ container: $('#no-results'), searchClient, tenant, shop, esc }),
   stats({ container: '#stats', templates: { text: ({ nbHits }) => `${nbHits.toLocaleString('en')} result${nbHits === 1 ? '' : 's'}` } }),
@@ -180,7 +180,10 @@ for (const attribute of listAttributes()) holdList(attribute);
 const drawer = filtersDrawer({ toggle: $('#filters-toggle'), drawer: $('#filters'), backdrop: $('#search-view .backdrop') });
 search.on('render', () => {
   const results = search.mainIndex.getResults();
-  if (results) document.body.dataset.renderedQuery = results.query;
+  if (results) {
+    document.body.dataset.renderedQuery = results.query;
+    $('#results-title').textContent = results.query ? `Results for “${results.query}”` : 'All products';
+  }
   const refined = search.renderState[tenant]?.currentRefinements?.items || [];
   drawer.update(refined.reduce((n, item) => n + item.refinements.length, 0), results?.nbHits);
   document.body.dataset.renders = String(Number(document.body.dataset.renders || 0) + 1);
@@ -213,23 +216,6 @@ searchClient.stores(tenant).then(({ stores }) => {
     search.refresh();
   });
 }).catch((e) => console.error('stores', e));
-
-// suggestions: a dropdown under the search box while it has focus
-const suggestions = $('#suggestions');
-suggestions.hidden = true;
-$('#searchbox').addEventListener('input', () => { suggestions.hidden = false; }); // typing opens them, not a focus (autofocus on a reload)
-$('#searchbox').addEventListener('focusout', () => setTimeout(() => { suggestions.hidden = true; }, 150));
-$('#searchbox').addEventListener('keydown', (e) => { if (e.key === 'Escape' || e.key === 'Enter') suggestions.hidden = true; });
-suggestions.addEventListener('mousedown', (e) => e.preventDefault()); // keep the focus while picking
-suggestions.addEventListener('click', (e) => {
-  const button = e.target.closest('button[data-query]');
-  if (!button) return;
-  const query = button.dataset.query;
-  $('.ais-SearchBox-input').blur(); // the search box shows a new query only when it has no focus
-  search.setUiState((state) => ({ ...state, [tenant]: { ...state[tenant], query, page: undefined } }));
-  suggestions.hidden = true;
-  navigate('#/');
-});
 
 // guided search: a chip answers the question with an ordinary refinement of its attribute (a widget
 // without UI holds the refinement when the page shows no list for that attribute)
@@ -356,7 +342,7 @@ document.addEventListener('click', (e) => {
   navigate(link.getAttribute('href'));
 });
 // typing on another view brings the results back
-$('#searchbox').addEventListener('input', () => { if (!/^#?\/?$/.test(location.hash)) navigate('#/'); });
+queryInput.addEventListener('input', () => { if (!/^#?\/?$/.test(location.hash)) navigate('#/'); });
 let routed = null; // the hash whose view is shown
 function route() {
   if (location.hash === routed) return; // the search state changed, not the view

@@ -82,16 +82,16 @@ def count(page: Any) -> int:
 
 
 def search_for(page: Any, query: str) -> None:
-    page.fill(".ais-SearchBox-input", "")
-    page.type(".ais-SearchBox-input", query, delay=30)
+    page.fill("#q", "")
+    page.type("#q", query, delay=30)
     page.wait_for_function(f"document.body.dataset.renderedQuery === {query!r}")
 
 
 def test_typing_shows_suggestions_and_hits(page: Any) -> None:
-    page.click(".ais-SearchBox-input")
-    page.type(".ais-SearchBox-input", "shi", delay=40)
+    page.click("#q")
+    page.type("#q", "shi", delay=40)
     page.wait_for_function("document.body.dataset.renderedQuery === 'shi'")
-    suggestions = page.locator("#suggestions button[data-query]")
+    suggestions = page.locator("#suggestions [role=option]")
     suggestions.first.wait_for()
     assert page.is_visible("#suggestions")
     texts = [t.lower() for t in suggestions.all_inner_texts()]
@@ -101,7 +101,7 @@ def test_typing_shows_suggestions_and_hits(page: Any) -> None:
     picked = suggestions.first.get_attribute("data-query")
     suggestions.first.click()
     page.wait_for_function(f"document.body.dataset.renderedQuery === {picked!r}")
-    assert page.input_value(".ais-SearchBox-input") == picked
+    assert page.input_value("#q") == picked
     assert page.locator("[data-testid=hit]").count() > 0
     assert page.locator("[data-testid=hits] mark").count() > 0
 
@@ -240,10 +240,10 @@ def test_typing_cordless_dr_shows_drills_in_the_grid_and_the_suggestions(
     last word matches the words beginning with it, so the grid shows what the suggestions offer."""
     page.goto(f"{env.search}/shop/?tenant=homedepot")
     page.wait_for_selector("[data-testid=hit]")
-    page.click(".ais-SearchBox-input")
-    page.type(".ais-SearchBox-input", "cordless dr", delay=30)
+    page.click("#q")
+    page.type("#q", "cordless dr", delay=30)
     page.wait_for_function("document.body.dataset.renderedQuery === 'cordless dr'")
-    suggestions = page.locator("#suggestions button[data-query]")
+    suggestions = page.locator("#suggestions [role=option]")
     suggestions.first.wait_for()
     offered = [t.lower() for t in suggestions.evaluate_all("els => els.map(e => e.dataset.query)")]
     titles = [t.lower() for t in page.locator("[data-testid=hit] .title").all_inner_texts()]
@@ -280,7 +280,7 @@ def test_the_url_keeps_the_query_refinements_page_and_tenant_across_a_reload_and
 
     def same_state(pg: Any) -> None:
         pg.wait_for_function("document.querySelector('[data-testid=hit]')?.dataset.position === '13'")
-        assert pg.input_value(".ais-SearchBox-input") == "men"
+        assert pg.input_value("#q") == "men"
         assert pg.is_checked(f"#brand input[value='{name}']")
         assert pg.locator(".ais-Pagination-item--selected").inner_text() == "2"
         assert pg.input_value("#sort select") == "fashion:price_asc"
@@ -305,7 +305,7 @@ def test_the_url_keeps_the_query_refinements_page_and_tenant_across_a_reload_and
     page.goto(f"{env.search}/shop/?tenant=homedepot&q=drill")
     page.wait_for_function("document.body.dataset.renderedQuery === 'drill'")
     assert page.input_value("#tenant") == "homedepot"
-    assert page.input_value(".ais-SearchBox-input") == "drill"
+    assert page.input_value("#q") == "drill"
 
 
 def test_the_filters_query_understanding_applied_show_as_chips(page: Any) -> None:
@@ -347,7 +347,7 @@ def test_a_query_without_results_says_so_offers_other_searches_and_a_way_back(
     page.click("[data-testid=popular] button >> text=Footwear")
     page.wait_for_selector("[data-testid=hit]")
     page.wait_for_function("location.search === '?tenant=fashion&category=Footwear'")
-    assert page.input_value(".ais-SearchBox-input") == ""
+    assert page.input_value("#q") == ""
     assert page.is_hidden("[data-testid=no-results]") and 0 < count(page) < 120
     search_for(page, "qwrtzp")
     page.click("[data-testid=browse-all]")
@@ -363,7 +363,7 @@ def test_a_query_without_results_says_so_offers_other_searches_and_a_way_back(
     page.click("[data-testid=clear-filters]")
     page.wait_for_selector("[data-testid=hit]")
     page.wait_for_function("location.search === '?tenant=fashion&q=puma+shoes'")
-    assert page.input_value(".ais-SearchBox-input") == "puma shoes"
+    assert page.input_value("#q") == "puma shoes"
     # a shop without facets offers its popular searches
     page.goto(f"{env.search}/shop/?tenant=homedepot&q=qwrtzp")
     page.locator("[data-testid=popular] button").first.wait_for()
@@ -565,6 +565,130 @@ def test_at_phone_width_the_filters_are_a_drawer_and_the_first_product_is_on_the
     phone.wait_for_selector("[data-testid=filters]:not(.open)")
     # the desktop page has the sidebar, no button
     assert page.is_visible("#brand") and not page.is_visible("[data-testid=filters-toggle]")
+
+
+AXE = Path(__file__).parents[3] / "clients" / "instantsearch" / "node_modules" / "axe-core" / "axe.min.js"
+SEVERE = ("serious", "critical")
+
+
+def severe_violations(page: Any) -> list[str]:
+    """axe-core's serious and critical violations of the page as it is now (its script injected)."""
+    require(AXE.exists(), "axe-core is not installed (make install runs npm ci in clients/instantsearch)")
+    if not page.evaluate("typeof window.axe !== 'undefined'"):
+        page.add_script_tag(path=str(AXE))
+    found = page.evaluate("axe.run(document, {resultTypes: ['violations']})")["violations"]
+    return [
+        f"{v['impact']} {v['id']}: {v['help']} {[n['target'] for n in v['nodes']][:5]}"
+        for v in found
+        if v["impact"] in SEVERE
+    ]
+
+
+def test_axe_finds_no_serious_violation_on_the_search_product_and_cart_pages(page: Any, phone: Any) -> None:
+    """axe-core (npm, injected into the page) over the search results, a product page with its
+    recommendations and the cart, at 1280 px and, with its drawer open, at 400 px."""
+    search_for(page, "shirt")
+    page.keyboard.press("Escape")
+    assert severe_violations(page) == []
+    page.locator("[data-testid=hit]").first.click()
+    page.locator("[data-testid=recs-good-better-best] [data-testid=tier]").first.wait_for()
+    page.locator("[data-testid=recs-similar-items] [data-testid=rec]").first.wait_for()
+    assert severe_violations(page) == []
+    page.click("[data-testid=add-to-cart]")
+    page.click("[data-testid=cart]")
+    page.locator("[data-testid=cart-line]").first.wait_for()
+    assert severe_violations(page) == []
+    page.click("[data-testid=checkout]")
+    page.wait_for_selector("[data-testid=order-placed]")
+    assert severe_violations(page) == []
+    assert severe_violations(phone) == []
+    phone.click("[data-testid=filters-toggle]")
+    phone.wait_for_selector("[data-testid=filters].open")
+    assert severe_violations(phone) == []
+
+
+def test_the_suggestions_are_a_combobox_for_the_keyboard(page: Any) -> None:
+    """ARIA combobox with a listbox: arrows move the active option (the focus stays in the box), Enter
+    takes it, Escape closes the list and then clears the box."""
+    box = page.locator("#q")
+    assert box.get_attribute("role") == "combobox" and box.get_attribute("aria-controls") == "suggestions"
+    assert page.get_attribute("#suggestions", "role") == "listbox"
+    box.click()
+    box.type("shi", delay=40)
+    page.wait_for_function("document.body.dataset.renderedQuery === 'shi'")
+    options = page.locator("#suggestions [role=option]")
+    options.first.wait_for()
+    assert box.get_attribute("aria-expanded") == "true" and options.count() >= 2
+    page.keyboard.press("ArrowDown")
+    page.keyboard.press("ArrowDown")
+    second = options.nth(1)
+    assert box.get_attribute("aria-activedescendant") == second.get_attribute("id")
+    assert (
+        second.get_attribute("aria-selected") == "true"
+        and options.nth(0).get_attribute("aria-selected") == "false"
+    )
+    page.keyboard.press("ArrowUp")
+    first = options.nth(0)
+    assert box.get_attribute("aria-activedescendant") == first.get_attribute("id")
+    assert page.evaluate("document.activeElement.id") == "q"  # the focus never left the box
+    picked = first.get_attribute("data-query")
+    assert severe_violations(page) == []  # the open list and its active option too
+    shot(page, "19-combobox")
+    page.keyboard.press("Enter")
+    page.wait_for_function(f"document.body.dataset.renderedQuery === {picked!r}")
+    assert box.input_value() == picked and box.get_attribute("aria-expanded") == "false"
+    assert page.is_hidden("#suggestions") and box.get_attribute("aria-activedescendant") is None
+    box.fill("")
+    box.type("nik", delay=40)
+    options.first.wait_for()
+    page.keyboard.press("Escape")
+    assert page.is_hidden("#suggestions") and box.get_attribute("aria-expanded") == "false"
+    assert box.input_value() == "nik"
+    page.keyboard.press("Escape")
+    page.wait_for_function("document.body.dataset.renderedQuery === ''")
+    assert box.input_value() == ""
+
+
+FOCUS_RING = """() => {
+  const el = document.activeElement;
+  const shown = el.closest('.photo-search') || el;
+  const style = getComputedStyle(shown);
+  return {testid: el.dataset.testid || el.id || el.className, header: !!el.closest('header'),
+          style: style.outlineStyle, width: parseFloat(style.outlineWidth), color: style.outlineColor};
+}"""
+
+
+def test_every_control_shows_its_focus_and_results_are_links_the_keyboard_opens(page: Any) -> None:
+    """Tab through the header (navy: a yellow ring), the filters and the results: each focused control
+    draws a ring; a result is a link, Enter opens its product page."""
+    page.locator("#q").focus()
+    for _ in range(5):  # back to the first control of the page, by keyboard
+        page.keyboard.press("Shift+Tab")
+        if page.evaluate("document.activeElement.classList.contains('brand')"):
+            break
+    seen = []
+    for _ in range(60):
+        ring = page.evaluate(FOCUS_RING)
+        seen.append(ring)
+        assert ring["style"] != "none" and ring["width"] >= 2, ring
+        if ring["header"]:
+            assert ring["color"] == "rgb(255, 191, 71)", ring  # visible on navy
+        if ring["testid"] == "hit":
+            break
+        page.keyboard.press("Tab")
+    assert seen[-1]["testid"] == "hit", seen
+    reached = {str(s["testid"]) for s in seen}
+    assert {"brand", "tenant", "search-input", "photo-input", "cart"} <= reached, reached
+    shot(page, "20-focus", full=False)
+    opened = page.evaluate("document.activeElement.dataset.id")
+    page.keyboard.press("Enter")
+    page.wait_for_selector(f"[data-testid=product][data-id='{opened}']")
+    alt = page.get_attribute("[data-testid=product] img", "alt")
+    assert alt and alt == page.inner_text("[data-testid=product] h1")  # the photo's alt text is the title
+    page.go_back()
+    page.locator("[data-testid=hit] img").first.wait_for()
+    titles = page.locator("[data-testid=hit] .title").all_inner_texts()
+    assert page.locator("[data-testid=hit] img").evaluate_all("els => els.map(e => e.alt)") == titles
 
 
 def test_a_store_picker_shows_a_store_s_stock_and_is_remembered(page: Any, env: StorefrontEnv) -> None:

@@ -31,7 +31,7 @@ PROBE = """
 window.__lat = []; window.__pending = new Map();
 document.addEventListener('keydown', () => { window.__kd = performance.now(); }, true);
 document.addEventListener('input', (e) => {  // the text a keystroke produced, timed from its keydown
-  if (!e.target.classList.contains('ais-SearchBox-input') || window.__kd === null || !e.target.value) return;
+  if (e.target.id !== 'q' || window.__kd === null || !e.target.value) return;
   window.__pending.set(e.target.value, window.__kd);
   window.__kd = null;
 }, true);
@@ -99,9 +99,9 @@ def measure(base: str, data_dir: Path) -> None:
             page.wait_for_selector("[data-testid=hit]")
             for q in typed:
                 page.evaluate("window.__lat = []; window.__pending.clear(); window.__kd = null")
-                page.fill(".ais-SearchBox-input", "")
+                page.fill("#q", "")
                 page.wait_for_function("document.body.dataset.renderedQuery === ''")
-                page.type(".ais-SearchBox-input", q, delay=KEY_DELAY_MS)
+                page.type("#q", q, delay=KEY_DELAY_MS)
                 page.wait_for_function("(q) => window.__lat.some(([x]) => x === q)", arg=q, timeout=30_000)
                 lat = page.evaluate("window.__lat")
                 keys += len(q)

@@ -116,7 +116,7 @@ export function cartPage(view, cart, { money, photo, esc, send }) {
     const name = esc(l.title);
     const link = `#/product/${encodeURIComponent(l.id)}`;
     return `<li class="cart-line" data-testid="cart-line" data-id="${esc(l.id)}">
-      <a class="thumb" href="${link}" tabindex="-1" aria-hidden="true">${src ? `<img src="${src}" alt="" loading="lazy">` : '<span class="nophoto">no photo</span>'}</a>
+      <a class="thumb" href="${link}" tabindex="-1" aria-hidden="true">${src ? `<img src="${src}" alt="${name}" loading="lazy">` : '<span class="nophoto">no photo</span>'}</a>
       <div class="what"><a href="${link}">${name}</a>${l.brand ? `<div class="brandname">${esc(l.brand)}</div>` : ''}
         <div class="unit">${money(l.price)} each</div></div>
       <div class="qty" role="group" aria-label="Quantity of ${name}">

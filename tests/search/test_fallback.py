@@ -263,6 +263,7 @@ def test_vector_guesses_do_not_count_as_results(
         settings = Settings(storage_url=mini.storage_url, data_dir=mini.data_dir, auth="off")
         engine = SearchEngine.from_settings(settings, store)
         engine.warm_up()  # a cold MiniLM overruns the 250 ms search deadline (the fallback then skips)
+        engine.vectors.encode("warm up")  # a query no word matches embeds with MiniLM (hybrid stage)
         config = engine.tenants.config("fashion")
         hybrid = config.global_.hybrid.model_copy(update={"min_similarity": -1.0})  # every guess joins
         guessing = dataclasses.replace(config, global_=config.global_.model_copy(update={"hybrid": hybrid}))

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import lightgbm
 import numpy as np
+import pytest
 
 from aisle.core.storage import BlobStore
 from aisle.search.ranking.compiled import CompiledModel
@@ -24,6 +25,7 @@ def _model(seed: int = 3) -> tuple[lightgbm.Booster, np.ndarray]:
     return lightgbm.train(params, data, num_boost_round=60), x
 
 
+@pytest.mark.slow  # LLVM compiles for seconds
 def test_the_compiled_model_scores_as_lightgbm(tmp_path: Path) -> None:
     booster, x = _model()
     compiled = CompiledModel(booster.model_to_string(), tmp_path)
@@ -37,6 +39,7 @@ def test_the_compiled_model_scores_as_lightgbm(tmp_path: Path) -> None:
     assert again is not None and np.allclose(again(rows), predict(rows), atol=0, rtol=0)
 
 
+@pytest.mark.slow  # LLVM compiles for seconds
 def test_the_store_serves_lightgbm_until_the_compiled_model_is_ready(
     any_blob_store: BlobStore, tmp_path: Path
 ) -> None:

@@ -31,6 +31,9 @@ class SearchQuery:
         store_id: the shopper's store (:data:`aisle.core.stock.STORE_ID_PATTERN`): the tenant's ``stock``
             ``store`` setting filters by or boosts what that store has in stock
             (:mod:`aisle.search.stages.stock`).
+        ignore_understood: attributes (by name; the price attribute for a price phrase) the query's words
+            name that the search must not filter or boost by: a shopper removing a storefront chip
+            ("Colour: Red" for "red shirt") searches the words without that reading.
         prefix: the last word may be unfinished (search as you type): it also matches the words that
             begin with it, unless the text ends with a space (Typesense's ``prefix``, Algolia's
             ``prefixLast``). Off by default; the storefront's search box turns it on.
@@ -48,7 +51,9 @@ class SearchQuery:
     visitor_id: str | None = None
     store_id: str | None = None
     prefix: bool = False
+    ignore_understood: Sequence[str] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "filters", tuple(self.filters))
+        object.__setattr__(self, "ignore_understood", tuple(self.ignore_understood))
         object.__setattr__(self, "facets", tuple(dict.fromkeys(self.facets)))

@@ -1,7 +1,8 @@
 """Query understanding, second part: attributes named in the query become filter queries.
 
 Retrieval applies them as filters in the strict stage and as boosts in the relaxed and typo
-stages, so a wrong extraction can narrow the first answer but never empty the results.
+stages, so a wrong extraction can narrow the first answer but never empty the results. An attribute the
+request filters itself, or lists in ``ignore_understood`` (a storefront chip removed), is not applied.
 """
 
 from __future__ import annotations
@@ -33,9 +34,10 @@ class ExtractAttributes:
     def run(self, ctx: SearchContext) -> SearchContext:
         assert ctx.graph is not None
         index = ctx.index
-        requested = {f.field for f in ctx.retrieval.filters}
+        # the shopper's own filter wins; an understood attribute the shopper set aside is not applied
+        requested = {f.field for f in ctx.retrieval.filters} | set(ctx.query.ignore_understood)
         for match in index.dictionary.match(ctx.understanding.match_terms or ctx.understanding.terms):
-            if match.field in requested:  # the shopper's own filter wins
+            if match.field in requested:
                 continue
             spec = FilterSpec(field=match.field, value=list(match.values))
             query, _ = filter_clause(index, spec)

@@ -3,7 +3,7 @@ service's requests with the same shapes (interface spec, "Search request" and ``
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -52,6 +52,15 @@ class SearchRequest(BaseModel):
         examples=["store-12"],
     )
 
+    ignore_understood: list[Annotated[str, Field(max_length=64)]] = Field(
+        default_factory=list,
+        alias="ignoreUnderstood",
+        max_length=16,
+        description="Attributes the query's words name that this search must not filter or boost by "
+        "(queryGraph.attributes lists them; the price attribute for a price phrase such as 'under 2000'): "
+        "the storefront sends one when the shopper removes its chip. Unknown names are ignored.",
+        examples=[["color"]],
+    )
     prefix: bool = Field(
         default=False,
         description="Search as you type: the last word, unless a space follows it, also matches the "
@@ -77,6 +86,7 @@ class SearchRequest(BaseModel):
             visitor_id=self.visitor_id,
             store_id=self.store_id,
             prefix=self.prefix,
+            ignore_understood=self.ignore_understood,
         )
 
 

@@ -179,6 +179,7 @@ class SearchFastLane:
             visitor_id=params.get("visitorId"),
             store_id=params.get("storeId"),
             prefix=params.get("prefix", False),
+            ignore_understood=params.get("ignoreUnderstood", ""),
         )
         return parsed
 

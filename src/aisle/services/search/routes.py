@@ -97,6 +97,7 @@ def search_request_of(
     visitor_id: str | None = None,
     store_id: str | None = None,
     prefix: bool | str = False,
+    ignore_understood: str = "",
 ) -> SearchRequest:
     """``GET /search``'s query parameters as the body of ``POST /search``: the one parser of them (the
     route and its fast lane both call it).
@@ -119,6 +120,7 @@ def search_request_of(
         "visitorId": visitor_id,
         "storeId": store_id,
         "prefix": prefix,
+        "ignoreUnderstood": [f for f in ignore_understood.split(",") if f],
     }
     try:
         return SearchRequest.model_validate(fields)
@@ -178,6 +180,14 @@ async def search_get(
         bool,
         Query(description="Search as you type: the last word also matches the words beginning with it."),
     ] = False,
+    ignore_understood: Annotated[
+        str,
+        Query(
+            alias="ignoreUnderstood",
+            max_length=1024,
+            description="Comma-separated attributes the query's words name not to filter or boost by.",
+        ),
+    ] = "",
 ) -> Response:
     """``POST /search`` for links and quick checks: ``q`` (or ``query``), paging, sort, facets, filters.
 
@@ -195,6 +205,7 @@ async def search_get(
         visitor_id=visitor_id,
         store_id=store_id,
         prefix=prefix,
+        ignore_understood=ignore_understood,
     )
     return await state.respond(body)
 

@@ -142,6 +142,36 @@ async def search(state: State, body: SearchRequest) -> Response:
     return await state.respond(body)
 
 
+VisitorIdQuery = Annotated[
+    str | None,
+    Query(
+        alias="visitorId",
+        max_length=128,
+        description="The shopper's visitor id: assigns A/B experiment variants, and goes to the "
+        "tenant's external search service.",
+    ),
+]
+StoreIdQuery = Annotated[
+    str | None,
+    Query(
+        alias="storeId",
+        pattern=STORE_ID_PATTERN,
+        description="The shopper's store: filters or boosts by its inventory (the stock setting).",
+    ),
+]
+PrefixQuery = Annotated[
+    bool, Query(description="Search as you type: the last word also matches the words beginning with it.")
+]
+IgnoreUnderstoodQuery = Annotated[
+    str,
+    Query(
+        alias="ignoreUnderstood",
+        max_length=1024,
+        description="Comma-separated attributes the query's words name not to filter or boost by.",
+    ),
+]
+
+
 @router.get(
     "/search",
     response_model=SearchResult,
@@ -159,35 +189,10 @@ async def search_get(
     sort: SortOrder = "relevance",
     facets: Annotated[str, Query(max_length=1024, description="Comma-separated facet names.")] = "",
     filter: Annotated[list[str], Query(description="field:value (repeat for OR); price:10..50")] = [],  # noqa: B006
-    visitor_id: Annotated[
-        str | None,
-        Query(
-            alias="visitorId",
-            max_length=128,
-            description="The shopper's visitor id: assigns A/B experiment variants, and goes to the "
-            "tenant's external search service.",
-        ),
-    ] = None,
-    store_id: Annotated[
-        str | None,
-        Query(
-            alias="storeId",
-            pattern=STORE_ID_PATTERN,
-            description="The shopper's store: filters or boosts by its inventory (the stock setting).",
-        ),
-    ] = None,
-    prefix: Annotated[
-        bool,
-        Query(description="Search as you type: the last word also matches the words beginning with it."),
-    ] = False,
-    ignore_understood: Annotated[
-        str,
-        Query(
-            alias="ignoreUnderstood",
-            max_length=1024,
-            description="Comma-separated attributes the query's words name not to filter or boost by.",
-        ),
-    ] = "",
+    visitor_id: VisitorIdQuery = None,
+    store_id: StoreIdQuery = None,
+    prefix: PrefixQuery = False,
+    ignore_understood: IgnoreUnderstoodQuery = "",
 ) -> Response:
     """``POST /search`` for links and quick checks: ``q`` (or ``query``), paging, sort, facets, filters.
 

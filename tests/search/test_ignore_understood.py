@@ -36,6 +36,7 @@ def test_an_understood_attribute_set_aside_no_longer_filters(demo_env: Any) -> N
     )
     assert all(p["price"] <= 2000 for p in priced.products)
     assert unpriced.total > priced.total and any(p["price"] > 2000 for p in unpriced.products)
+    assert priced.query_graph.price is not None and unpriced.query_graph.price is None
 
 
 def test_the_http_door_takes_ignore_understood(demo_env: Any) -> None:

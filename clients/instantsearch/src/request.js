@@ -147,6 +147,10 @@ export function toAisle(request, { numericAttributes = ['price'] } = {}) {
     // with it ('cordless dr' finds drills); sent only when asked, Aisle's default is whole words
     if (QUERY_TYPES[p.queryType]) body.prefix = true;
   }
+  // attributes the shopper set aside (a removed "Colour: Red" chip): understood from the words, not applied
+  if (Array.isArray(p.ignoreUnderstood) && p.ignoreUnderstood.length) {
+    body.ignoreUnderstood = [...new Set(p.ignoreUnderstood.map(String))];
+  }
   if (p.userToken) body.visitorId = String(p.userToken);
   // the helper's extra queries (a disjunctive facet's counts without its refinement) say analytics:
   // false: Aisle then records no answer for them and gives no attributionToken

@@ -3,9 +3,9 @@
 // answer's queryGraph: `attributes` and `price`). They are filters only when the strict stage answered
 // (every word matched); a looser stage ranks by them instead, and then no chip claims a filter.
 //
-// The chips are information, not buttons: the search API has no way for a request to opt out of one
-// (an attribute the request filters itself is skipped, but nothing turns one off), so the shopper
-// changes the words instead.
+// Each chip has a remove button: the next search sends the attribute in `ignoreUnderstood` (a search
+// parameter the adapter passes on), so the words are searched as words ("red" in a title) instead of as
+// the colour filter. What was set aside holds until the query changes.
 
 const LABELS = { color: 'Colour', colour: 'Colour', category: 'Category', article_type: 'Type', brand: 'Brand', gender: 'For', usage: 'Use', season: 'Season', price: 'Price' };
 
@@ -39,22 +39,46 @@ export function understoodChips(graph, money) {
   return chips;
 }
 
-/** A widget rendering the chips of the main answer into `container`. */
+/** A widget rendering the chips of the main answer into `container`, each removable. */
 export function understoodWidget({ container, money, esc }) {
+  let helper = null;
+  let query = null;
+  const onClick = (e) => {
+    const button = e.target.closest('button[data-remove]');
+    if (!button || !helper) return;
+    const aside = [...(helper.state.ignoreUnderstood || []), button.dataset.remove];
+    helper.setQueryParameter('ignoreUnderstood', [...new Set(aside)]).search();
+  };
   return {
     $$type: 'aisle.understood',
     $$widgetType: 'aisle.understood',
-    init() {},
+    init(options) {
+      helper = options.helper;
+      query = helper.state.query || '';
+      // a new query reads afresh: what the shopper set aside for the last one no longer holds
+      helper.on('change', ({ state }) => {
+        if ((state.query || '') !== query) {
+          query = state.query || '';
+          if (state.ignoreUnderstood && state.ignoreUnderstood.length) helper.setQueryParameter('ignoreUnderstood', undefined);
+        }
+      });
+      container.addEventListener('click', onClick);
+    },
     render({ results }) {
       const chips = understoodChips(results?.queryGraph, money);
       container.hidden = !chips.length;
       container.innerHTML = chips.length
         ? `<span class="lead">Your search reads as</span> ${chips
-            .map((c) => `<span class="uchip" data-field="${esc(c.field)}"${c.words ? ` title="from '${esc(c.words)}'"` : ''}>${esc(c.label)}: <b>${esc(c.value)}</b></span>`)
+            .map(
+              (c) =>
+                `<span class="uchip" data-field="${esc(c.field)}"${c.words ? ` title="from '${esc(c.words)}'"` : ''}>${esc(c.label)}: <b>${esc(c.value)}</b>` +
+                ` <button type="button" class="uchip-remove" data-remove="${esc(c.field)}" aria-label="Do not filter by ${esc(c.label)}: ${esc(c.value)}">×</button></span>`,
+            )
             .join(' ')}`
         : '';
     },
     dispose() {
+      container.removeEventListener('click', onClick);
       container.innerHTML = '';
     },
   };

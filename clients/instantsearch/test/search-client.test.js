@@ -239,3 +239,14 @@ test("search as you type: queryType 'prefixLast' is Aisle's prefix, on the shopp
   await assert.rejects(client.search([{ indexName: 'homedepot', params: { query: 'dr', queryType: 'prefixAll' } }]), UnsupportedError);
   await assert.rejects(client.search([{ indexName: 'homedepot', params: { query: 'dr', queryType: 'toString' } }]), UnsupportedError);
 });
+
+test('a removed understood-filter chip: ignoreUnderstood goes to Aisle as given, once per attribute', async () => {
+  const sent = [];
+  const client = createSearchClient({ url: BASE, fetch: async (url, init) => {
+    sent.push(JSON.parse(init.body));
+    return new Response(JSON.stringify({ products: [], total: 0, facets: {} }), { status: 200 });
+  } });
+  await client.search([{ indexName: 'fashion', params: { query: 'red shirt', ignoreUnderstood: ['color', 'color', 'price'] } }]);
+  await client.search([{ indexName: 'fashion', params: { query: 'red shirt' } }]);
+  assert.deepEqual(sent.map((b) => b.ignoreUnderstood), [['color', 'price'], undefined]);
+});

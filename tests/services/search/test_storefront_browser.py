@@ -310,20 +310,35 @@ def test_the_url_keeps_the_query_refinements_page_and_tenant_across_a_reload_and
 
 def test_the_filters_query_understanding_applied_show_as_chips(page: Any) -> None:
     """The answer's queryGraph: a colour, a category and a price named in the query filter the strict
-    answer, and the page says so; a looser stage only ranks by them, and no chip claims a filter. The
-    chips are information: the search API has no per-request opt-out of one."""
+    answer, and the page says so; a looser stage only ranks by them, and no chip claims a filter. Each
+    chip can be removed: the next search sets that attribute aside (ignoreUnderstood), until the query
+    changes."""
     search_for(page, "black tshirts under 1500")
     chips = page.locator("[data-testid=understood] .uchip")
     chips.first.wait_for()
-    assert chips.all_inner_texts() == ["Colour: Black", "Category: Tshirts", "Price: up to ₹1,500"]
+    assert [t.replace("×", "").strip() for t in chips.all_inner_texts()] == [
+        "Colour: Black",
+        "Category: Tshirts",
+        "Price: up to ₹1,500",
+    ]
     assert chips.evaluate_all("els => els.map(e => e.dataset.field)") == ["color", "category", "price"]
-    assert page.locator("[data-testid=understood] button, [data-testid=understood] a").count() == 0
     titles = page.locator("[data-testid=hit] .title").all_inner_texts()
     prices = [
         float(re.sub(r"[^\d.]", "", p)) for p in page.locator("[data-testid=hit] .price").all_inner_texts()
     ]
     assert titles and all("black" in t.lower() for t in titles) and max(prices) <= 1500
     shot(page, "13-understood")
+    before = count(page)
+    # removing the price chip: the same words, no price filter
+    page.locator("[data-testid=understood] button[data-remove=price]").click()
+    page.wait_for_function(
+        "[...document.querySelectorAll('[data-testid=understood] .uchip')].map(e => e.dataset.field).join() "
+        "=== 'color,category'"
+    )
+    page.wait_for_function(
+        f"Number(document.querySelector('[data-testid=stats]').innerText.replace(/\\D/g, '')) > {before}"
+    )  # more black tshirts: the price no longer filters
+    assert page.input_value("#q") == "black tshirts under 1500"
     search_for(page, "white tshirts under 1000")  # strict found 5: answered by the relaxed stage
     page.locator("[data-testid=understood]").wait_for(state="hidden")
 

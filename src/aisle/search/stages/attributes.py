@@ -48,6 +48,8 @@ class ExtractAttributes:
                 AttributeMatch(field=match.field, values=list(match.values), text=match.text)
             )
         price_attr = index.config.by_role(AttributeRole.price)
+        if price_attr is not None and price_attr.name in ctx.query.ignore_understood:
+            ctx.graph.price = None  # set aside: the phrase ("under 2000") is neither applied nor reported
         if (
             ctx.understanding.price is not None
             and price_attr is not None

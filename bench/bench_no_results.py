@@ -50,6 +50,18 @@ HELD_OUT = [
     "hgfdsaq",
     "zzzzzz",
     "mnbvcxz lkjh",
+    # added after a run of the ones above, never searched while the engine was changed (9x7q2w above
+    # revealed that a unit the normaliser writes was spell-corrected; it is held out no longer)
+    "vqpz lrtk",
+    "hjkqx",
+    "plqw 7x3",
+    "dfgwzq",
+    "rtyqpz",
+    "xnbq wert",
+    "kqzw 55t",
+    "cvbxq",
+    "yqpl zmkd",
+    "wzxqj 2k",
 ]
 MEANING = {
     "fashion": ["wristwatch", "timepiece", "eyeglasses", "timepiece for my wrist"],

@@ -54,18 +54,24 @@ def browser() -> Iterator[Any]:
         b.close()
 
 
-@pytest.fixture
-def page(browser: Any, env: StorefrontEnv) -> Iterator[Any]:
-    context = browser.new_context(viewport={"width": 1400, "height": 1000})
-    pg = context.new_page()
+def _shop(browser: Any, env: StorefrontEnv, **context: Any) -> Iterator[Any]:
+    """The fashion shop open in a new browser context (``context``: its viewport and options), its
+    first hits shown; no page error may happen while the test uses it."""
+    ctx = browser.new_context(**context)
+    pg = ctx.new_page()
     pg.set_default_timeout(15_000)
     errors: list[str] = []
     pg.on("pageerror", lambda e: errors.append(str(e)))
     pg.goto(f"{env.search}/shop/?tenant=fashion")
     pg.wait_for_selector("[data-testid=hit]")
     yield pg
-    context.close()
+    ctx.close()
     assert errors == [], errors
+
+
+@pytest.fixture
+def page(browser: Any, env: StorefrontEnv) -> Iterator[Any]:
+    yield from _shop(browser, env, viewport={"width": 1400, "height": 1000})
 
 
 def shot(page: Any, name: str, *, full: bool = True) -> None:
@@ -527,16 +533,7 @@ def test_a_catalog_without_photos_is_a_list_without_an_empty_sidebar(page: Any, 
 @pytest.fixture
 def phone(browser: Any, env: StorefrontEnv) -> Iterator[Any]:
     """The fashion shop on a 400 x 800 phone screen."""
-    context = browser.new_context(viewport={"width": 400, "height": 800}, has_touch=True)
-    pg = context.new_page()
-    pg.set_default_timeout(15_000)
-    errors: list[str] = []
-    pg.on("pageerror", lambda e: errors.append(str(e)))
-    pg.goto(f"{env.search}/shop/?tenant=fashion")
-    pg.wait_for_selector("[data-testid=hit]")
-    yield pg
-    context.close()
-    assert errors == [], errors
+    yield from _shop(browser, env, viewport={"width": 400, "height": 800}, has_touch=True)
 
 
 def test_at_phone_width_the_filters_are_a_drawer_and_the_first_product_is_on_the_first_screen(

@@ -85,12 +85,28 @@ def test_after_the_last_question_the_answer_says_why_none_is_asked(client: TestC
     assert "followUp" not in plain and plain["queryGraph"]["follow_up"] is None  # guided search off there
 
 
+def test_follow_up_false_asks_nothing_and_answers_the_same(client: TestClient) -> None:
+    body = {"query": "shirts", "tenant": "fashion", "size": 10}
+    asked = client.post("/search", json=body).json()
+    quiet = client.post("/search", json={**body, "followUp": False})
+    assert quiet.status_code == 200
+    got = quiet.json()
+    assert "followUp" in asked and "followUp" not in got and got["queryGraph"]["follow_up"] is None
+    assert [p["id"] for p in got["products"]] == [p["id"] for p in asked["products"]]
+    assert got["total"] == asked["total"]
+    by_get = client.get("/search", params={"q": "shirts", "tenant": "fashion", "size": 10, "followUp": "false"})
+    assert by_get.status_code == 200 and "followUp" not in by_get.json()
+    bad = client.get("/search", params={"q": "shirts", "tenant": "fashion", "followUp": "maybe"})
+    assert bad.status_code == 422
+
+
 def test_openapi_documents_follow_up(client: TestClient) -> None:
     schemas = client.get("/openapi.json").json()["components"]["schemas"]
     result = schemas["SearchResult"]["properties"]
     assert "followUp" in result and "followUp" not in schemas["SearchResult"].get("required", [])
     assert {"attribute", "question", "options", "number"} <= set(schemas["FollowUp"]["properties"])
     assert "follow_up" in schemas["QueryGraph"]["properties"]
+    assert schemas["SearchRequest"]["properties"]["followUp"]["default"] is True
 
 
 def test_analytics_records_the_question_asked_and_the_questions_answered(

@@ -37,6 +37,8 @@ class SearchQuery:
         prefix: the last word may be unfinished (search as you type): it also matches the words that
             begin with it, unless the text ends with a space (Typesense's ``prefix``, Algolia's
             ``prefixLast``). Off by default; the storefront's search box turns it on.
+        follow_up: false asks no guided-search question (a client that cannot show one: an API
+            integration, a page's helper query); the tenant's ``follow_up`` settings apply otherwise.
 
     ``filters`` and ``facets`` are kept as tuples (any sequence is taken); a repeated facet counts once.
     """
@@ -52,6 +54,7 @@ class SearchQuery:
     store_id: str | None = None
     prefix: bool = False
     ignore_understood: Sequence[str] = ()
+    follow_up: bool = True
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "filters", tuple(self.filters))

@@ -184,6 +184,7 @@ class AskFollowUp:
         config = ctx.config.global_.follow_up
         if (
             not config.enabled
+            or not ctx.query.follow_up
             or ctx.output.total < config.min_results
             or answered(ctx) >= config.max_questions
             or ctx.past_deadline()
@@ -194,7 +195,7 @@ class AskFollowUp:
 
     def run(self, ctx: SearchContext) -> SearchContext:
         config = ctx.config.global_.follow_up
-        if not config.enabled or ctx.graph is None:
+        if not config.enabled or not ctx.query.follow_up or ctx.graph is None:
             return ctx
         done = answered(ctx)
         graph = FollowUpGraph(asked=False, reason="asked", chooser=config.chooser, answered=done)

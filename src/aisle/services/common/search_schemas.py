@@ -67,6 +67,12 @@ class SearchRequest(BaseModel):
         "words beginning with it ('cordless dr' finds drills), as Typesense's `prefix` and Algolia's "
         "`prefixLast`. The storefront's search box sends true. Default false.",
     )
+    follow_up: bool = Field(
+        default=True,
+        alias="followUp",
+        description="false: ask no guided-search question (`followUp` in the answer), for a client that "
+        "cannot show one. Default true: the tenant's `follow_up` settings decide.",
+    )
     analytics: bool = Field(
         default=True,
         description="false for a page's helper queries (facet counts without a refinement, price bounds): "
@@ -87,6 +93,7 @@ class SearchRequest(BaseModel):
             store_id=self.store_id,
             prefix=self.prefix,
             ignore_understood=self.ignore_understood,
+            follow_up=self.follow_up,
         )
 
 

@@ -180,6 +180,7 @@ class SearchFastLane:
             store_id=params.get("storeId"),
             prefix=params.get("prefix", False),
             ignore_understood=params.get("ignoreUnderstood", ""),
+            follow_up=params.get("followUp", True),
         )
         return parsed
 

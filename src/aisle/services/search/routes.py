@@ -98,6 +98,7 @@ def search_request_of(
     store_id: str | None = None,
     prefix: bool | str = False,
     ignore_understood: str = "",
+    follow_up: bool | str = True,
 ) -> SearchRequest:
     """``GET /search``'s query parameters as the body of ``POST /search``: the one parser of them (the
     route and its fast lane both call it).
@@ -121,6 +122,7 @@ def search_request_of(
         "storeId": store_id,
         "prefix": prefix,
         "ignoreUnderstood": [f for f in ignore_understood.split(",") if f],
+        "followUp": follow_up,
     }
     try:
         return SearchRequest.model_validate(fields)
@@ -162,6 +164,9 @@ StoreIdQuery = Annotated[
 PrefixQuery = Annotated[
     bool, Query(description="Search as you type: the last word also matches the words beginning with it.")
 ]
+FollowUpQuery = Annotated[
+    bool, Query(alias="followUp", description="false: ask no guided-search question (default true).")
+]
 IgnoreUnderstoodQuery = Annotated[
     str,
     Query(
@@ -193,6 +198,7 @@ async def search_get(
     store_id: StoreIdQuery = None,
     prefix: PrefixQuery = False,
     ignore_understood: IgnoreUnderstoodQuery = "",
+    follow_up: FollowUpQuery = True,
 ) -> Response:
     """``POST /search`` for links and quick checks: ``q`` (or ``query``), paging, sort, facets, filters.
 
@@ -211,6 +217,7 @@ async def search_get(
         store_id=store_id,
         prefix=prefix,
         ignore_understood=ignore_understood,
+        follow_up=follow_up,
     )
     return await state.respond(body)
 

@@ -25,8 +25,10 @@ and the ratios Aisle / Typesense. Query sets:
 
 Then NDCG@10 of both on the Home Depot dev judgments (:mod:`aisle.search.evaluation`).
 
-That is the second table. The first (:mod:`bench.vs_typesense_served`, issue 32) is Aisle as ``make run``
-serves it: the demo's tenants (fallback, rules, ranker, hybrid), ``POST /search``, auth off and on.
+That is the second table. The first (:mod:`bench.vs_typesense_served`, issues 32 and 43) is Aisle as
+``make run`` serves it, measured with wrk: the demo's tenants (fallback, rules, ranker, hybrid), ``POST
+/search`` as a shopper's search (auth on, recorded, guided search, a visitor id), the same with recording,
+guided search and the experiment check off, and auth off, at 1 and 16 connections.
 ``AISLE_BENCH_ONLY_SERVED=1`` prints only the first, ``AISLE_BENCH_SKIP_SERVED=1`` only the second.
 """
 

@@ -3,7 +3,9 @@
 wrk keeps ``connections`` keep-alive connections busy (closed loop: each sends its next search when the
 last one answered) for ``seconds``, cycling through the given requests; a Lua script holds them, pre-
 formatted, and prints wrk's summary as one line. wrk's latencies are in microseconds, from its
-corrected histogram. Non-2xx answers and socket errors are counted.
+corrected histogram. Non-2xx answers and socket errors are counted. ``ordered=True`` starts at the
+first request and goes in order (the default starts at a random one): a caller that rotates its query
+list per run sends fresh queries to each run until the list wraps.
 """
 
 from __future__ import annotations
@@ -49,7 +51,7 @@ def wrk_available() -> bool:
     return shutil.which("wrk") is not None
 
 
-def _lua(requests: list[tuple[str, bytes | None]], headers: dict[str, str]) -> str:
+def _lua(requests: list[tuple[str, bytes | None]], headers: dict[str, str], ordered: bool = False) -> str:
     head = "{" + ", ".join(f'["{k}"] = "{v}"' for k, v in headers.items()) + "}"
     post_head = (
         "{"
@@ -66,7 +68,7 @@ def _lua(requests: list[tuple[str, bytes | None]], headers: dict[str, str]) -> s
             lines.append(
                 f'reqs[#reqs + 1] = wrk.format("POST", [==[{path}]==], {post_head}, [==[{body.decode()}]==])'
             )
-    lines.append("local i = math.random(#reqs)")
+    lines.append("local i = 0" if ordered else "local i = math.random(#reqs)")
     lines.append("request = function() i = i % #reqs + 1; return reqs[i] end")
     return "\n".join(lines) + DONE
 
@@ -79,12 +81,15 @@ def start_wrk(
     seconds: float,
     connections: int = 8,
     threads: int = 2,
+    ordered: bool = False,
 ) -> WrkRun:
-    """Start wrk against 127.0.0.1:``port``; read its result with :func:`wrk_result`."""
+    """Start wrk against 127.0.0.1:``port`` (at most one thread per connection); read its result with
+    :func:`wrk_result`. ``ordered``: see the module docstring."""
     fd, name = tempfile.mkstemp(prefix="aisle-bench-wrk-", suffix=".lua")
     os.close(fd)
     script = Path(name)
-    script.write_text(_lua(requests, headers))
+    script.write_text(_lua(requests, headers, ordered))
+    threads = max(1, min(threads, connections))
     cmd = [
         "wrk",
         "-t",

@@ -59,6 +59,33 @@ def test_fashion_completions_rank_products_with_the_completed_word(
     assert sum(word in t for t in titles) >= 6, titles
 
 
+@pytest.mark.parametrize(
+    ("query", "pattern"),
+    [
+        # a one-letter last word: its completions counted among the other words' matches, not the
+        # catalog's most frequent k-words (kurta, kids), which no Arrow Woman product holds
+        ("arrow woman k", r"\bwoman k"),
+        # a completion that is another word of the query adds nothing: "ad" reads as "adi", not "adidas"
+        ("adidas men's ad", r"\bad(?!idas)"),
+    ],
+)
+def test_completions_come_from_the_products_the_other_words_match(
+    demo_env: Any, query: str, pattern: str
+) -> None:
+    from aisle.core.storage import open_blob_store
+    from aisle.core.tenancy import Tenants
+    from aisle.search.indexes import IndexRegistry
+
+    tenants = Tenants(open_blob_store(demo_env.storage_url), ttl=0)
+    index = IndexRegistry(tenants, demo_env.data_dir).get("fashion")
+    result = SearchPipeline(budget_s=5.0).search(
+        index, tenants.config("fashion"), SearchQuery(query, size=5, prefix=True)
+    )
+    titles = _titles(result)
+    assert titles
+    assert all(re.search(pattern, t) for t in titles), titles
+
+
 def test_the_http_doors_take_prefix(demo_env: Any) -> None:
     settings = Settings(storage_url=demo_env.storage_url, data_dir=demo_env.data_dir, auth="off")
     with TestClient(create_app(settings)) as client:

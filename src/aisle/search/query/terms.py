@@ -76,14 +76,21 @@ PREFIX_EXPANSIONS = 24
 # those the other words match / the most frequent completion's): "cordless dr" reads as "cordless
 # drill" (135 cordless products) before "cordless drip" (1), as a suggestion list would rank them.
 PREFIX_SCORE = 4.0
-# Completions are counted among the other words' matches from this many characters typed (a one-letter
-# prefix walks thousands of terms: 23 ms for "d" in the Home Depot titles); below, catalog-wide.
-COUNTED_FROM = 2
+# Completions are counted among the other words' matches from this many characters typed; below,
+# catalog-wide. One: a one-letter prefix counted among them costs 0.1-1.7 ms a field on Home Depot titles
+# (at most "s" among the 16,191 products of "x", on a loaded machine), and the catalog's most frequent
+# words missed the names a shopper types ("arrow woman k" is no kurta; 40% typed, 0.35 -> 0.42).
+COUNTED_FROM = 1
 FINISHED_SHARE = 0.5
 
 
 def prefix_query(
-    index: TenantIndex, prefix: str, stem: str, *, within: tantivy.Query | None
+    index: TenantIndex,
+    prefix: str,
+    stem: str,
+    *,
+    within: tantivy.Query | None,
+    others: frozenset[str] = frozenset(),
 ) -> tuple[tantivy.Query | None, int]:
     """Products with a word beginning with ``prefix`` (the last word as typed, normalised) or equal to
     ``stem`` (its analysed form) in a searchable field, and the postings that reads: a dis-max over the
@@ -94,10 +101,12 @@ def prefix_query(
     ("screw" among "wood" products, not "dr" among "cordless" ones): it is then searched as typed
     (None: a whole query typed without a space after it keeps its answer, and its exact matches are
     not diluted by "screwdriver"), as it is when no word begins so (a misspelt word: its correction
-    searches); otherwise the completions score by that count (:data:`PREFIX_SCORE`)."""
-    found = _completions(index, prefix, stem, within if len(prefix) >= COUNTED_FROM else None)
+    searches); otherwise the completions score by that count (:data:`PREFIX_SCORE`). A completion that
+    is one of the query's ``others`` words adds nothing ("adidas men's ad" is not "adidas men's adidas")
+    and is left out."""
+    found = _completions(index, prefix, stem, within if len(prefix) >= COUNTED_FROM else None, others)
     if not found and within is not None:
-        found = _completions(index, prefix, stem, None)
+        found = _completions(index, prefix, stem, None, others)
     if not found:  # no word begins so: searched as typed (its spelling correction, if any)
         return None, 0
     top = max(count for *_, count in found)
@@ -115,10 +124,10 @@ def prefix_query(
 
 
 def _completions(
-    index: TenantIndex, prefix: str, stem: str, within: tantivy.Query | None
+    index: TenantIndex, prefix: str, stem: str, within: tantivy.Query | None, others: frozenset[str]
 ) -> list[tuple[str, str, float, int]]:
-    """(field, term, field weight, products) of the completions of ``prefix`` and of ``stem``, counted
-    among ``within``'s matches (None: catalog-wide, from the index's cache)."""
+    """(field, term, field weight, products) of the completions of ``prefix`` and of ``stem`` but not
+    ``others``, counted among ``within``'s matches (None: catalog-wide, from the index's cache)."""
     expansions, searcher = index.fuzzy_terms(), index.searcher
     found: list[tuple[str, str, float, int]] = []
     for attr in index.config.attributes:
@@ -141,7 +150,11 @@ def _completions(
                 )
             if count:
                 words[stem] = count
-        found.extend((field, str(term), attr.weight, int(count)) for term, count in words.items() if count)
+        found.extend(
+            (field, str(term), attr.weight, int(count))
+            for term, count in words.items()
+            if count and (term == stem or term not in others)
+        )
     return found
 
 

@@ -239,7 +239,8 @@ def _typed(ctx: SearchContext, exact: list[tantivy.Query]) -> tuple[int | None, 
     group = ctx.understanding.term_groups[at]
     others = [q for k, q in enumerate(exact) if k != at]
     within = tantivy.Query.boolean_query([(tantivy.Occur.Must, q) for q in others]) if others else None
-    query, cost = prefix_query(ctx.index, typed, group[0], within=within)
+    words = frozenset(g[0] for k, g in enumerate(ctx.understanding.term_groups) if k != at)
+    query, cost = prefix_query(ctx.index, typed, group[0], within=within, others=words)
     if query is None:  # a finished word, or one no word begins with: as typed
         return None, 0
     exact[at] = query  # its completions, not its spelling correction ("cordless dri" is no "dry")

@@ -94,7 +94,9 @@ def test_follow_up_false_asks_nothing_and_answers_the_same(client: TestClient) -
     assert "followUp" in asked and "followUp" not in got and got["queryGraph"]["follow_up"] is None
     assert [p["id"] for p in got["products"]] == [p["id"] for p in asked["products"]]
     assert got["total"] == asked["total"]
-    by_get = client.get("/search", params={"q": "shirts", "tenant": "fashion", "size": 10, "followUp": "false"})
+    by_get = client.get(
+        "/search", params={"q": "shirts", "tenant": "fashion", "size": 10, "followUp": "false"}
+    )
     assert by_get.status_code == 200 and "followUp" not in by_get.json()
     bad = client.get("/search", params={"q": "shirts", "tenant": "fashion", "followUp": "maybe"})
     assert bad.status_code == 422

@@ -120,13 +120,16 @@ class Output:
 
     ``value_counts`` holds the counts of every attribute the facets stage counted, the requested facets
     and those a later stage asked it for (the follow-up question's candidates), in the same shape;
-    ``follow_up`` the question the answer asks, if any."""
+    ``follow_up`` the question the answer asks, if any; ``named_product`` why the query names a product
+    (:func:`aisle.search.stages.follow_up.names_product`), once ``named_checked``."""
 
     hits: list[Hit] = field(default_factory=list)
     total: int = 0
     facet_counts: dict[str, list[tuple[str, int]]] = field(default_factory=dict)
     value_counts: dict[str, list[tuple[str, int]]] = field(default_factory=dict)
     follow_up: FollowUp | None = None
+    named_product: str | None = None
+    named_checked: bool = False
     external: ExternalPage | None = None
     stage_error: Exception | None = None
 

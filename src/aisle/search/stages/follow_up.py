@@ -188,7 +188,7 @@ class AskFollowUp:
             or ctx.output.total < config.min_results
             or answered(ctx) >= config.max_questions
             or ctx.past_deadline()
-            or (config.skip_named_products and names_product(ctx, config.min_results) is not None)
+            or _named(ctx, config) is not None
         ):
             return []
         return [a.name for a in open_attributes(ctx)]
@@ -209,7 +209,7 @@ class AskFollowUp:
         if done >= config.max_questions:
             graph.reason = "max_questions"
             return ctx
-        named = names_product(ctx, config.min_results) if config.skip_named_products else None
+        named = _named(ctx, config)
         if named is not None:
             graph.reason = named
             return ctx
@@ -219,8 +219,8 @@ class AskFollowUp:
             graph.reason = "deadline"  # the facets stage was past the deadline: they were not counted
             return ctx
         candidates = [candidate(a, counted[a.name], ctx.output.total, config) for a in attributes]
-        graph.candidates = [
-            FollowUpCandidate(
+        graph.candidates = [  # built by this stage, valid by construction: not validated again
+            FollowUpCandidate.model_construct(
                 attribute=c.attribute.name, gain_bits=round(c.gain_bits, ROUND_BITS), values=len(c.values)
             )
             for c in sorted(candidates, key=lambda c: -c.gain_bits)
@@ -229,12 +229,24 @@ class AskFollowUp:
         if chosen is None:
             return ctx
         graph.asked, graph.attribute = True, chosen.attribute.name
-        ctx.output.follow_up = FollowUp(
+        ctx.output.follow_up = FollowUp.model_construct(
             attribute=chosen.attribute.name,
             question=question_of(chosen.attribute),
             options=[
-                FollowUpOption(value=v, label=_label(chosen.attribute, v), count=n) for v, n in chosen.options
+                FollowUpOption.model_construct(value=v, label=_label(chosen.attribute, v), count=n)
+                for v, n in chosen.options
             ],
             number=done + 1,
         )
         return ctx
+
+
+def _named(ctx: SearchContext, config: FollowUpConfig) -> str | None:
+    """:func:`names_product` once per search (the facets stage asks first, then the question), or None
+    when ``skip_named_products`` is off."""
+    if not config.skip_named_products:
+        return None
+    if not ctx.output.named_checked:
+        ctx.output.named_product = names_product(ctx, config.min_results)
+        ctx.output.named_checked = True
+    return ctx.output.named_product

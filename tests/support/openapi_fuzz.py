@@ -41,7 +41,7 @@ from aisle.core.storage import open_blob_store
 # in all (the coverage phase alone makes 30,000 cases of predict's recursive conditions). A deeper run:
 #   AISLE_FUZZ_EXAMPLES=200 AISLE_FUZZ_SECONDS=600 make test PYTEST_ARGS=-k=openapi_fuzz
 MAX_EXAMPLES = int(os.environ.get("AISLE_FUZZ_EXAMPLES", "15"))
-MAX_TIME_S = int(os.environ.get("AISLE_FUZZ_SECONDS", "12"))
+MAX_TIME_S = int(os.environ.get("AISLE_FUZZ_SECONDS", "7"))
 CHECKS = "not_a_server_error,status_code_conformance,response_schema_conformance,positive_data_acceptance"
 ST = Path(sys.executable).parent / "st"
 

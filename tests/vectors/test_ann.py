@@ -175,3 +175,22 @@ def test_a_larger_graph_is_searched_wider(monkeypatch: pytest.MonkeyPatch) -> No
     monkeypatch.setattr(ann_usearch, "SMALL_GRAPH", 4)  # 10 rows: over 4 and 8, not 16
     assert index.search(vectors[0], 3).keys[0] == 0
     assert index._index.expansion_search == 256
+
+
+def test_a_narrower_search_caps_ef_but_never_under_k(data: tuple[np.ndarray, UsearchAnnIndex]) -> None:
+    vectors, index = data
+    queries = _unit(np.random.default_rng(5), 30)
+    keys = np.arange(len(vectors))
+    recall = []
+    for q in queries:
+        found = index.search(q, 20, expansion=32)
+        assert index._index.expansion_search == 32 and len(found.keys) == 20
+        truth = set(exact_search(vectors, keys, q, 20).keys.tolist())
+        recall.append(len(truth & set(found.keys.tolist())) / 20)
+    assert np.mean(recall) >= 0.8  # narrower, still a neighbour search
+    index.search(queries[0], 40, expansion=8)
+    assert index._index.expansion_search == 40  # ef below k would return fewer than k
+    index.search(queries[0], 20, expansion=1000)
+    assert index._index.expansion_search == 64  # a cap: never wider than the index's own
+    index.search(queries[0], 20)
+    assert index._index.expansion_search == 64

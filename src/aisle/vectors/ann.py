@@ -44,8 +44,11 @@ class AnnIndex(Protocol):
         """Drop ``keys``; unknown keys are ignored."""
         ...
 
-    def search(self, query: np.ndarray, k: int, allowed: np.ndarray | None = None) -> Neighbours:
-        """The ``k`` nearest keys to ``query`` (shape (ndim,)) among those with ``allowed[key]`` true."""
+    def search(
+        self, query: np.ndarray, k: int, allowed: np.ndarray | None = None, *, expansion: int | None = None
+    ) -> Neighbours:
+        """The ``k`` nearest keys to ``query`` (shape (ndim,)) among those with ``allowed[key]`` true;
+        ``expansion`` caps a graph search's breadth (HNSW's ``ef``; None: the index's own)."""
         ...
 
     def vectors_of(self, keys: np.ndarray) -> np.ndarray:

@@ -147,14 +147,17 @@ class UsearchAnnIndex:
             return np.asarray(numkong.astype(picked, "float32"))
         return picked.astype(np.float32, copy=False)
 
-    def search(self, query: np.ndarray, k: int, allowed: np.ndarray | None = None) -> Neighbours:
-        """Top ``k`` by cosine; ``allowed`` a bool mask over keys (shorter masks: missing keys excluded)."""
+    def search(
+        self, query: np.ndarray, k: int, allowed: np.ndarray | None = None, *, expansion: int | None = None
+    ) -> Neighbours:
+        """Top ``k`` by cosine; ``allowed`` a bool mask over keys (shorter masks: missing keys excluded);
+        ``expansion`` caps the graph search's ``ef`` below :func:`search_expansion` (never under ``k``)."""
         query = np.asarray(query, dtype=np.float32).reshape(-1)
         total = len(self)
         if k <= 0 or total == 0:
             return Neighbours(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32))
         if allowed is None:
-            return self._graph(query, min(k, total))
+            return self._graph(query, min(k, total), expansion)
         mask = np.zeros(self.capacity, dtype=bool)
         n = min(self.capacity, allowed.shape[0])
         mask[:n] = allowed[:n] & self._present[:n]
@@ -162,16 +165,18 @@ class UsearchAnnIndex:
         if passing <= FLAT_ROWS or passing < FLAT_SHARE * total:
             return self._exact(query, k, mask)
         fetch = min(total, MAX_OVERFETCH, math.ceil(k * total / passing * 1.5) + 16)
-        found = self._graph(query, fetch)
+        found = self._graph(query, fetch, expansion)
         keep = mask[found.keys]
         if int(keep.sum()) >= min(k, passing):
             return Neighbours(found.keys[keep][:k], found.scores[keep][:k])
         return self._exact(query, k, mask)
 
-    def _graph(self, query: np.ndarray, k: int) -> Neighbours:
+    def _graph(self, query: np.ndarray, k: int, expansion: int | None = None) -> Neighbours:
         """The graph's ``k`` nearest, scored from the matrix as exact search scores them (the graph's
         own distances are over its stored precision), best first."""
         ef = search_expansion(self.capacity)
+        if expansion is not None:
+            ef = max(k, min(ef, expansion))
         if self._index.expansion_search != ef:
             self._index.expansion_search = ef  # type: ignore[misc]  # usearch has the setter
         keys = np.asarray(self._index.search(query, k, threads=self.threads).keys, dtype=np.int64)

@@ -1,11 +1,11 @@
 // The shop's state in its URL (InstantSearch routing): /shop/?tenant=fashion&q=red+shirt&brand=Nike&
-// brand=Puma&category=Apparel+>+Topwear&price=500:2000&sort=price_asc&page=2, so a reload or a shared
-// link shows the same query, refinements, sort, page and shop. The view (#/product/<id>, #/cart) stays in
+// brand=Puma&category=Apparel+>+Topwear&price=500:2000&sort=price_asc&page=2&ignore=price, so a reload or
+// a shared link shows the same query, refinements, sort, page, understood filters set aside and shop. The view (#/product/<id>, #/cart) stays in
 // the hash, beside it.
 
 import { history } from 'instantsearch.js/es/lib/routers';
 
-const RESERVED = new Set(['tenant', 'q', 'category', 'price', 'sort', 'page']);
+const RESERVED = new Set(['tenant', 'q', 'category', 'price', 'sort', 'page', 'ignore']);
 const SORTS = new Set(['price_asc', 'price_desc']);
 /** A refinement list's attribute as a URL key: any other key is not the shop's. */
 export const ATTRIBUTE = /^[a-z][a-z0-9_]{0,39}$/;
@@ -50,6 +50,8 @@ export function routing(tenant) {
         const sort = s.sortBy?.split(':')[1];
         if (SORTS.has(sort)) route.sort = sort;
         if (s.page > 1) route.page = s.page;
+        const aside = (s.ignoreUnderstood || []).filter((a) => ATTRIBUTE.test(a));
+        if (aside.length) route.ignore = aside;
         return route;
       },
       routeToState(route) {
@@ -66,6 +68,8 @@ export function routing(tenant) {
         if (SORTS.has(one(route.sort))) s.sortBy = `${tenant}:${one(route.sort)}`;
         const page = Number(one(route.page ?? ''));
         if (Number.isInteger(page) && page > 1) s.page = page;
+        const aside = [].concat(route.ignore ?? []).map(String).filter((a) => ATTRIBUTE.test(a));
+        if (aside.length) s.ignoreUnderstood = aside;
         return { [tenant]: s };
       },
     },

@@ -5,7 +5,8 @@
 //
 // Each chip has a remove button: the next search sends the attribute in `ignoreUnderstood` (a search
 // parameter the adapter passes on), so the words are searched as words ("red" in a title) instead of as
-// the colour filter. What was set aside holds until the query changes.
+// the colour filter. What was set aside holds until the query changes, and is in the URL
+// (`&ignore=price`, routing.js) so a reload or a shared link keeps it.
 
 const LABELS = { color: 'Colour', colour: 'Colour', category: 'Category', article_type: 'Type', brand: 'Brand', gender: 'For', usage: 'Use', season: 'Season', price: 'Price' };
 
@@ -63,6 +64,15 @@ export function understoodWidget({ container, money, esc }) {
         }
       });
       container.addEventListener('click', onClick);
+    },
+    // the set-aside attributes as part of the UI state, so routing writes them to the URL and reads them back
+    getWidgetUiState(uiState, { searchParameters }) {
+      const aside = searchParameters.ignoreUnderstood;
+      return aside && aside.length ? { ...uiState, ignoreUnderstood: [...aside] } : uiState;
+    },
+    getWidgetSearchParameters(searchParameters, { uiState }) {
+      const aside = uiState.ignoreUnderstood;
+      return searchParameters.setQueryParameter('ignoreUnderstood', aside && aside.length ? [...aside] : undefined);
     },
     render({ results }) {
       const chips = understoodChips(results?.queryGraph, money);

@@ -317,8 +317,8 @@ def test_the_url_keeps_the_query_refinements_page_and_tenant_across_a_reload_and
 def test_the_filters_query_understanding_applied_show_as_chips(page: Any) -> None:
     """The answer's queryGraph: a colour, a category and a price named in the query filter the strict
     answer, and the page says so; a looser stage only ranks by them, and no chip claims a filter. Each
-    chip can be removed: the next search sets that attribute aside (ignoreUnderstood), until the query
-    changes."""
+    chip can be removed: the next search sets that attribute aside (ignoreUnderstood), in the URL too,
+    until the query changes."""
     search_for(page, "black tshirts under 1500")
     chips = page.locator("[data-testid=understood] .uchip")
     chips.first.wait_for()
@@ -345,7 +345,17 @@ def test_the_filters_query_understanding_applied_show_as_chips(page: Any) -> Non
         f"Number(document.querySelector('[data-testid=stats]').innerText.replace(/\\D/g, '')) > {before}"
     )  # more black tshirts: the price no longer filters
     assert page.input_value("#q") == "black tshirts under 1500"
+    # what was set aside is in the URL: a reload (or a shared link) keeps it
+    page.wait_for_function("new URLSearchParams(location.search).getAll('ignore').join() === 'price'")
+    aside = count(page)
+    page.reload()
+    page.wait_for_function(
+        "[...document.querySelectorAll('[data-testid=understood] .uchip')].map(e => e.dataset.field).join() "
+        "=== 'color,category'"
+    )
+    assert count(page) == aside and page.input_value("#q") == "black tshirts under 1500"
     search_for(page, "white tshirts under 1000")  # strict found 5: answered by the relaxed stage
+    page.wait_for_function("!new URLSearchParams(location.search).has('ignore')")  # a new query reads afresh
     page.locator("[data-testid=understood]").wait_for(state="hidden")
 
 

@@ -205,6 +205,11 @@ def test_no_question_when_the_query_names_a_product(fashion) -> None:  # type: i
     before = fashion("nike men black roshe run sports shoes", skip_named_products=False)
     assert before.follow_up is not None  # what the check changes
     assert fashion("men tshirts").follow_up is not None  # a broad query still asks
+    # a model number: the title's "n231" is "n" and "231" as in the query (the title was analysed whole,
+    # so two of seven words seemed missing from it and the query read as no product's name)
+    coded = fashion("lakme true wear freespirit nail polish n231")
+    assert coded.products[0]["title"] == "Lakme True Wear Freespirit Nail Polish N231"
+    assert coded.follow_up is None and coded.query_graph.follow_up.reason == "strict_few"
     # generic titles shared by the first results: the query names no one product, the question helps
     shared = fashion("puma men black sports shoes")
     assert [p["title"] for p in shared.products[:2]] == ["Puma Men Black Sports Shoes"] * 2

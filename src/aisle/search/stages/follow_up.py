@@ -40,6 +40,7 @@ from aisle.catalog.schema import PATH_SEP
 from aisle.core.follow_up_config import FollowUpConfig, QuestionChooser
 from aisle.core.tenant_config import Attribute, AttributeRole, AttributeType
 from aisle.search.context import SearchContext
+from aisle.search.index.text_prep import searchable_text
 from aisle.search.model import FollowUp, FollowUpCandidate, FollowUpGraph, FollowUpOption
 
 ROUND_BITS = 4
@@ -165,10 +166,11 @@ def names_product(ctx: SearchContext, min_results: int) -> str | None:
 
 
 def _title_terms(ctx: SearchContext, column: int, ord_: int) -> set[str]:
-    """The analysed words of catalog row ``ord_``'s title, stop words left out."""
+    """The words of catalog row ``ord_``'s title as the index holds them (normalised, so "n231" is "n"
+    and "231" as in the query, then analysed), stop words left out."""
     value = ctx.index.searchable[column][ord_]
     stop = {w.lower() for w in ctx.config.global_.stop_words}
-    return {t for t in ctx.index.analyze(str(value)) if t not in stop} if value else set()
+    return {t for t in ctx.index.analyze(searchable_text(value)) if t not in stop} if value else set()
 
 
 def question_of(attribute: Attribute) -> str:

@@ -105,7 +105,10 @@ def counting(any_blob_store: BlobStore, writer: ContainerStore) -> CountingStore
 def engine_over(store: BlobStore, tmp_path: Path, ttl_s: float, clock: Clock) -> PredictEngine:
     model = CooccurrenceRecommender(SESSIONS)
     return PredictEngine(
-        Tenants(store),
+        # the tenant configuration cached for an hour: its own 2 s of real time could pass between a
+        # request and the next on a loaded machine (a cold S3 predict), and these tests are about the
+        # container cache on the test's clock
+        Tenants(store, ttl=3600),
         open_event_store_url(f"sqlite://{tmp_path / 'events.sqlite3'}"),
         RegistryModelSource(lambda scope, record: model),
         containers=ContainerCache(ttl_s, clock=clock),

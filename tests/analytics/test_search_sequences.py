@@ -84,3 +84,22 @@ def test_an_empty_query_is_counted_apart(reports: AnalyticsReports) -> None:
     rows = reports.searches("t", DAY_START, DAY_END)
     assert rows and all(r["query"] for r in rows)
     assert "" not in {r["query"] for r in reports.no_click_queries("t", DAY_START, DAY_END)}
+
+
+def test_an_experiment_counts_a_typed_query_as_one_search(tmp_path: Path) -> None:
+    """The experiment page's searches per variant are the reports' searches: v1's four keystrokes of
+    "nike" are one search, with its click and purchase; recommendations stay one answer each."""
+    from dataclasses import replace
+
+    log = ParquetLog(open_blob_store(f"file://{tmp_path}/bucket"), tmp_path / "cache")
+    tagged = [replace(r, variant="exp1:b") if isinstance(r, Answer) else r for r in TYPED]
+    log.write(tagged)
+    reports = AnalyticsReports(log, clock=lambda: T0 + 3600)
+    rows = {
+        (v, visitor): rest
+        for v, visitor, *rest in reports.experiment_visitors("t", DAY_START, DAY_END, "exp1")
+    }
+    assert rows[("b", "v1")] == [2, 1, 1, 30.0]  # "nike" (clicked, bought) and the later "n"
+    assert rows[("b", "v2")] == [1, 0, 0, 0.0]
+    assert rows[("b", "v3")] == [2, 0, 0, 0.0]  # the page load and "hat"
+    assert all(visitor is not None for _, visitor in rows)  # no visitor: not in an experiment

@@ -153,17 +153,20 @@ class AnalyticsReports:
     ) -> list[tuple[str, str, int, int, int, float]]:
         """One row per visitor of an experiment's answers of ``kind``: ``(variant id, visitor id,
         answers, answers with a click, conversions, revenue)`` (answers tagged ``experimentId:variant``
-        in the log's ``variant`` column; answers without a visitor are left out)."""
+        in the log's ``variant`` column; answers without a visitor are left out). Searches are counted as
+        the other reports count them: a query typed letter by letter is one search of the last, with
+        the clicks and purchases of all its answers (:mod:`aisle.analytics.search_sequences`)."""
         prefix = f"{experiment_id}:"
+        source = "all_searches" if kind == "search" else "per_answer"
         with self._views(tenant, start, end) as con:
             return con.execute(
-                """
+                f"""
                 SELECT substr(tag, ?) AS variant, visitor_id, count(*) AS answers,
                        count(*) FILTER (WHERE clicks > 0) AS clicked,
                        sum(conversions)::BIGINT AS conversions, sum(revenue)::DOUBLE AS revenue
                 FROM (SELECT unnest(string_split(variant, ',')) AS tag, visitor_id, clicks, conversions,
                              revenue
-                      FROM per_answer WHERE kind = ? AND visitor_id IS NOT NULL AND variant <> '')
+                      FROM {source} WHERE kind = ? AND visitor_id IS NOT NULL AND variant <> '')
                 WHERE starts_with(tag, ?)
                 GROUP BY variant, visitor_id ORDER BY variant, visitor_id
                 """,

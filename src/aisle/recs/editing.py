@@ -153,6 +153,10 @@ class RecsEditor:
         """A job's status, ``percent`` 0-100 and message. Raises JobNotFound (404)."""
         return JobStore(self.scope(tenant), tenant).get(job_id)
 
+    def unfinished_jobs(self, tenant: str) -> list[Job]:
+        """The tenant's jobs not ended yet (accepted or in progress), oldest first."""
+        return JobStore(self.scope(tenant), tenant).unfinished()
+
     def _submit(
         self,
         scope: PrefixBlobStore,

@@ -124,6 +124,19 @@ class JobStore:
     def pending(self) -> list[str]:
         return [p.rsplit("/", 1)[-1] for p in self.scope.list("jobs/pending/")]
 
+    def unfinished(self) -> list[Job]:
+        """The jobs not ended yet (accepted or in progress), oldest first; one that ended while they were
+        listed is left out."""
+        jobs = []
+        for job_id in self.pending():
+            try:
+                job = self.get(job_id)
+            except JobNotFound:
+                continue
+            if not job.finished:
+                jobs.append(job)
+        return sorted(jobs, key=lambda j: (j.createdAt, j.jobId))
+
 
 class JobRunner:
     """Claims and runs the pending jobs of every tenant, in a background thread.

@@ -49,6 +49,35 @@ def test_deploy_job_runs_to_completed_and_model_becomes_deployed(client: TestCli
     assert client.get("/models/fresh", params=T).json()["deployment"]["status"] == "deployed"
 
 
+def test_unfinished_jobs_are_listed_oldest_first_until_they_end(
+    settings: Any, store: BlobStore, loader: Any
+) -> None:
+    """``GET /jobs``: what a console shows as running though another client started it."""
+    import threading
+
+    from aisle.services.edit.app import create_app
+
+    release = threading.Event()
+
+    def slow(scope: BlobStore, record: Any) -> Any:  # a deploy held in progress until released
+        release.wait(30)
+        return loader(scope, record)
+
+    with TestClient(create_app(settings, loader=slow, job_poll_s=0.05)) as c:
+        assert c.get("/jobs", params=T).json() == {"jobs": []}
+        first = c.post("/models/fresh/deploy", params=T).json()["jobId"]
+        second = c.post("/models/broken/deploy", params=T).json()["jobId"]
+        listed = c.get("/jobs", params=T).json()["jobs"]
+        assert [j["jobId"] for j in listed] == [first, second]
+        assert [(j["kind"], j["modelId"]) for j in listed] == [("deploy", "fresh"), ("deploy", "broken")]
+        assert {j["status"] for j in listed} <= {"accepted", "in_progress"}
+        release.set()
+        wait_job(c, first), wait_job(c, second)
+        assert c.get("/jobs", params=T).json() == {"jobs": []}
+        r = c.get("/jobs", params={"tenant": "nope"})
+        assert r.status_code == 404 and r.json()["error"]["code"] == "tenant_not_found"
+
+
 def test_failed_deploy_reports_failed(client: TestClient) -> None:
     job = wait_job(client, client.post("/models/broken/deploy", params=T).json()["jobId"])
     assert job["status"] == "failed" and "corrupt" in job["message"]

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import re
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -44,7 +45,14 @@ def console(tmp_path: Path) -> Iterator[TestClient]:
     )
     board.write(Build(SHOP, "text_vectors", "done", 120, 120, "ready", now - 600, now - 300, os.getpid()))
     model = CooccurrenceRecommender([["p0", "p1"], ["p1", "p2"]])
-    edit = edit_app(settings, loader=lambda scope, record: model, job_poll_s=0.05)
+    gate = threading.Event()  # a test clears it to hold a deploy in progress
+    gate.set()
+
+    def loader(scope: Any, record: Any) -> CooccurrenceRecommender:
+        gate.wait(30)
+        return model
+
+    edit = edit_app(settings, loader=loader, job_poll_s=0.05)
     with (
         serve(edit) as edit_url,
         TestClient(rules_app(settings.model_copy(update={"edit_url": edit_url}))) as c,
@@ -55,6 +63,7 @@ def console(tmp_path: Path) -> Iterator[TestClient]:
         csrf = re.search(r'"X-CSRF-Token": "([0-9a-f]+)"', c.get(f"/console/{SHOP}/models").text)
         assert csrf
         c.headers["X-CSRF-Token"] = csrf.group(1)  # as htmx sends it
+        c.gate, c.edit_url = gate, edit_url  # type: ignore[attr-defined]
         yield c
 
 
@@ -95,6 +104,21 @@ def test_a_deploy_is_followed_in_its_row_until_the_row_shows_the_new_state(conso
         row = console.get(job.group(1)).text
     assert "deployed v1" in row and "100%" in row and 'hx-get="/console/shop/models/m2/row' not in row
     assert button(row, "deploy-m2") == (False, "Deploy") and button(row, "undeploy-m2") == (True, "Undeploy")
+
+
+def test_a_deploy_another_client_started_shows_on_its_row(console: TestClient) -> None:
+    import httpx
+
+    console.gate.clear()  # type: ignore[attr-defined]  # the deploy stays in progress
+    try:
+        started = httpx.post(f"{console.edit_url}/models/m2/deploy", params={"tenant": SHOP})  # type: ignore[attr-defined]
+        assert started.status_code == 202
+        page = console.get(f"/console/{SHOP}/models").text
+        job = started.json()["jobId"]
+        assert f'hx-get="/console/shop/models/m2/row?job={job}"' in page  # the row follows it
+        assert button(page, "deploy-m2")[0] is False
+    finally:
+        console.gate.set()  # type: ignore[attr-defined]
 
 
 def test_a_newer_version_can_be_deployed_over_the_one_serving() -> None:

@@ -33,6 +33,7 @@ from aisle.services.edit.schemas import (
     EventOut,
     EventsAccepted,
     EventTypes,
+    JobList,
     ModelList,
     ModelView,
     UserFeaturesIn,
@@ -150,6 +151,12 @@ def refresh_popularity(editor: Editor, tenant: KnownTenant) -> Job:
     Predict then backfills short lists (cold seeds) by popularity within seconds (``predictParams``
     ``backfillOrder``). Poll ``GET /jobs/{jobId}``: the result names the version, events and products."""
     return editor.submit(tenant, BehaviourEngine.REFRESH_POPULARITY)
+
+
+@router.get("/jobs", response_model=JobList, dependencies=[READ], responses=error_responses(404))
+def list_jobs(editor: Editor, tenant: KnownTenant) -> JobList:
+    """Unfinished jobs (accepted, in_progress), oldest first: a deploy another client started shows."""
+    return JobList(jobs=editor.unfinished_jobs(tenant))
 
 
 @router.get("/jobs/{job_id}", response_model=Job, dependencies=[READ], responses=error_responses(404))

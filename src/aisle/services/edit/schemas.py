@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from aisle.core.validation import ATTRIBUTION_TOKEN_PATTERN, ExternalId, ResourceId, check_json_value
 from aisle.recs.containers import ContainerBody
 from aisle.recs.deployments import Deployment
+from aisle.recs.jobs import Job
 from aisle.recs.registry import ModelRecord
 
 Id = ExternalId
@@ -26,6 +27,12 @@ class ModelView(ModelRecord):
 
 class ModelList(BaseModel):
     models: list[ModelView]
+
+
+class JobList(BaseModel):
+    """The tenant's unfinished jobs, oldest first."""
+
+    jobs: list[Job]
 
 
 class ContainerCreate(ContainerBody):

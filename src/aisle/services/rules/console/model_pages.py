@@ -6,7 +6,8 @@ token. A row offers what can be done now (:func:`actions`): Deploy is disabled o
 deployed (and names the version a newer record would deploy), Undeploy on a model that is not deployed
 or that a container still uses (the API would refuse it, 409 ``model_in_use``), both while a job of the
 model runs. A Deploy or Undeploy answers the model's row with its job, which polls itself until the
-job ends and then shows the row's new state. Builds are the build board's progress of the heavy
+job ends and then shows the row's new state; a job another client started (``GET /jobs``) shows on its
+row the same way when the page loads. Builds are the build board's progress of the heavy
 artifacts (``GET /health``'s ``builds``: text and photo embeddings, a similar-items model, the ranker,
 with percent, step and ETA); the card polls while one is running, and a build of a model's type (the
 ``similar_items`` build of a SIMILAR_ITEMS model) shows on its row too.
@@ -75,6 +76,14 @@ async def _builds(client: Api, tenant: str) -> list[dict[str, Any]]:
     return sorted(found, key=lambda b: (b["state"] not in ACTIVE_BUILDS, b["artifact"]))
 
 
+async def _running(client: Api, tenant: str) -> dict[str, dict[str, Any]]:
+    """model id -> its unfinished deploy or undeploy job (the edit service's ``GET /jobs``), whoever
+    started it: another console tab, a colleague, the API."""
+    reply = await client.edit("GET", "/jobs", tenant)
+    jobs = reply.body.get("jobs", []) if reply.ok and isinstance(reply.body, dict) else []
+    return {j["modelId"]: j for j in jobs if j.get("modelId") and j.get("kind") in ("deploy", "undeploy")}
+
+
 async def _live(client: Api, session: ConsoleSession, tenant: str) -> tuple[dict[str, Any], bool | None]:
     """The last 28 days' figures of each model, when analytics answers (and whether simulated)."""
     if not session.can_read_analytics:
@@ -101,13 +110,15 @@ def row(
 async def models(request: Request, session: Session, tenant: str) -> Response:
     session.require_tenant(tenant)
     client = api(request, session)
-    reply, users, builds, (live, simulated) = await asyncio.gather(
+    reply, users, builds, (live, simulated), running = await asyncio.gather(
         client.edit("GET", "/models", tenant),
         _users(client, tenant),
         _builds(client, tenant),
         _live(client, session, tenant),
+        _running(client, tenant),
     )
-    rows = [row(m, None, users, builds) for m in (reply.body["models"] if reply.ok else [])]
+    models_ = reply.body["models"] if reply.ok else []
+    rows = [row(m, running.get(m["model_id"]), users, builds) for m in models_]
     return page(
         request,
         session,

@@ -83,6 +83,20 @@ def signed_in(client: TestClient) -> TestClient:
     return client
 
 
+def test_the_list_names_each_variant_with_its_share_of_visitors(signed_in: TestClient) -> None:
+    body = {
+        "name": "Three ways",
+        "variants": [
+            {"id": "control", "weight": 2},
+            {"id": "b", "name": "No hybrid", "changes": {"hybrid": {"enabled": False}}},
+            {"id": "c", "name": "Hybrid <on>", "changes": {"hybrid": {"enabled": True}}},
+        ],
+    }
+    assert signed_in.post("/experiments", params=T, json=body).status_code == 201
+    listed = part(signed_in.get("/console/fashion/experiments").text, "experiments")
+    assert "control · 50% No hybrid · 25% Hybrid <on> · 25%" in listed  # a name escaped, not markup
+
+
 def test_the_demo_case_plans_on_click_through_and_promotes_the_winning_control(signed_in: TestClient) -> None:
     """Control wins on click-through with 30,000 visitors a side: the page said "Winner: control" and
     "needs 39,651 visitors per variant" (a conversion plan) at once, and Promote preselected control

@@ -13,9 +13,10 @@ version once (versions never change).
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -35,6 +36,7 @@ from aisle.search.ranking.compiled import CompiledModel
 if TYPE_CHECKING:
     import lightgbm
 
+log = logging.getLogger("aisle.search")
 RANKER_DIR = "search/rankers"
 POINTER = f"{RANKER_DIR}/current.json"
 
@@ -81,6 +83,7 @@ class Ranker:
         self.record = record
         self.booster = booster
         self.compiled = compiled
+        self._columns: dict[tuple[str, ...], np.ndarray | slice | None] = {}
 
     @property
     def version(self) -> int:
@@ -89,7 +92,41 @@ class Ranker:
     @property
     def uses_behaviour(self) -> bool:
         """Whether its features end with the behaviour features (:mod:`aisle.search.ranking.behaviour`)."""
-        return self.record.features[-len(BEHAVIOUR_FEATURES) :] == list(BEHAVIOUR_FEATURES)
+        return self.feature_names()[-len(BEHAVIOUR_FEATURES) :] == list(BEHAVIOUR_FEATURES)
+
+    def feature_names(self) -> list[str]:
+        """The features it was trained on, in its columns' order: its record's, else (a record saved
+        without them) the names LightGBM kept in the model."""
+        return list(self.record.features) or list(self.booster.feature_name())
+
+    def columns(self, computed: Sequence[str]) -> np.ndarray | slice | None:
+        """Where its features are among the ``computed`` columns of a search (names in the order
+        :func:`~aisle.search.ranking.features.candidate_features` and the behaviour features fill them),
+        to index the feature matrix's columns with: ``slice(None)`` when they are exactly those (a view,
+        no copy), else (F,) int64 indices in its own order. None when it was trained on a feature this
+        code no longer computes: such a model is retrained, never fed other columns. Features are only
+        ever added at the end, so a model trained before some were added reads the columns it knows.
+        Worked out once per ``computed`` tuple."""
+        key = tuple(computed)
+        if key not in self._columns:
+            where = {name: j for j, name in enumerate(key)}
+            found = [where.get(name) for name in self.feature_names()]
+            picked: np.ndarray | slice | None
+            if any(j is None for j in found):
+                picked = None
+                gone = sorted(name for name, j in zip(self.feature_names(), found, strict=True) if j is None)
+                log.warning(
+                    "ranker v%d was trained on features this version does not compute (%s): searches keep "
+                    "the pipeline's order until it is retrained",
+                    self.version,
+                    ", ".join(gone),
+                )
+            elif found == list(range(len(key))):
+                picked = slice(None)
+            else:
+                picked = np.asarray(found, dtype=np.int64)
+            self._columns[key] = picked
+        return self._columns[key]
 
     def score(self, features: np.ndarray) -> np.ndarray:
         """Scores of ``features`` (n, F): the compiled model's once it is ready

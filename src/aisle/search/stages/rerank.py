@@ -16,11 +16,16 @@ rankers (:func:`aisle.search.pipeline.default_stages`).
 
 from __future__ import annotations
 
+import numpy as np
+
 from aisle.search.context import Hit, SearchContext
-from aisle.search.ranking.behaviour import with_behaviour
-from aisle.search.ranking.features import candidate_features
+from aisle.search.ranking.behaviour import BEHAVIOUR_FEATURES, with_behaviour
+from aisle.search.ranking.features import FEATURES, candidate_features
 from aisle.search.ranking.store import Ranker, RankerNotFound, RankerStore
 from aisle.search.stages.retrieve import lexical_candidates
+
+COMPUTED_WITH_BEHAVIOUR: tuple[str, ...] = FEATURES + BEHAVIOUR_FEATURES
+"""The columns a search computes for a ranker that uses the behaviour features."""
 
 
 class Rerank:
@@ -63,12 +68,18 @@ class Rerank:
             candidates = lexical_candidates(ctx, cfg.candidates)
         if len(candidates.ords) == 0:
             return ctx
+        computed = COMPUTED_WITH_BEHAVIOUR if ranker.uses_behaviour else FEATURES
+        columns = ranker.columns(computed)
+        if columns is None:  # trained on a feature no longer computed (logged once): the pipeline's order
+            return ctx
         features = candidate_features(ctx, candidates)
         if ranker.uses_behaviour:
             product_ids = ctx.index.product_ids()
             ids = [product_ids[o] for o in candidates.ords.tolist()]
             query = ctx.graph.normalized if ctx.graph is not None else ""
             features = with_behaviour(features, self.rankers.behaviour.current(ctx.index.tenant), query, ids)
+        if not isinstance(columns, slice):  # a model of other features than today's: its own columns
+            features = np.ascontiguousarray(features[:, columns])
         order, scores = ranker.order(features, candidates.served)
         offset, size = ctx.window()
         ctx.output.hits = [

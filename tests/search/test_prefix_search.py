@@ -42,10 +42,8 @@ def test_a_finished_word_keeps_its_own_matches(homedepot: Any) -> None:
     assert set(p["id"] for p in whole.products) & set(p["id"] for p in typed.products)
 
 
-@pytest.mark.parametrize(("query", "word"), [("red shi", "shirt"), ("nike men bla", "black")])
-def test_fashion_completions_rank_products_with_the_completed_word(
-    demo_env: Any, query: str, word: str
-) -> None:
+def _typed_on_fashion(demo_env: Any, query: str, size: int) -> list[str]:
+    """The first ``size`` titles of the demo fashion tenant for ``query`` typed with ``prefix`` on."""
     from aisle.core.storage import open_blob_store
     from aisle.core.tenancy import Tenants
     from aisle.search.indexes import IndexRegistry
@@ -53,9 +51,16 @@ def test_fashion_completions_rank_products_with_the_completed_word(
     tenants = Tenants(open_blob_store(demo_env.storage_url), ttl=0)
     index = IndexRegistry(tenants, demo_env.data_dir).get("fashion")
     result = SearchPipeline(budget_s=5.0).search(
-        index, tenants.config("fashion"), SearchQuery(query, size=10, prefix=True)
+        index, tenants.config("fashion"), SearchQuery(query, size=size, prefix=True)
     )
-    titles = _titles(result)
+    return _titles(result)
+
+
+@pytest.mark.parametrize(("query", "word"), [("red shi", "shirt"), ("nike men bla", "black")])
+def test_fashion_completions_rank_products_with_the_completed_word(
+    demo_env: Any, query: str, word: str
+) -> None:
+    titles = _typed_on_fashion(demo_env, query, 10)
     assert sum(word in t for t in titles) >= 6, titles
 
 
@@ -72,16 +77,7 @@ def test_fashion_completions_rank_products_with_the_completed_word(
 def test_completions_come_from_the_products_the_other_words_match(
     demo_env: Any, query: str, pattern: str
 ) -> None:
-    from aisle.core.storage import open_blob_store
-    from aisle.core.tenancy import Tenants
-    from aisle.search.indexes import IndexRegistry
-
-    tenants = Tenants(open_blob_store(demo_env.storage_url), ttl=0)
-    index = IndexRegistry(tenants, demo_env.data_dir).get("fashion")
-    result = SearchPipeline(budget_s=5.0).search(
-        index, tenants.config("fashion"), SearchQuery(query, size=5, prefix=True)
-    )
-    titles = _titles(result)
+    titles = _typed_on_fashion(demo_env, query, 5)
     assert titles
     assert all(re.search(pattern, t) for t in titles), titles
 

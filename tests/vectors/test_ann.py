@@ -23,17 +23,23 @@ def data() -> tuple[np.ndarray, UsearchAnnIndex]:
     return vectors, UsearchAnnIndex.build(vectors, threads=1)  # deterministic (see below)
 
 
-def test_unfiltered_search_finds_the_exact_neighbours(data: tuple[np.ndarray, UsearchAnnIndex]) -> None:
+def _recall(
+    data: tuple[np.ndarray, UsearchAnnIndex], seed: int, n: int, k: int, expansion: int | None = None
+) -> float:
+    """Mean recall@k of ``n`` random queries against exact search; every answer best first, k long."""
     vectors, index = data
-    queries = _unit(np.random.default_rng(1), 50)
     keys = np.arange(len(vectors))
     recall = []
-    for q in queries:
-        truth = set(exact_search(vectors, keys, q, 10).keys.tolist())
-        found = index.search(q, 10)
-        assert np.all(np.diff(found.scores) <= 1e-6)  # best first
-        recall.append(len(truth & set(found.keys.tolist())) / 10)
-    assert np.mean(recall) >= 0.95
+    for q in _unit(np.random.default_rng(seed), n):
+        truth = set(exact_search(vectors, keys, q, k).keys.tolist())
+        found = index.search(q, k, expansion=expansion)
+        assert np.all(np.diff(found.scores) <= 1e-6) and len(found.keys) == k  # best first
+        recall.append(len(truth & set(found.keys.tolist())) / k)
+    return float(np.mean(recall))
+
+
+def test_unfiltered_search_finds_the_exact_neighbours(data: tuple[np.ndarray, UsearchAnnIndex]) -> None:
+    assert _recall(data, seed=1, n=50, k=10) >= 0.95
 
 
 @pytest.mark.parametrize("share", [0.01, 0.3, 0.9])
@@ -178,16 +184,10 @@ def test_a_larger_graph_is_searched_wider(monkeypatch: pytest.MonkeyPatch) -> No
 
 
 def test_a_narrower_search_caps_ef_but_never_under_k(data: tuple[np.ndarray, UsearchAnnIndex]) -> None:
-    vectors, index = data
-    queries = _unit(np.random.default_rng(5), 30)
-    keys = np.arange(len(vectors))
-    recall = []
-    for q in queries:
-        found = index.search(q, 20, expansion=32)
-        assert index._index.expansion_search == 32 and len(found.keys) == 20
-        truth = set(exact_search(vectors, keys, q, 20).keys.tolist())
-        recall.append(len(truth & set(found.keys.tolist())) / 20)
-    assert np.mean(recall) >= 0.8  # narrower, still a neighbour search
+    _, index = data
+    assert _recall(data, seed=5, n=30, k=20, expansion=32) >= 0.8  # narrower, still a neighbour search
+    assert index._index.expansion_search == 32
+    queries = _unit(np.random.default_rng(5), 1)
     index.search(queries[0], 40, expansion=8)
     assert index._index.expansion_search == 40  # ef below k would return fewer than k
     index.search(queries[0], 20, expansion=1000)

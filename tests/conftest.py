@@ -20,9 +20,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import anyio
 import pytest
 
 from aisle.core.storage import BlobStore, open_blob_store
+
+# anyio imports its parts on first use, and, being a pytest plugin, through pytest's assertion
+# rewriting; a first use in a server thread (Starlette's FileResponse opening a file) then parsed a
+# module there while the main thread parsed another, and CPython 3.11's ast.parse is not thread-safe
+# ("SystemError: AST constructor recursion depth mismatch": a storefront page's first load failed
+# once). Every part is imported here, in the main thread, before any server starts.
+for _name in dir(anyio):
+    getattr(anyio, _name)
 
 if TYPE_CHECKING:
     from tests.support.faults import S3Server

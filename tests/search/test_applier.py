@@ -117,6 +117,6 @@ def test_a_child_stopped_by_sigterm_removes_its_copies(tmp_path: Path) -> None:
     registry, _, child = written(tmp_path)
     [copy] = list((tmp_path / "live" / TENANT).iterdir())
     child.send_signal(signal.SIGTERM)
-    assert child.wait(timeout=10) == 0
+    assert child.wait(timeout=60) == 0  # 10 s ran out once with three test workers on two cores
     assert not copy.exists()
     registry.close()

@@ -109,7 +109,9 @@ def read_csv(data: bytes) -> tuple[pl.DataFrame, list[BadRow]]:
     """Parse CSV with a header row; every value is read as text."""
     try:
         frame = pl.read_csv(io.BytesIO(data), infer_schema=False)
-    except pl.exceptions.PolarsError as exc:
+    # OSError: polars decompresses data that starts like a zstd or deflate stream, and a corrupt one
+    # fails there ("incomplete frame", "corrupt deflate stream"; found by the bytes fuzz test)
+    except (pl.exceptions.PolarsError, OSError) as exc:
         raise BadRequest(
             f"the CSV file cannot be parsed: {exc}", code=ErrorCode.CATALOG_FILE_INVALID
         ) from exc

@@ -23,9 +23,10 @@ Typesense, then each Aisle row, ``ROUNDS`` times per connection count (medians o
 
 Query sets: the fashion mix (300 queries, repeated for ``SECONDS`` a run) and the Home Depot dev queries,
 each run starting a quarter further into the list, in order, so a run's queries are fresh to its service
-until the list wraps (the second 16-connection round does). Server CPU per request is the user + system
-time of the server's processes from /proc over the run (robust to a busy machine, unlike wall-clock
-figures). The summary at the end gives the issue's ratios.
+until it reaches those an earlier run sent (the second 16-connection round does: at about 420 requests a
+second its 6 s run is longer than a quarter, so part of it repeats queries its service has seen).
+Server CPU per request is the user + system time of the server's processes from /proc over the run
+(robust to a busy machine, unlike wall-clock figures). The summary at the end gives the issue's ratios.
 
 What issue 32's passes measured and changed (the fast lane, the catalog check on the event loop, the
 vector tables in half precision, memory per worker) is in ``docs/benchmarks.md`` and this file's git

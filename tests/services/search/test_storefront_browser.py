@@ -314,6 +314,15 @@ def test_the_url_keeps_the_query_refinements_page_and_tenant_across_a_reload_and
     assert page.input_value("#q") == "drill"
 
 
+def _wait_for_chips(page: Any, fields: str) -> None:
+    """Until the understood-filter chips are those of ``fields`` (comma-separated, in order)."""
+    page.wait_for_function(
+        "f => [...document.querySelectorAll('[data-testid=understood] .uchip')].map(e => e.dataset.field)"
+        ".join() === f",
+        arg=fields,
+    )
+
+
 def test_the_filters_query_understanding_applied_show_as_chips(page: Any) -> None:
     """The answer's queryGraph: a colour, a category and a price named in the query filter the strict
     answer, and the page says so; a looser stage only ranks by them, and no chip claims a filter. Each
@@ -337,10 +346,7 @@ def test_the_filters_query_understanding_applied_show_as_chips(page: Any) -> Non
     before = count(page)
     # removing the price chip: the same words, no price filter
     page.locator("[data-testid=understood] button[data-remove=price]").click()
-    page.wait_for_function(
-        "[...document.querySelectorAll('[data-testid=understood] .uchip')].map(e => e.dataset.field).join() "
-        "=== 'color,category'"
-    )
+    _wait_for_chips(page, "color,category")
     page.wait_for_function(
         f"Number(document.querySelector('[data-testid=stats]').innerText.replace(/\\D/g, '')) > {before}"
     )  # more black tshirts: the price no longer filters
@@ -349,10 +355,7 @@ def test_the_filters_query_understanding_applied_show_as_chips(page: Any) -> Non
     page.wait_for_function("new URLSearchParams(location.search).getAll('ignore').join() === 'price'")
     aside = count(page)
     page.reload()
-    page.wait_for_function(
-        "[...document.querySelectorAll('[data-testid=understood] .uchip')].map(e => e.dataset.field).join() "
-        "=== 'color,category'"
-    )
+    _wait_for_chips(page, "color,category")
     assert count(page) == aside and page.input_value("#q") == "black tshirts under 1500"
     search_for(page, "white tshirts under 1000")  # strict found 5: answered by the relaxed stage
     page.wait_for_function("!new URLSearchParams(location.search).has('ignore')")  # a new query reads afresh
